@@ -1,0 +1,11 @@
+//! wt-memory: persistent, local, per-project memory for coding agents.
+//!
+//! One library owns every piece of memory logic (project identity, the store and its lock, ranking,
+//! branch boosting, content hygiene, dedup, export/import, rules, todos). The binaries are thin
+//! front ends: `wt-memory` (the only one that opens a store), `wt-hook-memory` and `wt-mcp-server`
+//! (both run `wt-memory` as a subprocess through [`runner`]) and `wt-project` (init/uninstall).
+
+pub mod hygiene;
+pub mod paths;
+pub mod project;
+pub mod runner;
