@@ -1,0 +1,149 @@
+//! Shared helpers for integration tests: an isolated environment (store root, state and runtime
+//! dirs in a temp dir), real git repositories, and the built binaries.
+//!
+//! The neural model is found through the real `wt-memory setup` cache (`~/.local/share/...`), which
+//! `.ci/run` fills before the tests; `XDG_DATA_HOME` is therefore left alone.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub struct TestEnv {
+    pub dir: tempfile::TempDir,
+}
+
+impl Default for TestEnv {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestEnv {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["store", "state", "runtime", "config"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        TestEnv { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn store_root(&self) -> PathBuf {
+        self.path().join("store")
+    }
+
+    /// Environment every child gets, so nothing touches the user's real stores or caches.
+    pub fn envs(&self) -> Vec<(String, String)> {
+        let p = |s: &str| self.path().join(s).to_string_lossy().into_owned();
+        vec![
+            ("WT_MEMORY_HOME".into(), p("store")),
+            ("XDG_STATE_HOME".into(), p("state")),
+            ("XDG_RUNTIME_DIR".into(), p("runtime")),
+            ("CLAUDE_CONFIG_DIR".into(), p("config")),
+            ("GIT_AUTHOR_NAME".into(), "Test User".into()),
+            ("GIT_AUTHOR_EMAIL".into(), "test@example.com".into()),
+            ("GIT_COMMITTER_NAME".into(), "Test User".into()),
+            ("GIT_COMMITTER_EMAIL".into(), "test@example.com".into()),
+        ]
+    }
+
+    /// A command for one of this package's binaries (`wt-memory`, `wt-hook-memory`, ...).
+    pub fn cmd(&self, bin: &str, cwd: &Path) -> Command {
+        let mut c = Command::new(bin_path(bin));
+        c.current_dir(cwd);
+        for (k, v) in self.envs() {
+            c.env(k, v);
+        }
+        c.env_remove("SHODH_STORAGE").env_remove("CLAUDE_PROJECT_DIR");
+        c
+    }
+
+    /// Run `wt-memory args...` in `cwd` with optional stdin.
+    pub fn wt(&self, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+        run(self.cmd("wt-memory", cwd).args(args), stdin)
+    }
+
+    /// Run `wt-memory` and require success; returns stdout.
+    pub fn wt_ok(&self, cwd: &Path, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.wt(cwd, args, stdin);
+        assert!(
+            out.status.success(),
+            "wt-memory {args:?} failed ({:?}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+
+    /// Run `wt-memory ... ` expecting JSON on stdout.
+    pub fn wt_json(&self, cwd: &Path, args: &[&str], stdin: Option<&str>) -> serde_json::Value {
+        let out = self.wt_ok(cwd, args, stdin);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+
+    /// Store a memory and return its id.
+    pub fn remember(&self, cwd: &Path, content: &str, ty: &str, tags: &str) -> String {
+        let mut args = vec!["remember", "--type", ty];
+        if !tags.is_empty() {
+            args.extend(["--tags", tags]);
+        }
+        self.wt_ok(cwd, &args, Some(content)).trim().to_string()
+    }
+
+    /// A fresh git repository at `<tmp>/<rel>` with one commit on `main`.
+    pub fn git_repo(&self, rel: &str) -> PathBuf {
+        let repo = self.path().join(rel);
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("README.md"), "demo\n").unwrap();
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-q", "-m", "init"]);
+        repo
+    }
+}
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Test User")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test User")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    }
+    child.wait_with_output().expect("wait")
+}
+
+/// Path of a binary built by this package (cargo sets CARGO_BIN_EXE_* only for the test's own
+/// package; the target dir layout is stable, so derive it from the test executable).
+pub fn bin_path(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap(); // target/debug/deps -> target/debug
+    dir.join(name)
+}
+
+/// The shared fixtures directory (`../shared/fixtures` from the repo root).
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+}
