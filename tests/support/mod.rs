@@ -143,7 +143,7 @@ pub fn bin_path(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// The shared fixtures directory (`../shared/fixtures` from the repo root).
+/// The shared fixtures directory (copied into `testdata/fixtures` so a clean clone is self-contained).
 pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fixtures")
 }
