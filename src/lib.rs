@@ -8,4 +8,5 @@
 pub mod hygiene;
 pub mod paths;
 pub mod project;
+pub mod rules;
 pub mod runner;
