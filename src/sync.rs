@@ -882,11 +882,9 @@ impl<'a> SyncContext<'a> {
                 } else {
                     String::new()
                 };
-                println!(
-                    "Pushed to {} ({} memories{retried})",
-                    self.identity,
-                    records.len()
-                );
+                let n = records.len();
+                let noun = if n == 1 { "memory" } else { "memories" };
+                println!("Pushed to {} ({n} {noun}{retried})", self.identity);
             }
         }
         state.last_push_hash = Some(hash);
@@ -1038,7 +1036,8 @@ impl<'a> SyncContext<'a> {
         println!("Identity: {}", self.identity);
         println!(
             "Remote: {} ({}), branch {BRANCH}",
-            self.remote.name, self.remote.fetch_url
+            self.remote.name,
+            display_url(&self.remote.fetch_url)
         );
         let state = SyncState::load(&self.state_path);
         if state.last_push_at.is_none() && state.last_pull_at.is_none() {
@@ -1074,6 +1073,21 @@ impl<'a> SyncContext<'a> {
             }
         }
         Ok(0)
+    }
+}
+
+/// A URL without its user-info part: remote URLs can embed tokens, and status output travels
+/// (MCP results, logs).
+fn display_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            match rest[..authority_end].rfind('@') {
+                Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
     }
 }
 
@@ -1140,6 +1154,17 @@ mod tests {
         assert_eq!(source_of_path("a/memories.json"), None);
         assert_eq!(source_of_path("a/b/c/memories.json"), None);
         assert_eq!(source_of_path("a/b/other.json"), None);
+    }
+
+    #[test]
+    fn displayed_urls_never_carry_credentials() {
+        assert_eq!(
+            display_url("https://user:tok3n@host/r.git"),
+            "https://host/r.git"
+        );
+        assert_eq!(display_url("https://ghp_x@host/a@b"), "https://host/a@b");
+        assert_eq!(display_url("git@host:r.git"), "git@host:r.git");
+        assert_eq!(display_url("/srv/r.git"), "/srv/r.git");
     }
 
     #[test]
