@@ -25,8 +25,8 @@ pub const BRANCH: &str = "wt-memory";
 pub const FILE_NAME: &str = "memories.json";
 /// State file in the project's store directory.
 pub const STATE_FILE: &str = ".sync-state";
-/// How often a push is re-applied when the remote branch moved under it.
-pub const PUSH_ATTEMPTS: usize = 3;
+/// How often a push is re-applied when the remote branch moved under it (after the first try).
+pub const PUSH_RETRIES: usize = 3;
 
 /// Network git operations and store children are killed after these.
 const GIT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -556,7 +556,7 @@ pub enum PublishOutcome {
 
 /// Write `contents` as `identity`'s file on the sync branch of `remote` and push it, creating the
 /// orphan branch on first use. When another push lands first, fetch and re-apply (up to
-/// [`PUSH_ATTEMPTS`] times); the push is never forced, so nobody else's file is ever lost.
+/// [`PUSH_RETRIES`] times); the push is never forced, so nobody else's file is ever lost.
 pub fn publish(
     remote: &Remote,
     identity: &Identity,
@@ -565,7 +565,7 @@ pub fn publish(
 ) -> Result<PublishOutcome> {
     let scratch = Scratch::new(remote)?;
     let message = format!("sync: {identity} {}", now_iso());
-    for attempt in 1..=PUSH_ATTEMPTS {
+    for attempt in 1..=PUSH_RETRIES + 1 {
         let parent = scratch.fetch()?;
         let Some(commit) = scratch.commit_file(
             parent.as_deref(),
@@ -592,8 +592,9 @@ pub fn publish(
         std::thread::sleep(backoff(attempt));
     }
     bail!(
-        "push to '{}' failed: branch '{BRANCH}' changed during each of {PUSH_ATTEMPTS} attempts; try again",
-        remote.name
+        "push to '{}' failed: branch '{BRANCH}' changed during each of {} attempts; try again",
+        remote.name,
+        PUSH_RETRIES + 1
     )
 }
 

@@ -340,6 +340,46 @@ fn publish_reapplies_its_file_when_the_remote_moved_during_the_push() {
 }
 
 #[test]
+fn publish_gives_up_when_the_remote_keeps_moving() {
+    let team = Team::new();
+    let alice = Remote::open(&team.alice, "origin").unwrap();
+    let me = ident("alice-smith", "laptop");
+    sync::publish(&alice, &me, &export_doc(&["v1"]), &committer()).unwrap();
+
+    // Every push by Alice is overtaken by a fresh commit from Carol.
+    let carol = team.member("carol", "Carol");
+    let counter = team.env.path().join("outer-pushes");
+    install_hook(
+        &team.remote,
+        "pre-receive",
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\n[ -n \"$INNER_PUSH\" ] && exit 0\n\
+             echo x >> '{counter}'\n\
+             cd '{carol}' && unset GIT_DIR GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY \
+             GIT_ALTERNATE_OBJECT_DIRECTORIES && export INNER_PUSH=1 && \
+             git fetch -q origin {branch} && git checkout -q -B {branch} FETCH_HEAD && \
+             date +%s%N > carol.txt && git add carol.txt && \
+             git -c user.name=C -c user.email=c@x commit -q -m c && \
+             git push -q origin {branch} >/dev/null 2>&1\nexit 0\n",
+            counter = counter.display(),
+            carol = carol.display(),
+            branch = sync::BRANCH
+        ),
+    );
+
+    let err = sync::publish(&alice, &me, &export_doc(&["v2"]), &committer())
+        .unwrap_err()
+        .to_string();
+    let attempts = sync::PUSH_RETRIES + 1;
+    assert!(
+        err.contains(&format!("changed during each of {attempts} attempts")),
+        "{err}"
+    );
+    let outer = std::fs::read_to_string(&counter).unwrap().lines().count();
+    assert_eq!(outer, attempts);
+}
+
+#[test]
 fn publish_reports_a_declined_push_without_retrying() {
     let team = Team::new();
     let counter = team.env.path().join("pushes");
