@@ -955,7 +955,7 @@ impl<'a> SyncContext<'a> {
         }
 
         let (mut new, mut skipped, mut imported_sources) = (0u64, 0u64, 0usize);
-        let mut import_failed = false;
+        let mut failed_sources = 0usize;
         for source in selected {
             match self.import_source(&snap, source) {
                 Ok(counts) => {
@@ -977,7 +977,7 @@ impl<'a> SyncContext<'a> {
                 }
                 Err(SourceFailure::Import(why)) => {
                     println!("{source}: import failed ({why})");
-                    import_failed = true;
+                    failed_sources += 1;
                 }
             }
         }
@@ -985,11 +985,17 @@ impl<'a> SyncContext<'a> {
         state.last_pull_at = Some(now_iso());
         // A failed import must be retried next time, so the commit is only recorded when every
         // source was either imported or is unusable as it stands on the branch.
-        if !import_failed && from.is_none() {
+        if failed_sources == 0 && from.is_none() {
             state.last_pull_commit = Some(snap.tip.clone());
         }
         state.save(&self.state_path)?;
-        Ok(if import_failed { 1 } else { 0 })
+        if failed_sources > 0 {
+            eprintln!(
+                "Error: {failed_sources} source(s) failed to import; run 'wt-memory sync pull' again"
+            );
+            return Ok(1);
+        }
+        Ok(0)
     }
 
     fn import_source(
