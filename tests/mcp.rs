@@ -1,0 +1,790 @@
+//! `wt-mcp-server` end to end: the built binary is spawned as a child and driven with rmcp's
+//! client over stdio, against real stores (through the real `wt-memory`) in temporary git repos.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use support::{bin_path, fixtures_dir, git, TestEnv};
+
+type Client = RunningService<RoleClient, ()>;
+
+/// Every tool of issue 4's table.
+const ALL_TOOLS: [&str; 24] = [
+    "remember",
+    "recall",
+    "proactive_context",
+    "forget",
+    "forget_by_tags",
+    "list_memories",
+    "get_memory",
+    "context_summary",
+    "brain",
+    "memory_stats",
+    "memory_health",
+    "audit",
+    "cleanup",
+    "dedup",
+    "sync",
+    "sync_push",
+    "sync_pull",
+    "sync_status",
+    "export_memories",
+    "import_memories",
+    "add_todo",
+    "list_todos",
+    "complete_todo",
+    "recall_by_date",
+];
+
+/// How the server process is started.
+struct Launch<'a> {
+    /// `Some` sets `CLAUDE_PROJECT_DIR`; `None` leaves it unset.
+    project_dir: Option<&'a Path>,
+    /// The server's working directory.
+    cwd: &'a Path,
+    extra_env: Vec<(&'static str, String)>,
+}
+
+async fn start(env: &TestEnv, launch: Launch<'_>) -> Client {
+    let server = bin_path("wt-mcp-server");
+    assert!(server.is_file(), "{} not built", server.display());
+    let cmd = tokio::process::Command::new(&server).configure(|c| {
+        c.current_dir(launch.cwd)
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("SHODH_STORAGE")
+            .env_remove("WT_MEMORY_BIN")
+            .env_remove("WT_MCP_TIMEOUT_SECS");
+        for (k, v) in env.envs() {
+            c.env(k, v);
+        }
+        if let Some(dir) = launch.project_dir {
+            c.env("CLAUDE_PROJECT_DIR", dir);
+        }
+        for (k, v) in &launch.extra_env {
+            c.env(k, v);
+        }
+    });
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn wt-mcp-server");
+    ().serve(transport).await.expect("MCP handshake")
+}
+
+/// A server for `repo`, started from an unrelated directory so only `CLAUDE_PROJECT_DIR` can
+/// point it at the project.
+async fn start_for(env: &TestEnv, repo: &Path) -> Client {
+    start(
+        env,
+        Launch {
+            project_dir: Some(repo),
+            cwd: env.path(),
+            extra_env: Vec::new(),
+        },
+    )
+    .await
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    if let Value::Object(map) = args {
+        params = params.with_arguments(map);
+    }
+    client
+        .call_tool(params)
+        .await
+        .unwrap_or_else(|e| panic!("tools/call {tool} failed at the protocol level: {e}"))
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
+
+/// A successful call's JSON payload.
+async fn call_json(client: &Client, tool: &str, args: Value) -> Value {
+    let result = call(client, tool, args.clone()).await;
+    assert!(
+        !is_error(&result),
+        "{tool} {args} failed: {}",
+        text(&result)
+    );
+    let body = text(&result);
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{tool}: not JSON ({e}): {body}"))
+}
+
+/// A successful call's text.
+async fn call_ok(client: &Client, tool: &str, args: Value) -> String {
+    let result = call(client, tool, args.clone()).await;
+    assert!(
+        !is_error(&result),
+        "{tool} {args} failed: {}",
+        text(&result)
+    );
+    text(&result)
+}
+
+fn ids(records: &Value) -> Vec<String> {
+    records
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {records}"))
+        .iter()
+        .map(|r| r["id"].as_str().expect("record id").to_string())
+        .collect()
+}
+
+fn memory_count(env: &TestEnv, repo: &Path) -> u64 {
+    env.wt_json(repo, &["stats", "--json"], None)["total"]
+        .as_u64()
+        .expect("stats total")
+}
+
+/// The MCP tool answers exactly as the CLI does: same success, and the CLI's text in the result.
+async fn assert_same_as_cli(env: &TestEnv, repo: &Path, client: &Client, tool: &str, cli: &[&str]) {
+    let result = call(client, tool, json!({})).await;
+    let out = env.wt(repo, cli, None);
+    let cli_text = if out.status.success() {
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    } else {
+        String::from_utf8_lossy(&out.stderr).trim().to_string()
+    };
+    assert_eq!(
+        is_error(&result),
+        !out.status.success(),
+        "{tool} vs wt-memory {cli:?}: {}",
+        text(&result)
+    );
+    let first_cli_line = cli_text.lines().next().unwrap_or("");
+    assert!(
+        text(&result).contains(first_cli_line),
+        "{tool} result {:?} lacks the CLI's {first_cli_line:?}",
+        text(&result)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lists_every_tool_with_a_schema_and_reports_its_own_name() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let client = start_for(&env, &repo).await;
+
+    let peer = client.peer_info().expect("peer info after handshake");
+    let info = peer
+        .server_info
+        .clone()
+        .expect("server reports an Implementation");
+    assert_eq!(info.name, "wt-memory");
+    assert_eq!(info.version, env!("CARGO_PKG_VERSION"));
+    assert!(peer
+        .instructions
+        .as_deref()
+        .unwrap_or("")
+        .contains("recall"));
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for expected in ALL_TOOLS {
+        assert!(
+            names.contains(&expected),
+            "missing tool {expected}: {names:?}"
+        );
+    }
+    assert_eq!(tools.len(), ALL_TOOLS.len(), "{names:?}");
+    for tool in &tools {
+        assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+        let description = tool.description.as_deref().unwrap_or("");
+        assert!(
+            description.len() > 40,
+            "{} needs a real description",
+            tool.name
+        );
+    }
+    let by_name = |n: &str| tools.iter().find(|t| t.name == n).unwrap();
+    let recall = by_name("recall");
+    assert_eq!(recall.input_schema["required"], json!(["query"]));
+    assert_eq!(recall.input_schema["properties"]["limit"]["default"], 5);
+    assert_eq!(
+        recall.annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
+    for destructive in ["forget", "forget_by_tags", "cleanup", "dedup"] {
+        let hints = by_name(destructive).annotations.clone().unwrap();
+        assert_eq!(hints.destructive_hint, Some(true), "{destructive}");
+        assert_eq!(hints.read_only_hint, Some(false), "{destructive}");
+    }
+    for dry_by_default in ["cleanup", "dedup", "import_memories"] {
+        let schema = &by_name(dry_by_default).input_schema;
+        assert_eq!(
+            schema["properties"]["dry_run"]["default"], true,
+            "{dry_by_default}"
+        );
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_tool_runs_its_wt_memory_command_against_the_project_store() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let seeded = env.remember(
+        &repo,
+        "The payment service retries webhooks three times with exponential backoff",
+        "Learning",
+        "payments",
+    );
+    let client = start_for(&env, &repo).await;
+
+    // remember: stored with type, tags and the branch tag, in the CLAUDE_PROJECT_DIR store.
+    let content =
+        "We chose SQLite over Postgres for the audit log because deployments are single-node";
+    let saved = call_json(
+        &client,
+        "remember",
+        json!({"content": content, "type": "Decision", "tags": "storage,audit"}),
+    )
+    .await;
+    let id = saved["id"]
+        .as_str()
+        .expect("remember returns the id")
+        .to_string();
+    assert_eq!(saved["duplicate"], false);
+    let stored = env.wt_json(&repo, &["get", &id], None);
+    assert_eq!(stored["content"], content);
+    assert_eq!(stored["experience_type"], "Decision");
+    let tags = stored["tags"].to_string();
+    for tag in ["storage", "audit", "branch:main"] {
+        assert!(tags.contains(tag), "{tag} missing from {tags}");
+    }
+    let again = call_json(
+        &client,
+        "remember",
+        json!({"content": content, "type": "Decision"}),
+    )
+    .await;
+    assert_eq!(
+        (again["id"].as_str(), &again["duplicate"]),
+        (Some(id.as_str()), &json!(true))
+    );
+
+    // Reads.
+    let found = call_json(
+        &client,
+        "recall",
+        json!({"query": "audit log database choice"}),
+    )
+    .await;
+    assert!(ids(&found).contains(&id), "recall: {found}");
+    let by_tag = call_json(
+        &client,
+        "recall",
+        json!({"query": "retries", "tags": ["payments"]}),
+    )
+    .await;
+    assert_eq!(ids(&by_tag), vec![seeded.clone()], "recall with tags");
+    let proactive = call_json(
+        &client,
+        "proactive_context",
+        json!({"context": "I am changing how webhook retries and backoff work in the payment service", "limit": 3}),
+    )
+    .await;
+    assert!(
+        ids(&proactive).contains(&seeded),
+        "proactive_context: {proactive}"
+    );
+    assert!(proactive[0]["relevance_score"].is_number(), "{proactive}");
+    let decisions = call_json(&client, "list_memories", json!({"type": "Decision"})).await;
+    assert_eq!(ids(&decisions), vec![id.clone()]);
+    let all = call_json(&client, "list_memories", json!({"limit": 1})).await;
+    assert_eq!(all.as_array().unwrap().len(), 1);
+    let got = call_json(&client, "get_memory", json!({"id": id})).await;
+    assert_eq!(got["content"], content);
+    assert!(
+        call_json(&client, "context_summary", json!({"topic": "storage"}))
+            .await
+            .is_object()
+    );
+    assert!(call_json(&client, "brain", json!({})).await.is_object());
+    let stats = call_json(&client, "memory_stats", json!({})).await;
+    assert_eq!(stats["total"], 2);
+    let by_date = call_json(
+        &client,
+        "recall_by_date",
+        json!({"since": "2000-01-01T00:00:00Z"}),
+    )
+    .await;
+    let mut dated = ids(&by_date);
+    dated.sort();
+    let mut both = vec![id.clone(), seeded.clone()];
+    both.sort();
+    assert_eq!(dated, both, "recall_by_date");
+    let no_range = call(&client, "recall_by_date", json!({})).await;
+    assert!(
+        is_error(&no_range),
+        "recall_by_date without a range must say so"
+    );
+
+    // Health: the CLI's check plus the server's own view.
+    let health = call_json(&client, "memory_health", json!({})).await;
+    assert_eq!(health["healthy"], true, "{health}");
+    assert_eq!(health["project_dir"], repo.display().to_string());
+    assert_eq!(health["project_dir_source"], "CLAUDE_PROJECT_DIR");
+    assert_eq!(health["server"]["name"], "wt-memory");
+    assert!(PathBuf::from(health["wt_memory"]["path"].as_str().unwrap()).is_file());
+    assert!(health["wt_memory"]["version"]
+        .as_str()
+        .unwrap()
+        .contains(env!("CARGO_PKG_VERSION")));
+
+    // Maintenance: audit reads, cleanup and dedup stay dry unless told otherwise.
+    let audit = call_json(&client, "audit", json!({})).await;
+    assert_eq!(audit["total"], 2, "{audit}");
+    let cleanup = call_json(&client, "cleanup", json!({"threshold": 0.99})).await;
+    assert_eq!(cleanup["dry_run"], true, "{cleanup}");
+    let dedup = call_json(&client, "dedup", json!({})).await;
+    assert_eq!(dedup["dry_run"], true, "{dedup}");
+    assert_eq!(memory_count(&env, &repo), 2, "dry runs must not delete");
+    assert!(is_error(
+        &call(&client, "audit", json!({"threshold": 3.0})).await
+    ));
+
+    // Export and import.
+    let export = call_json(&client, "export_memories", json!({})).await;
+    assert_eq!(export["format"], "wt-memory-export");
+    assert_eq!(export["count"], 2);
+    let export_file = call_ok(
+        &client,
+        "export_memories",
+        json!({"file_path": "mem-export.json"}),
+    )
+    .await;
+    assert!(export_file.contains("mem-export.json"), "{export_file}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join("mem-export.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["count"], 2);
+    let dry_import = call_json(
+        &client,
+        "import_memories",
+        json!({"file_path": "mem-export.json"}),
+    )
+    .await;
+    assert_eq!(dry_import["dry_run"], true, "{dry_import}");
+    assert_eq!(
+        dry_import["would_skip"], 2,
+        "own records are already present: {dry_import}"
+    );
+    let import = call_json(
+        &client,
+        "import_memories",
+        json!({"file_path": repo.join("mem-export.json"), "dry_run": false}),
+    )
+    .await;
+    assert_eq!(
+        (&import["imported"], &import["skipped"]),
+        (&json!(0), &json!(2)),
+        "{import}"
+    );
+    let missing = call(
+        &client,
+        "import_memories",
+        json!({"file_path": "nope.json", "dry_run": false}),
+    )
+    .await;
+    assert!(is_error(&missing), "importing a missing file is an error");
+
+    // Todos.
+    call_ok(
+        &client,
+        "add_todo",
+        json!({"content": "Rotate the staging webhook signing key", "tags": "ops"}),
+    )
+    .await;
+    let todos = call_json(&client, "list_todos", json!({})).await;
+    let todo = todos
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["content"].as_str().unwrap_or("").contains("signing key"))
+        .unwrap_or_else(|| panic!("todo not listed: {todos}"))
+        .clone();
+    let prefix: String = todo["id"].as_str().unwrap().chars().take(8).collect();
+    call_ok(&client, "complete_todo", json!({"id": prefix})).await;
+    let after = call_json(&client, "list_todos", json!({})).await;
+    assert!(
+        !after.to_string().contains("signing key"),
+        "todo still open: {after}"
+    );
+
+    // Sync: until the commands exist (issue 7), and in a repo without `origin`, the tools report
+    // exactly what the CLI reports.
+    assert_same_as_cli(&env, &repo, &client, "sync_status", &["sync", "status"]).await;
+    assert_same_as_cli(&env, &repo, &client, "sync_push", &["sync", "push"]).await;
+    assert_same_as_cli(&env, &repo, &client, "sync_pull", &["sync", "pull"]).await;
+    assert_same_as_cli(&env, &repo, &client, "sync", &["sync"]).await;
+
+    // Deletes: an id that looks like an option is only an id.
+    let bogus = call_json(&client, "forget", json!({"id": "--all"})).await;
+    assert_eq!(bogus["deleted"], false, "{bogus}");
+    let before_forget = memory_count(&env, &repo);
+    assert!(before_forget >= 2);
+    let forgot = call_json(&client, "forget", json!({"id": id})).await;
+    assert_eq!(forgot["deleted"], true, "{forgot}");
+    assert_eq!(env.wt_json(&repo, &["get", &id], None), json!({}));
+    let by_tags = call_json(&client, "forget_by_tags", json!({"tags": "payments"})).await;
+    assert_eq!(by_tags["deleted_count"], 1, "{by_tags}");
+    assert_eq!(memory_count(&env, &repo), before_forget - 2);
+    assert!(is_error(
+        &call(&client, "forget_by_tags", json!({"tags": " , "})).await
+    ));
+
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn memories_saved_by_the_cli_and_the_commit_hook_are_found_by_mcp_recall() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let by_cli = env.remember(
+        &repo,
+        "Integration tests must run with RUST_TEST_THREADS=1 because the fixture server binds port 8089",
+        "Learning",
+        "",
+    );
+    // The commit path of wt-hook-memory saves "Committed: <message>".
+    let fixture =
+        std::fs::read_to_string(fixtures_dir().join("hooks/post_tool_use.bash_git_commit_m.json"))
+            .unwrap()
+            .replace("/path/to/proj", &repo.display().to_string());
+    let hook = support::run(
+        env.cmd("wt-hook-memory", &repo).arg("PostToolUse"),
+        Some(&fixture),
+    );
+    assert!(hook.status.success(), "hooks always exit 0");
+    let input: Value = serde_json::from_str(&fixture).unwrap();
+    let command = input["tool_input"]["command"].as_str().unwrap().to_string();
+
+    let client = start_for(&env, &repo).await;
+    let found = call_json(
+        &client,
+        "recall",
+        json!({"query": "fixture server port for integration tests"}),
+    )
+    .await;
+    assert!(
+        ids(&found).contains(&by_cli),
+        "CLI memory not found by MCP recall: {found}"
+    );
+    let commits = call_json(&client, "recall", json!({"query": command, "limit": 10})).await;
+    assert!(
+        commits.as_array().unwrap().iter().any(|r| r["content"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Committed: ")),
+        "commit memory saved by the hook not found by MCP recall: {commits}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_saved_by_mcp_remember_is_injected_by_the_next_matching_hook() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let client = start_for(&env, &repo).await;
+    let content = "auth/src/login.rs: login() must call users::touch_last_login after the session is created, never before";
+    call_json(
+        &client,
+        "remember",
+        json!({"content": content, "tags": "auth"}),
+    )
+    .await;
+    client.cancel().await.unwrap();
+
+    // PostToolUse for a Read of crates/auth/src/login.rs queries "src/login.rs".
+    let mut input: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures_dir().join("hooks/post_tool_use.read.json")).unwrap(),
+    )
+    .unwrap();
+    let fixture = input
+        .to_string()
+        .replace("/path/to/proj", &repo.display().to_string());
+    input = serde_json::from_str(&fixture).unwrap();
+    input["transcript_path"] = json!(fixtures_dir().join("transcripts/opsx_apply_session.jsonl"));
+    let out = support::run(
+        env.cmd("wt-hook-memory", &repo).arg("PostToolUse"),
+        Some(&input.to_string()),
+    );
+    assert!(out.status.success(), "hooks always exit 0");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let injected: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("hook printed no JSON ({e}): {stdout:?}"));
+    let context = injected["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        context.contains("touch_last_login after the session"),
+        "not injected: {injected}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_branch_feature_x_mcp_and_cli_recall_agree_on_ids_and_order() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let topic = "database connection pool sizing";
+    for i in 0..3 {
+        env.remember(
+            &repo,
+            &format!(
+                "On main: {topic} note {i}: keep the pool at {} connections",
+                10 + i
+            ),
+            "Learning",
+            "",
+        );
+    }
+    git(&repo, &["checkout", "-q", "-b", "feature-x"]);
+    let mut branch_ids = Vec::new();
+    for i in 0..2 {
+        branch_ids.push(env.remember(
+            &repo,
+            &format!(
+                "On feature-x: {topic} variant {i} uses a pool per tenant of {} connections",
+                3 + i
+            ),
+            "Learning",
+            "",
+        ));
+    }
+
+    let client = start_for(&env, &repo).await;
+    let via_mcp = call_json(&client, "recall", json!({"query": topic, "limit": 4})).await;
+    let via_cli = env.wt_json(
+        &repo,
+        &["recall", topic, "--limit", "4", "--mode", "hybrid"],
+        None,
+    );
+    assert_eq!(ids(&via_mcp), ids(&via_cli), "MCP and CLI disagree");
+    let first_two: Vec<String> = ids(&via_mcp).into_iter().take(2).collect();
+    for id in &branch_ids {
+        assert!(
+            first_two.contains(id),
+            "feature-x memory {id} not boosted to the top: {via_mcp}"
+        );
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wrong_argument_types_are_tool_errors_and_the_next_call_works() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let id = env.remember(
+        &repo,
+        "Feature flags live in config/flags.toml and are read at startup",
+        "Context",
+        "",
+    );
+    let client = start_for(&env, &repo).await;
+
+    for (tool, args) in [
+        ("recall", json!({"query": 42})),
+        ("recall", json!({"query": "flags", "limit": "five"})),
+        ("recall", json!({"query": "flags", "mode": "psychic"})),
+        ("recall", json!({})),
+        ("remember", json!({"content": ["not", "a", "string"]})),
+        ("remember", json!({"content": "x", "type": "Observation"})),
+        ("remember", json!({"content": "   "})),
+        ("list_memories", json!({"limit": -1})),
+        ("cleanup", json!({"dry_run": "no"})),
+        ("get_memory", json!({"id": ""})),
+    ] {
+        let result = call(&client, tool, args.clone()).await;
+        assert!(
+            is_error(&result),
+            "{tool} {args} should be a tool error: {}",
+            text(&result)
+        );
+        assert!(
+            !text(&result).is_empty(),
+            "{tool} {args}: the error must say what is wrong"
+        );
+    }
+    let found = call_json(&client, "recall", json!({"query": "feature flags config"})).await;
+    assert!(
+        ids(&found).contains(&id),
+        "server unusable after bad calls: {found}"
+    );
+    assert_eq!(memory_count(&env, &repo), 1, "bad calls must store nothing");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_wt_memory_gives_tool_errors_not_a_crash() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let nowhere = env.path().join("no-such-dir/wt-memory");
+    let client = start(
+        &env,
+        Launch {
+            project_dir: Some(&repo),
+            cwd: env.path(),
+            extra_env: vec![("WT_MEMORY_BIN", nowhere.display().to_string())],
+        },
+    )
+    .await;
+    let recall = call(&client, "recall", json!({"query": "anything"})).await;
+    assert!(is_error(&recall));
+    assert!(text(&recall).contains("WT_MEMORY_BIN"), "{}", text(&recall));
+    let health = call(&client, "memory_health", json!({})).await;
+    assert!(is_error(&health));
+    let report: Value = serde_json::from_str(&text(&health)).unwrap();
+    assert_eq!(report["healthy"], false);
+    assert_eq!(report["project_dir"], repo.display().to_string());
+    // Still serving.
+    assert_eq!(
+        client.list_all_tools().await.unwrap().len(),
+        ALL_TOOLS.len()
+    );
+    assert!(is_error(
+        &call(&client, "remember", json!({"content": "still alive?"})).await
+    ));
+    client.cancel().await.unwrap();
+}
+
+/// The only stand-in in this file: no input makes the real `wt-memory` hang, so a wrapper that
+/// never answers `recall` (and runs the real binary for everything else) plays a hung child.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hung_wt_memory_is_killed_at_the_timeout_and_other_calls_proceed() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    env.remember(
+        &repo,
+        "The release checklist lives in docs/RELEASING.md and must be followed",
+        "Context",
+        "",
+    );
+    let wrapper = env.path().join("hanging-wt-memory");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in recall) exec sleep 120;; esac\nexec '{}' \"$@\"\n",
+            bin_path("wt-memory").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let client = start(
+        &env,
+        Launch {
+            project_dir: Some(&repo),
+            cwd: env.path(),
+            extra_env: vec![
+                ("WT_MEMORY_BIN", wrapper.display().to_string()),
+                ("WT_MCP_TIMEOUT_SECS", "4".to_string()),
+            ],
+        },
+    )
+    .await;
+    let started = Instant::now();
+    let (hung, listed) = tokio::join!(
+        call(&client, "recall", json!({"query": "release"})),
+        async {
+            let listed = call_json(&client, "list_memories", json!({})).await;
+            (listed, started.elapsed())
+        }
+    );
+    assert!(
+        is_error(&hung),
+        "a timed-out call is a tool error: {}",
+        text(&hung)
+    );
+    assert!(text(&hung).contains("did not finish"), "{}", text(&hung));
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(4) && waited < Duration::from_secs(30),
+        "{waited:?}"
+    );
+    let (records, list_took) = listed;
+    assert_eq!(records.as_array().unwrap().len(), 1);
+    assert!(
+        list_took < Duration::from_secs(4),
+        "list waited for the hung call: {list_took:?}"
+    );
+    assert_eq!(memory_count(&env, &repo), 1);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_one_megabyte_content_string_does_not_take_the_server_down() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let client = start_for(&env, &repo).await;
+    let huge = "Large payloads are chunked before upload. ".repeat(1024 * 1024 / 42 + 1);
+    assert!(huge.len() >= 1024 * 1024);
+    let result = call(&client, "remember", json!({"content": huge})).await;
+    // Stored (the CLI decides how much) or refused with a message; either way a proper result.
+    assert!(!text(&result).is_empty());
+    let id = call_json(
+        &client,
+        "remember",
+        json!({"content": "Small memories still work after a huge one"}),
+    )
+    .await;
+    let got = call_json(&client, "get_memory", json!({"id": id["id"]})).await;
+    assert_eq!(got["content"], "Small memories still work after a huge one");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_claude_project_dir_the_server_uses_and_reports_its_working_directory() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let client = start(
+        &env,
+        Launch {
+            project_dir: None,
+            cwd: &repo,
+            extra_env: Vec::new(),
+        },
+    )
+    .await;
+    let health = call_json(&client, "memory_health", json!({})).await;
+    assert!(
+        health["project_dir_source"]
+            .as_str()
+            .unwrap()
+            .contains("CLAUDE_PROJECT_DIR is not set"),
+        "{health}"
+    );
+    assert_eq!(health["project_dir"], repo.display().to_string());
+    let saved = call_json(
+        &client,
+        "remember",
+        json!({"content": "Logs rotate daily and are kept for 14 days"}),
+    )
+    .await;
+    client.cancel().await.unwrap();
+    let via_cli = env.wt_json(&repo, &["get", saved["id"].as_str().unwrap()], None);
+    assert_eq!(
+        via_cli["content"],
+        "Logs rotate daily and are kept for 14 days"
+    );
+}
