@@ -1,0 +1,130 @@
+//! Export and import (reference 3.11, format version 1, readable by the previous implementation).
+//! Unlike the previous implementation, import keeps `created_at` and `importance`, and keeps the
+//! source id when it is free, so ids stay stable across machines; `metadata.original_id` still
+//! records the source for the dedup rule "skip a record whose id or original_id is known".
+
+use crate::hygiene;
+use crate::record::{parse_any_type, MemoryRecord};
+use crate::store::{NewMemory, Store};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+
+pub const FORMAT: &str = "wt-memory-export";
+pub const VERSION: u64 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ExportDoc {
+    pub version: u64,
+    pub format: String,
+    #[serde(default)]
+    pub project: String,
+    #[serde(default)]
+    pub exported_at: String,
+    #[serde(default)]
+    pub count: usize,
+    #[serde(default)]
+    pub records: Vec<serde_json::Value>,
+}
+
+/// Export every memory (oldest first, so an import replays history in order).
+pub fn export(store: &Store, exclude_private: bool) -> anyhow::Result<serde_json::Value> {
+    let mut records = store.records()?;
+    records.reverse();
+    if exclude_private {
+        records.retain(|r| !r.has_tag("private"));
+    }
+    Ok(serde_json::json!({
+        "version": VERSION,
+        "format": FORMAT,
+        "project": store.project.name,
+        "exported_at": Store::now(),
+        "count": records.len(),
+        "records": records,
+    }))
+}
+
+/// Parse and validate an export document; the error text names the problem.
+pub fn parse_doc(text: &str) -> Result<ExportDoc, String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    match value.get("format").and_then(|f| f.as_str()) {
+        Some(FORMAT) => {}
+        Some(other) => return Err(format!("unknown format '{other}' (expected '{FORMAT}')")),
+        None => return Err(format!("missing 'format' (expected '{FORMAT}')")),
+    }
+    match value.get("version").and_then(|v| v.as_u64()) {
+        Some(VERSION) => {}
+        other => return Err(format!("unsupported version {other:?} (expected {VERSION})")),
+    }
+    serde_json::from_value(value).map_err(|e| format!("malformed export: {e}"))
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct ImportReport {
+    pub imported: usize,
+    pub skipped: usize,
+    pub errors: usize,
+}
+
+fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&chrono::Utc))
+}
+
+/// Import records; with `dry_run` nothing is written and the counts say what would happen.
+pub fn import(store: &Store, doc: &ExportDoc, dry_run: bool) -> anyhow::Result<ImportReport> {
+    let existing = store.records()?;
+    let mut known: HashSet<String> = HashSet::new();
+    let mut known_content: HashSet<String> = HashSet::new();
+    for r in &existing {
+        known.insert(r.id.clone());
+        if let Some(o) = r.metadata.get("original_id") {
+            known.insert(o.clone());
+        }
+        known_content.insert(hygiene::content_hash(&r.content));
+    }
+    let mut report = ImportReport::default();
+    for value in &doc.records {
+        let Ok(rec) = serde_json::from_value::<MemoryRecord>(value.clone()) else {
+            report.errors += 1;
+            continue;
+        };
+        let origin = rec.metadata.get("original_id").cloned().unwrap_or_else(|| rec.id.clone());
+        let content = hygiene::clean_content(&rec.content);
+        if known.contains(&rec.id) || known.contains(&origin) || known_content.contains(&hygiene::content_hash(&content)) {
+            report.skipped += 1;
+            continue;
+        }
+        if content.is_empty() {
+            report.errors += 1;
+            continue;
+        }
+        known.insert(rec.id.clone());
+        known.insert(origin.clone());
+        known_content.insert(hygiene::content_hash(&content));
+        if dry_run {
+            report.imported += 1;
+            continue;
+        }
+        let mut new = NewMemory::new(&content, parse_any_type(&rec.experience_type));
+        new.tags = rec.tags.clone();
+        new.metadata = rec.metadata.clone().into_iter().collect();
+        new.metadata.insert("original_id".into(), origin);
+        new.entities = rec.entities.clone();
+        new.is_failure = rec.is_failure;
+        new.is_anomaly = rec.is_anomaly;
+        new.importance = rec.importance;
+        new.created_at = parse_time(&rec.created_at);
+        new.id = uuid::Uuid::parse_str(&rec.id).ok();
+        match store.insert(new) {
+            Ok(ins) if ins.duplicate => report.skipped += 1,
+            Ok(_) => report.imported += 1,
+            Err(e) => {
+                // An embedder problem affects every record: stop instead of counting errors.
+                if e.to_string().contains("wt-memory") {
+                    return Err(e);
+                }
+                report.errors += 1;
+            }
+        }
+    }
+    Ok(report)
+}

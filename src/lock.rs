@@ -1,0 +1,87 @@
+//! The per-project store lock. RocksDB admits one process per store and a second open fails at
+//! once, so every access waits for this lock first (up to 10 s).
+//!
+//! It is an `flock` on `<root>/.locks/<project>.lock`: the kernel releases it when the holder dies,
+//! so a killed process never leaves a stale lock behind. The holder's PID is written into the file
+//! only to name it in messages.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
+
+pub struct ProjectLock {
+    file: File,
+    pub path: PathBuf,
+}
+
+pub fn lock_path(root: &Path, project: &str) -> PathBuf {
+    root.join(".locks").join(format!("{project}.lock"))
+}
+
+fn try_flock(file: &File) -> bool {
+    // SAFETY: flock on a valid, owned descriptor.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// PID recorded by the current holder, if any.
+pub fn holder_pid(path: &Path) -> Option<u32> {
+    let mut s = String::new();
+    File::open(path).ok()?.read_to_string(&mut s).ok()?;
+    s.trim().parse().ok()
+}
+
+/// Is the lock free right now? (for `doctor`; does not keep it)
+pub fn is_free(path: &Path) -> bool {
+    match File::open(path) {
+        Ok(f) => {
+            let free = try_flock(&f);
+            // Dropping `f` closes the descriptor, which releases a lock we may just have taken.
+            free
+        }
+        Err(_) => true,
+    }
+}
+
+impl ProjectLock {
+    pub fn acquire(path: &Path, wait: Duration) -> anyhow::Result<ProjectLock> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        let deadline = Instant::now() + wait;
+        while !try_flock(&file) {
+            if Instant::now() >= deadline {
+                let who = holder_pid(path)
+                    .map(|p| format!(" (held by pid {p})"))
+                    .unwrap_or_default();
+                anyhow::bail!(
+                    "lock timeout after {}s: another wt-memory process is using this project's store{who}; try again",
+                    wait.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        file.set_len(0)?;
+        file.rewind()?;
+        write!(file, "{}", std::process::id())?;
+        Ok(ProjectLock {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for ProjectLock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+    }
+}

@@ -1,0 +1,252 @@
+//! Ranking: ours, not the engine's `recall` (measured: BM25-heavy fusion, type bias, a competition
+//! step that drops close competitors, and answers that change after every query).
+//!
+//! Score of memory `m` for query `q`:
+//!   raw = cos(emb(q), emb(m)) + LEXICAL_WEIGHT * lexical(q, m) - SUPERSEDED_PENALTY * superseded(m)
+//!   relevance = logistic(CAL_SLOPE * (raw - CAL_MIDPOINT))
+//! `lexical` is the share of the query's IDF mass found in the memory (exact identifiers, paths,
+//! flags and error codes carry most of it); `superseded` marks an older memory when a newer one on
+//! the same subject (embedding cosine >= SAME_SUBJECT) also matches the query.
+//!
+//! Calibration: the constants were fitted on `testdata/eval/dev` (see `wt-memory eval`) so that
+//! relevance 0.3, the hooks' injection floor, separates "answers the query" from "near miss":
+//! at 0.3 most abstain queries inject nothing while most answerable ones inject a relevant memory.
+//! Everything is a pure function of the stored memories and the query: the same query on the same
+//! store gives the same ids in the same order, and reading never changes later answers.
+
+use crate::record::MemoryRecord;
+use std::collections::{HashMap, HashSet};
+
+pub const LEXICAL_WEIGHT: f64 = 0.35;
+pub const SUPERSEDED_PENALTY: f64 = 0.06;
+pub const SAME_SUBJECT: f64 = 0.72;
+pub const CAL_MIDPOINT: f64 = 0.42;
+pub const CAL_SLOPE: f64 = 14.0;
+
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (*x as f64, *y as f64);
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from", "how",
+    "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so",
+    "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "what", "when",
+    "where", "which", "who", "why", "will", "with", "you", "your", "should", "would", "again", "all",
+    "any", "about", "after", "before", "have", "has", "had", "get", "got", "use", "used", "using",
+    "der", "die", "das", "und", "ist", "nicht", "mit", "wie", "ein", "eine", "a", "az", "és", "hogy",
+    "nem", "egy", "van", "meg",
+];
+
+/// Light stemming so "workers"/"worker", "claiming"/"claim" meet; identifiers stay exact.
+fn stem(w: &str) -> String {
+    let n = w.chars().count();
+    for suffix in ["ing", "ed", "es", "s"] {
+        if n > suffix.len() + 3 && w.ends_with(suffix) {
+            return w[..w.len() - suffix.len()].to_string();
+        }
+    }
+    w.to_string()
+}
+
+/// Terms of a text: stemmed words (runs of alphanumerics and `_`), and whole "compound" tokens
+/// that keep their punctuation (`crates/jobs/src/worker.rs`, `--all-targets`, `40P01`,
+/// `InvoiceRepo::next_number`) so exact identifiers count as one strong term.
+pub fn terms(text: &str) -> HashSet<String> {
+    let lower = text.to_lowercase();
+    let mut out = HashSet::new();
+    for word in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if word.is_empty() || STOPWORDS.contains(&word) || (word.chars().count() < 2 && !word.chars().all(|c| c.is_ascii_digit())) {
+            continue;
+        }
+        out.insert(stem(word));
+    }
+    for raw in lower.split_whitespace() {
+        let tok = raw.trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c) || c == '.');
+        let has_punct = tok.chars().any(|c| !(c.is_alphanumeric() || c == '_'));
+        if tok.chars().count() >= 4 && has_punct {
+            out.insert(format!("~{tok}"));
+        }
+    }
+    out
+}
+
+/// Per-corpus term statistics for IDF.
+pub struct Corpus {
+    doc_terms: Vec<HashSet<String>>,
+    df: HashMap<String, usize>,
+}
+
+impl Corpus {
+    pub fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
+        let doc_terms: Vec<HashSet<String>> = texts.into_iter().map(terms).collect();
+        let mut df = HashMap::new();
+        for t in doc_terms.iter().flatten() {
+            *df.entry(t.clone()).or_insert(0) += 1;
+        }
+        Corpus { doc_terms, df }
+    }
+
+    fn idf(&self, term: &str) -> f64 {
+        let n = self.doc_terms.len() as f64;
+        let df = *self.df.get(term).unwrap_or(&0) as f64;
+        // Compound tokens are exact identifiers: worth more than a word.
+        let weight = if term.starts_with('~') { 2.0 } else { 1.0 };
+        weight * (1.0 + n / (df + 1.0)).ln()
+    }
+
+    /// Share of the query's IDF mass present in document `i` (0..1).
+    pub fn lexical(&self, query_terms: &HashSet<String>, i: usize) -> f64 {
+        let total: f64 = query_terms.iter().map(|t| self.idf(t)).sum();
+        if total == 0.0 {
+            return 0.0;
+        }
+        let hit: f64 = query_terms
+            .iter()
+            .filter(|t| self.doc_terms[i].contains(*t))
+            .map(|t| self.idf(t))
+            .sum();
+        hit / total
+    }
+}
+
+/// A memory as the ranker sees it.
+pub struct Candidate<'a> {
+    pub record: &'a MemoryRecord,
+    pub embedding: &'a [f32],
+}
+
+/// One scored result.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    pub index: usize,
+    pub relevance: f64,
+    pub semantic: f64,
+    pub lexical: f64,
+    pub superseded: bool,
+}
+
+impl Scored {
+    pub fn reason(&self) -> String {
+        let mut r = format!("semantic {:.2}, lexical {:.2}", self.semantic, self.lexical);
+        if self.superseded {
+            r.push_str(", newer memory on the same subject");
+        }
+        r
+    }
+}
+
+pub fn calibrate(raw: f64) -> f64 {
+    1.0 / (1.0 + (-(CAL_SLOPE * (raw - CAL_MIDPOINT))).exp())
+}
+
+/// Score every candidate for the query; best first. Ties break on newer first, then id, so the
+/// order is fully deterministic.
+pub fn rank(query: &str, query_embedding: &[f32], candidates: &[Candidate]) -> Vec<Scored> {
+    let corpus = Corpus::new(candidates.iter().map(|c| c.record.content.as_str()));
+    let qterms = terms(query);
+    let mut scored: Vec<Scored> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let semantic = cosine(query_embedding, c.embedding);
+            let lexical = corpus.lexical(&qterms, i);
+            Scored { index: i, relevance: semantic + LEXICAL_WEIGHT * lexical, semantic, lexical, superseded: false }
+        })
+        .collect();
+    // Supersession: among the strongest matches, an older memory loses to a newer one on the
+    // same subject.
+    scored.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+    let top: Vec<usize> = scored.iter().take(20).map(|s| s.index).collect();
+    let mut penalised = HashSet::new();
+    for &i in &top {
+        for &j in &top {
+            if i != j
+                && candidates[j].record.created_at > candidates[i].record.created_at
+                && cosine(candidates[i].embedding, candidates[j].embedding) >= SAME_SUBJECT
+            {
+                penalised.insert(i);
+            }
+        }
+    }
+    for s in &mut scored {
+        if penalised.contains(&s.index) {
+            s.superseded = true;
+            s.relevance -= SUPERSEDED_PENALTY;
+        }
+        s.relevance = calibrate(s.relevance);
+    }
+    scored.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then_with(|| candidates[b.index].record.created_at.cmp(&candidates[a.index].record.created_at))
+            .then_with(|| candidates[a.index].record.id.cmp(&candidates[b.index].record.id))
+    });
+    scored
+}
+
+/// Meaning alone (`--mode semantic`): calibrated cosine, no lexical or supersession terms.
+pub fn rank_semantic(query_embedding: &[f32], candidates: &[Candidate]) -> Vec<Scored> {
+    let mut scored: Vec<Scored> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let semantic = cosine(query_embedding, c.embedding);
+            Scored { index: i, relevance: calibrate(semantic), semantic, lexical: 0.0, superseded: false }
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then_with(|| candidates[b.index].record.created_at.cmp(&candidates[a.index].record.created_at))
+            .then_with(|| candidates[a.index].record.id.cmp(&candidates[b.index].record.id))
+    });
+    scored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compound_identifiers_and_paths_are_terms() {
+        let t = terms("See `crates/jobs/src/worker.rs` and InvoiceRepo::next_number, run with --all-targets");
+        assert!(t.contains("~crates/jobs/src/worker.rs"));
+        assert!(t.contains("~invoicerepo::next_number"));
+        assert!(t.contains("~--all-targets"));
+        assert!(t.contains("worker"));
+        assert!(!t.contains("and"));
+    }
+
+    #[test]
+    fn lexical_is_share_of_idf_mass() {
+        let c = Corpus::new(["retry 40P01 deadlocks", "deploy to fly", "retry later"]);
+        let q = terms("40P01 retry");
+        let first = c.lexical(&q, 0);
+        assert!((first - 1.0).abs() < 1e-9);
+        assert!(c.lexical(&q, 2) > 0.0 && c.lexical(&q, 2) < 0.5, "rare code outweighs a common word");
+        assert_eq!(c.lexical(&q, 1), 0.0);
+    }
+
+    #[test]
+    fn calibration_is_monotone_and_bounded() {
+        let xs = [-1.0, 0.0, 0.3, CAL_MIDPOINT, 0.6, 1.5];
+        let ys: Vec<f64> = xs.iter().map(|&x| calibrate(x)).collect();
+        assert!(ys.windows(2).all(|w| w[0] < w[1]));
+        assert!(ys.iter().all(|&y| (0.0..=1.0).contains(&y)));
+        assert!((calibrate(CAL_MIDPOINT) - 0.5).abs() < 1e-9);
+    }
+}

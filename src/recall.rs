@@ -1,0 +1,168 @@
+//! Recall and proactive context on top of [`crate::rank`]: filters, the branch-boosted dual query
+//! (reference 3.5) and the relevance gates of `proactive`. Every front end gets these through the
+//! CLI, so hooks and MCP see the same answers.
+
+use crate::rank::{self, Candidate};
+use crate::record::MemoryRecord;
+use crate::store::Store;
+use chrono::{DateTime, Utc};
+
+/// Proactive results below this calibrated relevance are dropped (same scale as the hooks' floor).
+pub const PROACTIVE_FLOOR: f64 = 0.3;
+/// ... and so are results below this fraction of the best one.
+pub const PROACTIVE_RELATIVE: f64 = 0.5;
+
+#[derive(Debug, Clone, Default)]
+pub struct RecallQuery {
+    pub text: String,
+    pub limit: usize,
+    /// Only memories carrying all of these tags; disables the branch boost.
+    pub tags: Vec<String>,
+    pub min_importance: Option<f32>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+    /// Current branch for the boost (None: no boost).
+    pub branch: Option<String>,
+    /// `semantic` mode ranks by meaning alone; every other mode is hybrid.
+    pub semantic_only: bool,
+}
+
+/// Branch-query size of the dual query: (limit + 1) / 2 + 1.
+pub fn branch_limit(limit: usize) -> usize {
+    (limit + 1) / 2 + 1
+}
+
+fn in_range(r: &MemoryRecord, q: &RecallQuery) -> bool {
+    let Ok(t) = DateTime::parse_from_rfc3339(&r.created_at) else { return q.since.is_none() && q.until.is_none() };
+    let t = t.with_timezone(&Utc);
+    q.since.is_none_or(|s| t >= s) && q.until.is_none_or(|u| t <= u)
+}
+
+fn passes_filters(r: &MemoryRecord, q: &RecallQuery) -> bool {
+    q.tags.iter().all(|t| r.has_tag(t))
+        && q.min_importance.is_none_or(|m| r.importance >= m)
+        && in_range(r, q)
+}
+
+/// All memories passing the filters, scored for the query, best first.
+pub fn ranked(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
+    if q.text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    store.ensure_embedder()?;
+    let memories = store.all()?;
+    let records: Vec<MemoryRecord> = memories.iter().map(|m| MemoryRecord::from_memory(m)).collect();
+    let keep: Vec<usize> = (0..records.len()).filter(|&i| passes_filters(&records[i], q)).collect();
+    let empty: Vec<f32> = Vec::new();
+    let candidates: Vec<Candidate> = keep
+        .iter()
+        .map(|&i| Candidate {
+            record: &records[i],
+            embedding: memories[i].experience.embeddings.as_deref().unwrap_or(&empty),
+        })
+        .collect();
+    let query_embedding = store.embed(&q.text)?;
+    let scored = if q.semantic_only {
+        rank::rank_semantic(&query_embedding, &candidates)
+    } else {
+        rank::rank(&q.text, &query_embedding, &candidates)
+    };
+    Ok(scored
+        .into_iter()
+        .map(|s| {
+            let mut r = candidates[s.index].record.clone();
+            r.relevance_score = Some(round3(s.relevance));
+            r.relevance_reason = Some(s.reason());
+            r
+        })
+        .collect())
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Reference 3.5: current-branch hits first (at most `branch_limit`), then the rest.
+fn branch_merge(ranked: Vec<MemoryRecord>, branch: Option<&str>, limit: usize) -> Vec<MemoryRecord> {
+    let Some(branch) = branch else {
+        return ranked.into_iter().take(limit).collect();
+    };
+    let tag = format!("branch:{branch}");
+    let mut out: Vec<MemoryRecord> = ranked.iter().filter(|r| r.has_tag(&tag)).take(branch_limit(limit)).cloned().collect();
+    for r in ranked {
+        if out.len() >= limit {
+            break;
+        }
+        if !out.iter().any(|o| o.id == r.id) {
+            out.push(r);
+        }
+    }
+    out.truncate(limit);
+    out
+}
+
+/// `wt-memory recall`: the best `limit` memories with their relevance, branch hits first.
+pub fn recall(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
+    let branch = if q.tags.is_empty() { q.branch.as_deref() } else { None };
+    Ok(branch_merge(ranked(store, q)?, branch, q.limit))
+}
+
+/// `wt-memory proactive`: like recall, but only what clears the absolute floor and a fraction of
+/// the best score, so a hook can inject it without adding noise. Never stores the context.
+pub fn proactive(store: &Store, context: &str, limit: usize, branch: Option<&str>) -> anyhow::Result<Vec<MemoryRecord>> {
+    let q = RecallQuery { text: context.to_string(), limit, branch: branch.map(str::to_string), ..Default::default() };
+    let all = ranked(store, &q)?;
+    let top = all.first().and_then(|r| r.relevance_score).unwrap_or(0.0);
+    let gate = PROACTIVE_FLOOR.max(top * PROACTIVE_RELATIVE);
+    let passing: Vec<MemoryRecord> = all.into_iter().filter(|r| r.relevance_score.unwrap_or(0.0) >= gate).collect();
+    Ok(branch_merge(passing, branch, limit))
+}
+
+/// `recall --tags-only` and date-only recall: filtered memories, newest first (no query needed).
+pub fn filtered_newest(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
+    let mut records: Vec<MemoryRecord> = store.records()?.into_iter().filter(|r| passes_filters(r, q)).collect();
+    records.truncate(q.limit);
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branch_limit_matches_reference() {
+        assert_eq!(branch_limit(5), 4);
+        assert_eq!(branch_limit(3), 3);
+        assert_eq!(branch_limit(2), 2);
+        assert_eq!(branch_limit(1), 2);
+    }
+
+    fn rec(id: &str, tags: &[&str]) -> MemoryRecord {
+        MemoryRecord {
+            id: id.into(),
+            content: id.into(),
+            experience_type: "Learning".into(),
+            tags: tags.iter().map(|s| s.to_string()).collect(),
+            importance: 0.5,
+            access_count: 0,
+            created_at: String::new(),
+            last_accessed: String::new(),
+            compressed: false,
+            metadata: Default::default(),
+            entities: vec![],
+            is_failure: false,
+            is_anomaly: false,
+            relevance_score: None,
+            relevance_reason: None,
+        }
+    }
+
+    #[test]
+    fn branch_hits_come_first_then_the_rest_without_repeats() {
+        let ranked = vec![rec("a", &[]), rec("b", &["branch:x"]), rec("c", &[]), rec("d", &["branch:x"])];
+        let ids: Vec<String> = branch_merge(ranked.clone(), Some("x"), 3).into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["b", "d", "a"]);
+        let ids: Vec<String> = branch_merge(ranked, None, 3).into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+    }
+}
