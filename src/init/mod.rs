@@ -1,0 +1,468 @@
+//! `wt-project init` / `uninstall`: wire a project into Claude Code (hooks in
+//! `.claude/settings.json`, MCP registration, the managed CLAUDE.md block, legacy cleanup) and take
+//! it out again.
+//!
+//! Every file change is planned first in a [`Workspace`]; only when all of them could be planned
+//! (no invalid JSON, no broken markers) is anything written, so an error leaves every file untouched.
+
+pub mod claude_md;
+pub mod diff;
+pub mod legacy;
+pub mod mcp_registration;
+pub mod settings;
+
+use anyhow::{anyhow, bail, Context, Result};
+use mcp_registration::{Launch, Scope};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A planned file: what was on disk and what should be there (None: absent).
+struct FileState {
+    original: Option<String>,
+    current: Option<String>,
+}
+
+/// Planned file contents, read from disk once and changed in memory.
+#[derive(Default)]
+pub struct Workspace {
+    files: BTreeMap<PathBuf, FileState>,
+}
+
+/// One file that differs from disk.
+pub struct Change<'a> {
+    pub path: &'a Path,
+    pub before: Option<&'a str>,
+    pub after: Option<&'a str>,
+}
+
+impl Workspace {
+    /// The planned content of `path` (its disk content until something is planned for it).
+    pub fn read(&mut self, path: &Path) -> Result<Option<String>> {
+        if let Some(state) = self.files.get(path) {
+            return Ok(state.current.clone());
+        }
+        let original =
+            match std::fs::read(path) {
+                Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| {
+                    anyhow!("{} is not UTF-8 text; not touching it", path.display())
+                })?),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+            };
+        self.files.insert(
+            path.to_path_buf(),
+            FileState {
+                original: original.clone(),
+                current: original.clone(),
+            },
+        );
+        Ok(original)
+    }
+
+    fn set(&mut self, path: &Path, content: Option<String>) {
+        if !self.files.contains_key(path) {
+            // Plans always read first; a blind write shows the disk content (lossily) as "before".
+            let original = std::fs::read(path)
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned());
+            self.files.insert(
+                path.to_path_buf(),
+                FileState {
+                    original,
+                    current: None,
+                },
+            );
+        }
+        self.files.get_mut(path).expect("inserted above").current = content;
+    }
+
+    pub fn write(&mut self, path: &Path, text: String) {
+        self.set(path, Some(text));
+    }
+
+    pub fn delete(&mut self, path: &Path) {
+        self.set(path, None);
+    }
+
+    pub fn changes(&self) -> Vec<Change<'_>> {
+        self.files
+            .iter()
+            .filter(|(_, s)| s.original != s.current)
+            .map(|(p, s)| Change {
+                path: p,
+                before: s.original.as_deref(),
+                after: s.current.as_deref(),
+            })
+            .collect()
+    }
+
+    /// Write every change to disk; returns how many files changed.
+    pub fn apply(&self) -> Result<usize> {
+        let changes = self.changes();
+        for c in &changes {
+            match c.after {
+                Some(text) => write_keeping_mode(c.path, text.as_bytes())
+                    .with_context(|| format!("cannot write {}", c.path.display()))?,
+                None => match std::fs::remove_file(c.path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(e)
+                            .with_context(|| format!("cannot remove {}", c.path.display()))
+                    }
+                    _ => {}
+                },
+            }
+        }
+        Ok(changes.len())
+    }
+}
+
+/// Atomic write that keeps an existing file's permissions (new files get 0644).
+fn write_keeping_mode(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0o644);
+    crate::paths::write_atomic(path, bytes)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// Options of `wt-project init`.
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    pub path: PathBuf,
+    pub dry_run: bool,
+    pub mcp: bool,
+    pub pretool: bool,
+    pub scope: Scope,
+    /// Register `docker run <image>` instead of the local server.
+    pub docker_image: Option<String>,
+}
+
+/// What a run did (or, with `--dry-run`, would do).
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Human-readable report, one line each.
+    pub lines: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Anything changed (or would change).
+    pub changed: bool,
+}
+
+/// The directories to set up: the main checkout, and the linked worktree `path` is in, if any.
+pub fn targets(path: &Path) -> Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        bail!("{} is not a directory", path.display());
+    }
+    let project = crate::project::resolve(path, None);
+    let toplevel = project.toplevel.ok_or_else(|| {
+        anyhow!(
+            "{} is not inside a git repository (run `git init` first)",
+            path.display()
+        )
+    })?;
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let toplevel = canon(&toplevel);
+    let mut dirs = Vec::new();
+    if let Some(main) = project.main_root.map(|m| canon(&m)) {
+        if main != toplevel && main.is_dir() {
+            dirs.push(main);
+        }
+    }
+    dirs.push(toplevel);
+    Ok(dirs)
+}
+
+/// `name` next to the running executable, else on PATH. When neither exists, the sibling path is
+/// returned with a warning, so the configuration points where the binary belongs.
+pub fn locate_binary(name: &str, warnings: &mut Vec<String>) -> PathBuf {
+    let sibling = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join(name)));
+    if let Some(s) = sibling.as_ref().filter(|s| s.is_file()) {
+        return s.clone();
+    }
+    if let Ok(found) = which::which(name) {
+        return found;
+    }
+    let fallback = sibling.unwrap_or_else(|| PathBuf::from(name));
+    warnings.push(format!(
+        "{name} was found neither next to wt-project nor on PATH; the configuration points to {} (install it there)",
+        fallback.display()
+    ));
+    fallback
+}
+
+fn rel(target: &Path, path: &Path) -> String {
+    path.strip_prefix(target)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+fn settings_path(target: &Path) -> PathBuf {
+    target.join(".claude").join("settings.json")
+}
+
+fn backup_path(target: &Path) -> PathBuf {
+    target.join(".claude").join("settings.json.bak")
+}
+
+fn plan_settings_install(
+    ws: &mut Workspace,
+    target: &Path,
+    hook_bin: &Path,
+    pretool: bool,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let path = settings_path(target);
+    let name = rel(target, &path);
+    let original = ws.read(&path)?;
+    let Some(new) = settings::install(original.as_deref(), hook_bin, pretool, &name)? else {
+        return Ok(());
+    };
+    let mut note = format!(
+        "{name}: memory hooks {}",
+        if original.is_some() {
+            "merged"
+        } else {
+            "written"
+        }
+    );
+    if let Some(original) = original {
+        let bak = backup_path(target);
+        if ws.read(&bak)?.is_none() {
+            ws.write(&bak, original);
+            note.push_str(&format!(" (previous file kept as {})", rel(target, &bak)));
+        }
+    }
+    ws.write(&path, new);
+    notes.push(note);
+    Ok(())
+}
+
+fn plan_settings_uninstall(
+    ws: &mut Workspace,
+    target: &Path,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let path = settings_path(target);
+    let name = rel(target, &path);
+    let Some(current) = ws.read(&path)? else {
+        return Ok(());
+    };
+    let bak = backup_path(target);
+    let backup = ws.read(&bak)?;
+    match settings::uninstall(&current, backup.as_deref(), &name)? {
+        settings::Removal::Unchanged => {}
+        settings::Removal::Write(text) => {
+            ws.write(&path, text);
+            notes.push(format!("{name}: memory hooks removed"));
+        }
+        settings::Removal::RestoreBackup => {
+            ws.write(&path, backup.expect("RestoreBackup implies a backup"));
+            ws.delete(&bak);
+            notes.push(format!(
+                "{name}: memory hooks removed (restored from {})",
+                rel(target, &bak)
+            ));
+        }
+        settings::Removal::Delete => {
+            ws.delete(&path);
+            notes.push(format!("{name}: removed (it held only the memory hooks)"));
+        }
+    }
+    Ok(())
+}
+
+/// Print the planned file changes as diffs.
+fn diff_lines(ws: &Workspace, targets: &[PathBuf]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for c in ws.changes() {
+        let label = targets
+            .iter()
+            .rev()
+            .find(|t| c.path.starts_with(t))
+            .map(|t| {
+                if targets.len() > 1 {
+                    c.path.display().to_string()
+                } else {
+                    rel(t, c.path)
+                }
+            })
+            .unwrap_or_else(|| c.path.display().to_string());
+        lines.extend(
+            diff::unified(&label, c.before, c.after)
+                .lines()
+                .map(str::to_string),
+        );
+    }
+    lines
+}
+
+fn quote_call(call: &[String]) -> String {
+    std::iter::once("claude".to_string())
+        .chain(call.iter().map(|a| settings::shell_quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `wt-project init`.
+pub fn init(opts: &InitOptions) -> Result<Outcome> {
+    let targets = targets(&opts.path)?;
+    let mut out = Outcome::default();
+    let hook_bin = locate_binary("wt-hook-memory", &mut out.warnings);
+    let launch = match &opts.docker_image {
+        Some(image) => Launch::Docker(image.clone()),
+        None if opts.mcp => Launch::Local(locate_binary("wt-mcp-server", &mut out.warnings)),
+        None => Launch::Local(PathBuf::from("wt-mcp-server")),
+    };
+    let claude = if opts.mcp {
+        which::which("claude").ok()
+    } else {
+        None
+    };
+
+    // Plan everything; any error here leaves every file as it was.
+    let mut ws = Workspace::default();
+    let mut notes: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    let mut cli_targets = Vec::new();
+    for target in &targets {
+        let mut n = Vec::new();
+        plan_settings_install(&mut ws, target, &hook_bin, opts.pretool, &mut n)?;
+        legacy::plan(&mut ws, target, &mut n, &mut out.warnings)?;
+        claude_md::plan_install(&mut ws, target, &mut n)?;
+        if opts.mcp {
+            let command = mcp_registration::server_command(target, &launch);
+            match &claude {
+                Some(_) if mcp_registration::already_registered(target, opts.scope, &command) => {}
+                Some(_) => cli_targets.push((target.clone(), command)),
+                None => {
+                    if opts.scope != Scope::Project {
+                        n.push(format!(
+                            "no `claude` CLI on PATH: registering in .mcp.json (project scope) instead of {} scope",
+                            opts.scope.as_str()
+                        ));
+                    }
+                    let before = n.len();
+                    mcp_registration::plan_mcp_json(&mut ws, target, &command, &mut n)?;
+                    if n.len() == before && opts.scope != Scope::Project {
+                        n.pop();
+                    }
+                }
+            }
+        }
+        notes.push((target.clone(), n));
+    }
+
+    out.changed = !ws.changes().is_empty() || !cli_targets.is_empty();
+    if opts.dry_run {
+        out.lines.extend(diff_lines(&ws, &targets));
+        for (target, command) in &cli_targets {
+            for call in mcp_registration::planned_register_calls(opts.scope, command) {
+                out.lines.push(format!(
+                    "would run in {}: {}",
+                    target.display(),
+                    quote_call(&call)
+                ));
+            }
+        }
+    } else {
+        ws.apply()?;
+        for (target, command) in &cli_targets {
+            let n = &mut notes
+                .iter_mut()
+                .find(|(t, _)| t == target)
+                .expect("every target has notes")
+                .1;
+            let claude = claude
+                .as_deref()
+                .expect("CLI targets only exist with a CLI");
+            mcp_registration::register_with_cli(
+                claude,
+                target,
+                opts.scope,
+                command,
+                n,
+                &mut out.warnings,
+            );
+        }
+    }
+    report(&mut out, notes, opts.dry_run, "init");
+    Ok(out)
+}
+
+/// `wt-project uninstall`: remove our hooks, MCP registration and managed CLAUDE.md block.
+pub fn uninstall(path: &Path, dry_run: bool) -> Result<Outcome> {
+    let targets = targets(path)?;
+    let mut out = Outcome::default();
+    let claude = which::which("claude").ok();
+    let mut ws = Workspace::default();
+    let mut notes: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    let mut cli_targets = Vec::new();
+    for target in &targets {
+        let mut n = Vec::new();
+        plan_settings_uninstall(&mut ws, target, &mut n)?;
+        claude_md::plan_uninstall(&mut ws, target, &mut n)?;
+        match &claude {
+            Some(_) => {
+                let registered = mcp_registration::find_registrations(target).is_none_or(|regs| {
+                    regs.iter()
+                        .any(|r| r.name == mcp_registration::SERVER_NAME && r.scope != Scope::User)
+                });
+                if registered {
+                    cli_targets.push(target.clone());
+                }
+            }
+            None => mcp_registration::plan_mcp_json_removal(&mut ws, target, &mut n)?,
+        }
+        notes.push((target.clone(), n));
+    }
+    out.changed = !ws.changes().is_empty() || !cli_targets.is_empty();
+    if dry_run {
+        out.lines.extend(diff_lines(&ws, &targets));
+        for target in &cli_targets {
+            out.lines.push(format!(
+                "would run in {}: claude mcp remove {}",
+                target.display(),
+                mcp_registration::SERVER_NAME
+            ));
+        }
+    } else {
+        ws.apply()?;
+        for target in &cli_targets {
+            let n = &mut notes
+                .iter_mut()
+                .find(|(t, _)| t == target)
+                .expect("every target has notes")
+                .1;
+            let claude = claude
+                .as_deref()
+                .expect("CLI targets only exist with a CLI");
+            mcp_registration::unregister_with_cli(claude, target, n, &mut out.warnings);
+        }
+        for target in &targets {
+            // `.claude/` is removed only if init's files were all it held.
+            let _ = std::fs::remove_dir(target.join(".claude"));
+        }
+    }
+    report(&mut out, notes, dry_run, "uninstall");
+    Ok(out)
+}
+
+fn report(out: &mut Outcome, notes: Vec<(PathBuf, Vec<String>)>, dry_run: bool, verb: &str) {
+    let mut lines = Vec::new();
+    for (target, n) in notes {
+        if n.is_empty() {
+            continue;
+        }
+        lines.push(format!("{}:", target.display()));
+        lines.extend(n.into_iter().map(|l| format!("  {l}")));
+    }
+    lines.extend(std::mem::take(&mut out.lines));
+    if !out.changed {
+        lines.push(format!("wt-project {verb}: no change"));
+    } else if dry_run {
+        lines.push(format!("wt-project {verb}: dry run, nothing was written"));
+    }
+    out.lines = lines;
+}

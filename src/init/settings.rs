@@ -1,0 +1,501 @@
+//! Hook entries in `.claude/settings.json`: merge ours in by command identity, take them out again.
+//!
+//! Everything that is not one of our handlers (other keys, other tools' hooks, even other handlers in
+//! a group that also holds ours) is kept exactly, in its original order. Our handlers of every
+//! earlier generation are recognised by the program they run and replaced by the canonical set.
+
+use anyhow::{bail, Result};
+use regex::Regex;
+use serde_json::{json, Map, Value};
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// One canonical matcher group of ours.
+#[derive(Debug, Clone, Copy)]
+pub struct HookSpec {
+    pub event: &'static str,
+    /// None: no `matcher` key (the event matches everything or ignores matchers).
+    pub matcher: Option<&'static str>,
+    pub timeout_secs: u32,
+    /// Run in the background (Stop: the extraction must not delay the next prompt).
+    pub run_async: bool,
+}
+
+/// The groups `init` writes, in the order they are added to a fresh file.
+pub fn canonical_specs(pretool: bool) -> Vec<HookSpec> {
+    let spec = |event, matcher, timeout_secs, run_async| HookSpec {
+        event,
+        matcher,
+        timeout_secs,
+        run_async,
+    };
+    let mut specs = vec![
+        spec("SessionStart", None, 10, false),
+        spec("UserPromptSubmit", None, 15, false),
+    ];
+    if pretool {
+        specs.push(spec("PreToolUse", Some("Bash|Edit|Write"), 5, false));
+    }
+    specs.extend([
+        spec("PostToolUse", Some("Read"), 5, false),
+        spec("PostToolUse", Some("Bash"), 5, false),
+        spec("PostToolUseFailure", Some("Bash"), 5, false),
+        spec("SubagentStart", None, 10, false),
+        spec("SubagentStop", None, 5, false),
+        spec("Stop", None, 30, true),
+    ]);
+    specs
+}
+
+/// Quote `s` for `sh -c` only when it needs it.
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./+-:@%,=".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The shell-form command of one handler (Claude Code runs it through `sh -c`).
+pub fn hook_command(hook_bin: &Path, event: &str) -> String {
+    format!("{} {}", shell_quote(&hook_bin.to_string_lossy()), event)
+}
+
+/// True when `command` runs our hook handler of any generation: `wt-hook-memory <Event>` under any
+/// path or quoting, or one of the five 5-layer-era `wt-hook-memory-*` scripts.
+pub fn is_our_command(command: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r#"(?:^|[\s/'"=;&|(])wt-hook-memory(?:-(?:warmstart|recall|pretool|posttool|save))?['"]?(?:[\s;&|)]|$)"#,
+        )
+        .expect("valid regex")
+    })
+    .is_match(command)
+}
+
+fn is_our_handler(handler: &Value) -> bool {
+    handler
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(is_our_command)
+}
+
+fn group_json(spec: &HookSpec, hook_bin: &Path) -> Value {
+    let mut handler = Map::new();
+    handler.insert("type".into(), json!("command"));
+    handler.insert("command".into(), json!(hook_command(hook_bin, spec.event)));
+    handler.insert("timeout".into(), json!(spec.timeout_secs));
+    if spec.run_async {
+        handler.insert("async".into(), json!(true));
+    }
+    let mut group = Map::new();
+    if let Some(m) = spec.matcher {
+        group.insert("matcher".into(), json!(m));
+    }
+    group.insert("hooks".into(), Value::Array(vec![Value::Object(handler)]));
+    Value::Object(group)
+}
+
+/// Result of taking our handlers out of one event's group list.
+struct Stripped {
+    groups: Vec<Value>,
+    /// Index in `groups` where our handlers were first found (where the new ones go).
+    first_ours_at: Option<usize>,
+    removed: usize,
+}
+
+fn strip_ours(groups: &[Value]) -> Stripped {
+    let mut kept = Vec::with_capacity(groups.len());
+    let mut first_ours_at = None;
+    let mut removed = 0;
+    for group in groups {
+        let Some(handlers) = group.get("hooks").and_then(Value::as_array) else {
+            kept.push(group.clone());
+            continue;
+        };
+        let others: Vec<Value> = handlers
+            .iter()
+            .filter(|h| !is_our_handler(h))
+            .cloned()
+            .collect();
+        let ours_here = handlers.len() - others.len();
+        if ours_here == 0 {
+            kept.push(group.clone());
+            continue;
+        }
+        removed += ours_here;
+        if others.is_empty() {
+            first_ours_at.get_or_insert(kept.len());
+        } else {
+            // Another tool shares the group: keep it (minus ours) and put ours right after it.
+            let mut group = group.clone();
+            group["hooks"] = Value::Array(others);
+            kept.push(group);
+            first_ours_at.get_or_insert(kept.len());
+        }
+    }
+    Stripped {
+        groups: kept,
+        first_ours_at,
+        removed,
+    }
+}
+
+fn parse(text: &str, name: &str) -> Result<Map<String, Value>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => bail!("{name} is not a JSON object; fix or remove it, nothing was changed"),
+        Err(e) => bail!("{name} is not valid JSON ({e}); fix it first, nothing was changed"),
+    }
+}
+
+fn hooks_object<'a>(
+    root: &'a Map<String, Value>,
+    name: &str,
+) -> Result<Option<&'a Map<String, Value>>> {
+    match root.get("hooks") {
+        None => Ok(None),
+        Some(Value::Object(h)) => {
+            for (event, groups) in h {
+                if !groups.is_array() {
+                    bail!("{name}: hooks.{event} is not a list; fix it first, nothing was changed");
+                }
+            }
+            Ok(Some(h))
+        }
+        Some(_) => bail!("{name}: \"hooks\" is not an object; fix it first, nothing was changed"),
+    }
+}
+
+/// Formatting of the user's file, so a rewrite changes only what we changed.
+struct Style {
+    indent: Vec<u8>,
+    trailing_newline: bool,
+}
+
+fn detect_style(text: Option<&str>) -> Style {
+    let Some(text) = text else {
+        return Style {
+            indent: b"  ".to_vec(),
+            trailing_newline: true,
+        };
+    };
+    let indent = text
+        .lines()
+        .skip(1)
+        .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
+        .find(|ws| !ws.is_empty())
+        .unwrap_or("  ");
+    Style {
+        indent: indent.as_bytes().to_vec(),
+        trailing_newline: text.is_empty() || text.ends_with('\n'),
+    }
+}
+
+/// Serialize `value` as pretty JSON in `style`.
+fn render(value: &Value, style: &Style) -> String {
+    use serde::Serialize;
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(&style.indent);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value
+        .serialize(&mut ser)
+        .expect("JSON values always serialize");
+    let mut text = String::from_utf8(out).expect("serde_json writes UTF-8");
+    if style.trailing_newline {
+        text.push('\n');
+    }
+    text
+}
+
+/// Pretty JSON with 2-space indent and a final newline (files we create).
+pub fn render_default(value: &Value) -> String {
+    render(value, &detect_style(None))
+}
+
+/// Pretty JSON in the formatting of `original` (files we edit).
+pub fn render_like(value: &Value, original: Option<&str>) -> String {
+    render(value, &detect_style(original))
+}
+
+/// The settings text after merging our hooks into `original` (None: no file yet).
+/// Returns None when nothing would change.
+pub fn install(
+    original: Option<&str>,
+    hook_bin: &Path,
+    pretool: bool,
+    name: &str,
+) -> Result<Option<String>> {
+    let root = match original {
+        Some(text) => parse(text, name)?,
+        None => Map::new(),
+    };
+    let existing_hooks = hooks_object(&root, name)?.cloned().unwrap_or_default();
+
+    let specs = canonical_specs(pretool);
+    let mut events: Vec<&str> = Vec::new();
+    for spec in &specs {
+        if !events.contains(&spec.event) {
+            events.push(spec.event);
+        }
+    }
+
+    let mut hooks = Map::new();
+    // Events already in the file keep their place; ours that are new go at the end, in canonical order.
+    let order: Vec<String> = existing_hooks
+        .keys()
+        .cloned()
+        .chain(
+            events
+                .iter()
+                .map(|e| e.to_string())
+                .filter(|e| !existing_hooks.contains_key(e)),
+        )
+        .collect();
+    for event in order {
+        let ours: Vec<Value> = specs
+            .iter()
+            .filter(|s| s.event == event)
+            .map(|s| group_json(s, hook_bin))
+            .collect();
+        let groups = existing_hooks
+            .get(&event)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let stripped = strip_ours(&groups);
+        let mut merged = stripped.groups;
+        let at = stripped.first_ours_at.unwrap_or(merged.len());
+        let had_key = existing_hooks.contains_key(&event);
+        merged.splice(at..at, ours);
+        // Drop an event key only when it held nothing but our (now unwanted) handlers.
+        if merged.is_empty() && (!had_key || stripped.removed > 0) {
+            continue;
+        }
+        hooks.insert(event, Value::Array(merged));
+    }
+
+    let mut new_root = root.clone();
+    // `insert` keeps an existing key at its position.
+    new_root.insert("hooks".into(), Value::Object(hooks));
+    let new_value = Value::Object(new_root);
+    if original.is_some() && new_value == Value::Object(root) {
+        return Ok(None);
+    }
+    Ok(Some(render_like(&new_value, original)))
+}
+
+/// `value` with every handler of ours removed (empty groups and event keys emptied by that go too).
+/// The second value is the number of handlers removed.
+pub fn without_ours(root: &Map<String, Value>, name: &str) -> Result<(Map<String, Value>, usize)> {
+    let Some(existing) = hooks_object(root, name)? else {
+        return Ok((root.clone(), 0));
+    };
+    let mut hooks = Map::new();
+    let mut removed = 0;
+    for (event, groups) in existing {
+        let stripped = strip_ours(groups.as_array().map(Vec::as_slice).unwrap_or_default());
+        removed += stripped.removed;
+        if stripped.groups.is_empty() && stripped.removed > 0 {
+            continue;
+        }
+        hooks.insert(event.clone(), Value::Array(stripped.groups));
+    }
+    let mut out = root.clone();
+    if hooks.is_empty() && removed > 0 {
+        out.shift_remove("hooks");
+    } else {
+        out.insert("hooks".into(), Value::Object(hooks));
+    }
+    Ok((out, removed))
+}
+
+/// What uninstall does to one settings file.
+#[derive(Debug, PartialEq)]
+pub enum Removal {
+    Unchanged,
+    /// Write this text.
+    Write(String),
+    /// Restore the backup's exact bytes (it equals the file without our entries), then drop the backup.
+    RestoreBackup,
+    /// The file held nothing but our entries.
+    Delete,
+}
+
+/// Plan the removal of our hooks from `current`; `backup` is `settings.json.bak` if present.
+pub fn uninstall(current: &str, backup: Option<&str>, name: &str) -> Result<Removal> {
+    let root = parse(current, name)?;
+    let (stripped, removed) = without_ours(&root, name)?;
+    if removed == 0 {
+        return Ok(Removal::Unchanged);
+    }
+    if let Some(bak) = backup.and_then(|b| serde_json::from_str::<Value>(b).ok()) {
+        if let Value::Object(bak_root) = &bak {
+            let bak_is_clean = without_ours(bak_root, name).is_ok_and(|(_, n)| n == 0);
+            if bak_is_clean && bak == Value::Object(stripped.clone()) {
+                return Ok(Removal::RestoreBackup);
+            }
+        }
+    }
+    if stripped.is_empty() {
+        return Ok(Removal::Delete);
+    }
+    Ok(Removal::Write(render_like(
+        &Value::Object(stripped),
+        Some(current),
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn bin() -> PathBuf {
+        PathBuf::from("/opt/wt/bin/wt-hook-memory")
+    }
+
+    #[test]
+    fn recognises_every_generation_of_our_commands() {
+        for ours in [
+            "wt-hook-memory SessionStart",
+            "/home/u/.local/bin/wt-hook-memory Stop",
+            "'/path with space/wt-hook-memory' Stop",
+            "\"$HOME/bin/wt-hook-memory\" PostToolUse",
+            "wt-hook-memory-warmstart",
+            "/x/bin/wt-hook-memory-save",
+            "env A=1 wt-hook-memory PreToolUse",
+        ] {
+            assert!(is_our_command(ours), "{ours}");
+        }
+        for theirs in [
+            "wt-hook-skill",
+            "wt-hook-stop",
+            "/x/wt-hook-memory-stuff/run",
+            "/x/wt-hook-memory/bin/other",
+            "my-wt-hook-memory Stop",
+            ".claude/hooks/activity-track.sh",
+        ] {
+            assert!(!is_our_command(theirs), "{theirs}");
+        }
+    }
+
+    #[test]
+    fn quoting_only_when_needed() {
+        assert_eq!(
+            shell_quote("/usr/bin/wt-hook-memory"),
+            "/usr/bin/wt-hook-memory"
+        );
+        assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
+    }
+
+    #[test]
+    fn fresh_file_gets_every_event_and_async_stop() {
+        let text = install(None, &bin(), false, "settings.json")
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let hooks = v["hooks"].as_object().unwrap();
+        let events: Vec<&str> = hooks.keys().map(String::as_str).collect();
+        assert_eq!(
+            events,
+            [
+                "SessionStart",
+                "UserPromptSubmit",
+                "PostToolUse",
+                "PostToolUseFailure",
+                "SubagentStart",
+                "SubagentStop",
+                "Stop"
+            ]
+        );
+        assert_eq!(hooks["Stop"][0]["hooks"][0]["async"], json!(true));
+        assert_eq!(
+            hooks["Stop"][0]["hooks"][0]["command"],
+            json!("/opt/wt/bin/wt-hook-memory Stop")
+        );
+        assert!(hooks["SessionStart"][0]["hooks"][0].get("async").is_none());
+        assert!(text.ends_with("}\n"));
+    }
+
+    #[test]
+    fn merge_keeps_others_in_place_and_second_merge_is_a_no_op() {
+        let original = r#"{
+    "zeta": 1,
+    "hooks": {
+        "Stop": [
+            {"hooks": [{"type": "command", "command": "notify-done"}, {"type": "command", "command": "wt-hook-memory Stop", "timeout": 30}]}
+        ],
+        "Notification": [{"hooks": [{"type": "command", "command": "beep"}]}]
+    },
+    "alpha": true
+}"#;
+        let first = install(Some(original), &bin(), false, "s")
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&first).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["zeta", "hooks", "alpha"]);
+        assert_eq!(
+            v["hooks"]["Stop"][0]["hooks"],
+            json!([{"type": "command", "command": "notify-done"}])
+        );
+        assert_eq!(
+            v["hooks"]["Stop"][1]["hooks"][0]["command"],
+            json!("/opt/wt/bin/wt-hook-memory Stop")
+        );
+        assert_eq!(
+            v["hooks"]["Notification"][0]["hooks"][0]["command"],
+            json!("beep")
+        );
+        assert!(
+            first.contains("\n    \"zeta\": 1"),
+            "keeps 4-space indent:\n{first}"
+        );
+        assert_eq!(install(Some(&first), &bin(), false, "s").unwrap(), None);
+    }
+
+    #[test]
+    fn pretool_is_added_on_request_and_removed_without_it() {
+        let with = install(None, &bin(), true, "s").unwrap().unwrap();
+        let v: Value = serde_json::from_str(&with).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["matcher"],
+            json!("Bash|Edit|Write")
+        );
+        let without = install(Some(&with), &bin(), false, "s").unwrap().unwrap();
+        let v: Value = serde_json::from_str(&without).unwrap();
+        assert!(v["hooks"].get("PreToolUse").is_none());
+    }
+
+    #[test]
+    fn invalid_json_and_wrong_shapes_are_errors() {
+        assert!(install(Some("{\"hooks\": "), &bin(), false, "s").is_err());
+        assert!(install(Some("[]"), &bin(), false, "s").is_err());
+        assert!(install(Some(r#"{"hooks": []}"#), &bin(), false, "s").is_err());
+        assert!(install(Some(r#"{"hooks": {"Stop": {}}}"#), &bin(), false, "s").is_err());
+    }
+
+    #[test]
+    fn uninstall_restores_backup_or_strips() {
+        let original = "{\n  \"model\": \"opus\"\n}\n";
+        let installed = install(Some(original), &bin(), false, "s")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            uninstall(&installed, Some(original), "s").unwrap(),
+            Removal::RestoreBackup
+        );
+        let Removal::Write(text) = uninstall(&installed, None, "s").unwrap() else {
+            panic!("expected a rewrite")
+        };
+        assert_eq!(text, original);
+        let fresh = install(None, &bin(), false, "s").unwrap().unwrap();
+        assert_eq!(uninstall(&fresh, None, "s").unwrap(), Removal::Delete);
+        assert_eq!(uninstall(original, None, "s").unwrap(), Removal::Unchanged);
+    }
+}

@@ -1,0 +1,890 @@
+//! `wt-project init` / `uninstall` on real temporary git repositories, with Claude Code's state
+//! (`CLAUDE_CONFIG_DIR`, `HOME`) in the temp dir and the contract-faithful fake `claude` from
+//! `tests/fake_claude/` first on PATH (or no `claude` at all).
+
+mod support;
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use support::{bin_path, fixtures_dir, git, run, TestEnv};
+
+const EVENTS: [&str; 7] = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+];
+
+struct Harness {
+    env: TestEnv,
+}
+
+fn fake_claude_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_claude")
+}
+
+/// The inherited PATH minus every directory that holds a `claude`.
+fn path_without_claude() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|d| !d.join("claude").exists())
+        .collect();
+    std::env::join_paths(dirs)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn hook_command(event: &str) -> String {
+    format!("{} {event}", bin_path("wt-hook-memory").display())
+}
+
+fn mcp_server() -> String {
+    bin_path("wt-mcp-server").display().to_string()
+}
+
+impl Harness {
+    fn new() -> Self {
+        let env = TestEnv::new();
+        std::fs::create_dir_all(env.path().join("home")).unwrap();
+        Harness { env }
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.env.path().join("claude-calls.jsonl")
+    }
+
+    /// Run `wt-project args…` in `cwd`; `with_claude` puts the fake `claude` first on PATH.
+    fn project(&self, cwd: &Path, args: &[&str], with_claude: bool) -> Output {
+        let clean = path_without_claude();
+        let path = if with_claude {
+            format!("{}:{clean}", fake_claude_dir().display())
+        } else {
+            clean
+        };
+        let mut cmd = self.env.cmd("wt-project", cwd);
+        cmd.args(args)
+            .env("HOME", self.env.path().join("home"))
+            .env("FAKE_CLAUDE_LOG", self.log_path())
+            .env("PATH", path)
+            .env_remove("CLAUDECODE");
+        run(&mut cmd, None)
+    }
+
+    fn project_ok(&self, cwd: &Path, args: &[&str], with_claude: bool) -> String {
+        let out = self.project(cwd, args, with_claude);
+        assert!(
+            out.status.success(),
+            "wt-project {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// argv of every `claude` call so far.
+    fn calls(&self) -> Vec<Vec<String>> {
+        std::fs::read_to_string(self.log_path())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                serde_json::from_value(v["argv"].clone()).unwrap()
+            })
+            .collect()
+    }
+
+    fn claude_json_path(&self) -> PathBuf {
+        self.env.path().join("config/.claude.json")
+    }
+
+    fn claude_json(&self) -> Value {
+        std::fs::read_to_string(self.claude_json_path())
+            .map(|t| serde_json::from_str(&t).unwrap())
+            .unwrap_or(json!({}))
+    }
+
+    fn local_servers(&self, project: &Path) -> Value {
+        let key = project.canonicalize().unwrap().display().to_string();
+        self.claude_json()["projects"][key]["mcpServers"].clone()
+    }
+}
+
+fn read(path: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(path.as_ref())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.as_ref().display()))
+}
+
+fn settings(repo: &Path) -> Value {
+    serde_json::from_str(&read(repo.join(".claude/settings.json"))).unwrap()
+}
+
+/// Every file under `dir` (except `.git`) with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.insert(
+                    path.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&path).unwrap(),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// (event, matcher, command, timeout, async) of every handler, in file order.
+type Handler = (String, String, String, Option<u64>, bool);
+
+fn handlers(settings: &Value) -> Vec<Handler> {
+    let mut out = Vec::new();
+    for (event, groups) in settings["hooks"].as_object().unwrap() {
+        for group in groups.as_array().unwrap() {
+            let matcher = group["matcher"].as_str().unwrap_or("").to_string();
+            for h in group["hooks"].as_array().unwrap() {
+                out.push((
+                    event.clone(),
+                    matcher.clone(),
+                    h["command"].as_str().unwrap().to_string(),
+                    h["timeout"].as_u64(),
+                    h["async"].as_bool().unwrap_or(false),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn memory_handlers(settings: &Value) -> Vec<Handler> {
+    handlers(settings)
+        .into_iter()
+        .filter(|h| h.2.contains("wt-hook-memory"))
+        .collect()
+}
+
+fn other_handlers(settings: &Value) -> Vec<Handler> {
+    handlers(settings)
+        .into_iter()
+        .filter(|h| !h.2.contains("wt-hook-memory"))
+        .collect()
+}
+
+fn expected_memory_handlers(pretool: bool) -> Vec<Handler> {
+    let h = |event: &str, matcher: &str, timeout: u64, is_async: bool| {
+        (
+            event.to_string(),
+            matcher.to_string(),
+            hook_command(event),
+            Some(timeout),
+            is_async,
+        )
+    };
+    let mut v = vec![
+        h("SessionStart", "", 10, false),
+        h("UserPromptSubmit", "", 15, false),
+    ];
+    if pretool {
+        v.push(h("PreToolUse", "Bash|Edit|Write", 5, false));
+    }
+    v.extend([
+        h("PostToolUse", "Read", 5, false),
+        h("PostToolUse", "Bash", 5, false),
+        h("PostToolUseFailure", "Bash", 5, false),
+        h("SubagentStart", "", 10, false),
+        h("SubagentStop", "", 5, false),
+        h("Stop", "", 30, true),
+    ]);
+    v
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+#[test]
+fn fresh_repo_gets_hooks_mcp_registration_and_claude_md() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("fresh");
+    let stdout = h.project_ok(&repo, &["init"], true);
+
+    let s = settings(&repo);
+    assert_eq!(memory_handlers(&s), expected_memory_handlers(false));
+    assert_eq!(
+        s["hooks"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        EVENTS.to_vec()
+    );
+    assert!(
+        s["hooks"].get("PreToolUse").is_none(),
+        "PreToolUse only with --pretool"
+    );
+    assert!(
+        !repo.join(".claude/settings.json.bak").exists(),
+        "nothing to back up"
+    );
+
+    // MCP: legacy name and old registration removed, then one add with the exact command.
+    let calls = h.calls();
+    let expected_add: Vec<String> = ["mcp", "add", "wt-tools", "-s", "local", "--", "env"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            format!("CLAUDE_PROJECT_DIR={}", repo.display()),
+            mcp_server(),
+        ])
+        .collect();
+    assert_eq!(calls[0], ["mcp", "remove", "wt-memory"]);
+    assert_eq!(calls[1], ["mcp", "remove", "wt-tools"]);
+    assert_eq!(calls.last().unwrap(), &expected_add);
+    let entry = &h.local_servers(&repo)["wt-tools"];
+    assert_eq!(entry["command"], "env");
+    assert_eq!(
+        entry["args"],
+        json!([
+            format!("CLAUDE_PROJECT_DIR={}", repo.display()),
+            mcp_server()
+        ])
+    );
+    assert!(!repo.join(".mcp.json").exists());
+
+    let md = read(repo.join("CLAUDE.md"));
+    assert!(
+        md.starts_with("<!-- wt-memory:managed start")
+            && md.trim_end().ends_with("<!-- wt-memory:managed end -->")
+    );
+    for needle in [
+        "PROJECT MEMORY",
+        "PROJECT CONTEXT",
+        "MEMORY: Context for this file/command",
+        "From memory:",
+        "`remember`",
+        "`recall`",
+        "`proactive_context`",
+        "wt-memory remember --type",
+    ] {
+        assert!(md.contains(needle), "CLAUDE.md lacks {needle:?}:\n{md}");
+    }
+    assert!(
+        stdout.contains(".claude/settings.json") && stdout.contains("CLAUDE.md"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("registered"), "{stdout}");
+}
+
+#[test]
+fn second_run_is_byte_identical_and_says_no_change() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("again");
+    std::fs::create_dir_all(repo.join(".claude")).unwrap();
+    std::fs::write(
+        repo.join(".claude/settings.json"),
+        "{\n\t\"permissions\": {\"allow\": [\"Bash(ls)\"]},\n\t\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]}\n}",
+    )
+    .unwrap();
+    std::fs::write(repo.join("CLAUDE.md"), "# Rules\n\nUse tabs.\n").unwrap();
+    h.project_ok(&repo, &["init"], true);
+    let files = snapshot(&repo);
+    let config = read(h.claude_json_path());
+    let calls = h.calls().len();
+
+    let stdout = h.project_ok(&repo, &["init"], true);
+    assert!(stdout.contains("no change"), "{stdout}");
+    assert_eq!(snapshot(&repo), files, "second run changed a file");
+    assert_eq!(read(h.claude_json_path()), config);
+    assert_eq!(
+        h.calls().len(),
+        calls,
+        "second run called the claude CLI: {:?}",
+        &h.calls()[calls..]
+    );
+    // The user's tab indentation and missing final newline survived the first run.
+    let text = read(repo.join(".claude/settings.json"));
+    assert!(
+        text.starts_with("{\n\t\"permissions\"") && !text.ends_with('\n'),
+        "{text}"
+    );
+}
+
+#[test]
+fn user_hooks_and_keys_under_the_same_events_are_kept_and_uninstall_restores_them() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("mine");
+    let original = r#"{
+    "model": "opus",
+    "hooks": {
+        "Stop": [
+            {"hooks": [{"type": "command", "command": "notify-send done", "timeout": 3}]}
+        ],
+        "PostToolUse": [
+            {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "cargo fmt"}]},
+            {"matcher": "Read", "hooks": [{"type": "command", "command": "audit-read", "statusMessage": "auditing"}]}
+        ],
+        "UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": "log-prompt"}]}
+        ],
+        "Notification": [{"hooks": [{"type": "command", "command": "beep"}]}]
+    },
+    "env": {"FOO": "1"}
+}
+"#;
+    std::fs::create_dir_all(repo.join(".claude")).unwrap();
+    std::fs::write(repo.join(".claude/settings.json"), original).unwrap();
+    std::fs::write(repo.join("CLAUDE.md"), "# Mine\n\nKeep this.\n").unwrap();
+    let before = snapshot(&repo);
+
+    h.project_ok(&repo, &["init"], true);
+    let s = settings(&repo);
+    let orig: Value = serde_json::from_str(original).unwrap();
+    assert_eq!(
+        other_handlers(&s),
+        other_handlers(&orig),
+        "user hooks changed"
+    );
+    assert_eq!(
+        sorted(memory_handlers(&s)),
+        sorted(expected_memory_handlers(false))
+    );
+    let keys: Vec<&String> = s.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "hooks", "env"], "top-level key order");
+    let events: Vec<&String> = s["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        events[..4],
+        ["Stop", "PostToolUse", "UserPromptSubmit", "Notification"],
+        "existing events keep their order"
+    );
+    assert_eq!(
+        s["hooks"]["PostToolUse"][1]["hooks"][0]["statusMessage"],
+        "auditing"
+    );
+    let text = read(repo.join(".claude/settings.json"));
+    assert!(
+        text.contains("\n    \"model\": \"opus\""),
+        "indentation kept:\n{text}"
+    );
+    assert_eq!(read(repo.join(".claude/settings.json.bak")), original);
+    assert!(read(repo.join("CLAUDE.md"))
+        .starts_with("# Mine\n\nKeep this.\n\n<!-- wt-memory:managed start"));
+
+    let stdout = h.project_ok(&repo, &["uninstall"], true);
+    assert_eq!(
+        snapshot(&repo),
+        before,
+        "uninstall did not restore the files:\n{stdout}"
+    );
+    assert!(h.local_servers(&repo).get("wt-tools").is_none());
+    assert!(h.calls().last().unwrap().starts_with(&[
+        "mcp".into(),
+        "remove".into(),
+        "wt-tools".into()
+    ]));
+}
+
+/// Settings written by the earlier generations (reference section 5.1 and 5.2).
+fn generations() -> Vec<(&'static str, Value)> {
+    let c = |cmd: &str, t: u64| json!({"type": "command", "command": cmd, "timeout": t});
+    let six = |event: &str| {
+        Value::Array(
+            ["Read", "Edit", "Write", "Bash", "Task", "Grep"]
+                .iter()
+                .map(|m| json!({"matcher": m, "hooks": [c(&format!("wt-hook-memory {event}"), 5)]}))
+                .collect(),
+        )
+    };
+    vec![
+        (
+            "five-layer",
+            json!({"hooks": {
+                "SessionStart": [{"matcher": "", "hooks": [c("wt-hook-memory-warmstart", 10)]}],
+                "UserPromptSubmit": [{"matcher": "", "hooks": [c("wt-hook-skill", 5), c("wt-hook-memory-recall", 15)]}],
+                "PreToolUse": [{"matcher": "Bash", "hooks": [c("wt-hook-memory-pretool", 5)]},
+                               {"matcher": "", "hooks": [c(".claude/hooks/activity-track.sh", 5)]}],
+                "PostToolUseFailure": [{"matcher": "Bash", "hooks": [c("wt-hook-memory-posttool", 5)]}],
+                "Stop": [{"matcher": "", "hooks": [c("wt-hook-stop", 5), c("wt-hook-memory-save", 30)]}]
+            }}),
+        ),
+        (
+            "proxy",
+            json!({"hooks": {
+                "SessionStart": [{"matcher": "", "hooks": [c("wt-hook-memory SessionStart", 10)]}],
+                "UserPromptSubmit": [{"matcher": "", "hooks": [c("wt-hook-skill", 5), c("wt-hook-memory UserPromptSubmit", 15)]}],
+                "PreToolUse": six("PreToolUse"),
+                "PostToolUse": six("PostToolUse"),
+                "PostToolUseFailure": [{"matcher": "Bash", "hooks": [c("wt-hook-memory PostToolUseFailure", 5)]}],
+                "SubagentStop": [{"matcher": "", "hooks": [c("wt-hook-memory SubagentStop", 5)]}],
+                "Stop": [{"matcher": "", "hooks": [c("wt-hook-stop", 5), c("wt-hook-memory Stop", 30)]}]
+            }}),
+        ),
+        (
+            "previous-current",
+            json!({"hooks": {
+                "SessionStart": [{"matcher": "", "hooks": [c("/home/u/.local/bin/wt-hook-memory SessionStart", 10)]},
+                                 {"matcher": "compact", "hooks": [c("/home/u/.local/bin/wt-hook-memory SessionStart", 10)]}],
+                "UserPromptSubmit": [{"matcher": "", "hooks": [c("wt-hook-skill", 5), c("wt-hook-memory UserPromptSubmit", 15)]}],
+                "PreToolUse": [{"matcher": "Skill", "hooks": [c("wt-hook-activity", 5)]}],
+                "PostToolUse": [{"matcher": "Read", "hooks": [c("wt-hook-memory PostToolUse", 5)]},
+                                {"matcher": "Bash", "hooks": [c("wt-hook-memory PostToolUse", 5)]}],
+                "PostToolUseFailure": [{"matcher": "Bash", "hooks": [c("wt-hook-memory PostToolUseFailure", 5)]}],
+                "SubagentStart": [{"matcher": "", "hooks": [c("wt-hook-memory SubagentStart", 10)]}],
+                "SubagentStop": [{"matcher": "", "hooks": [c("wt-hook-memory SubagentStop", 5)]}],
+                "Stop": [{"matcher": "", "hooks": [c("wt-hook-stop", 5), c("wt-hook-memory Stop", 30)]}]
+            }}),
+        ),
+    ]
+}
+
+#[test]
+fn every_earlier_generation_is_upgraded() {
+    let h = Harness::new();
+    for (name, old) in generations() {
+        let repo = h.env.git_repo(name);
+        std::fs::create_dir_all(repo.join(".claude")).unwrap();
+        let original = serde_json::to_string_pretty(&old).unwrap();
+        std::fs::write(repo.join(".claude/settings.json"), &original).unwrap();
+
+        h.project_ok(&repo, &["init"], true);
+        let s = settings(&repo);
+        assert_eq!(
+            sorted(memory_handlers(&s)),
+            sorted(expected_memory_handlers(false)),
+            "{name}: memory hooks not canonical"
+        );
+        let ours_in_session_start = memory_handlers(&s)
+            .iter()
+            .filter(|h| h.0 == "SessionStart")
+            .count();
+        assert_eq!(
+            ours_in_session_start, 1,
+            "{name}: SessionStart must inject once"
+        );
+        assert_eq!(
+            other_handlers(&s),
+            other_handlers(&old),
+            "{name}: companion hooks changed"
+        );
+        assert_eq!(
+            read(repo.join(".claude/settings.json.bak")),
+            original,
+            "{name}: backup"
+        );
+        // Idempotent after the upgrade too.
+        let after = snapshot(&repo);
+        h.project_ok(&repo, &["init"], true);
+        assert_eq!(snapshot(&repo), after, "{name}: second run changed files");
+    }
+}
+
+#[test]
+fn legacy_memory_instructions_and_registrations_are_cleaned_up() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("legacy");
+    let write = |rel: &str, text: &str| {
+        let p = repo.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        ".claude/skills/openspec-apply/SKILL.md",
+        "# Apply\n\n1. Read tasks.\n\n<!-- wt-memory hooks: recall start -->\nRun `wt-memory recall \"<change>\"` first.\n<!-- wt-memory hooks: recall end -->\n\n2. Implement.\n",
+    );
+    write(
+        ".claude/commands/opsx/apply.md",
+        "Apply the change.\nBefore starting: wt-memory recall \"$ARGUMENTS\" --limit 5\nThen work.\necho \"x\" | wt-memory remember --type Learning\n",
+    );
+    let own_command = "Use `wt-memory recall` to search.\n";
+    write(".claude/commands/wt/memory.md", own_command);
+    write(".claude/hot-topics.json", "[\"docker\"]\n");
+    write(
+        "CLAUDE.md",
+        "# Project\n\nIntro.\n\n## Persistent Memory\n\n<!-- wt-tools:managed — DO NOT edit or remove this section. It is auto-generated by `wt-project init`. -->\n**IMPORTANT: read memory.**\n\n### How it works\nHooks.\n\n## Build\n\nmake\n",
+    );
+    // The previous implementation's registrations: legacy name and the uv-based server.
+    std::fs::create_dir_all(h.env.path().join("config")).unwrap();
+    let key = repo.canonicalize().unwrap().display().to_string();
+    let old = json!({"projects": {key: {"mcpServers": {
+        "wt-memory": {"type": "stdio", "command": "python", "args": ["/opt/wt/bin/wt-memory-mcp-server.py"], "env": {}},
+        "wt-tools": {"type": "stdio", "command": "env", "args": [format!("CLAUDE_PROJECT_DIR={}", repo.display()), "uv", "--directory", "/opt/wt/mcp-server", "run", "python", "wt_mcp_server.py"], "env": {}},
+        "github": {"type": "stdio", "command": "gh-mcp", "args": [], "env": {}}
+    }}}});
+    std::fs::write(
+        h.claude_json_path(),
+        serde_json::to_string_pretty(&old).unwrap(),
+    )
+    .unwrap();
+
+    let stdout = h.project_ok(&repo, &["init"], true);
+    assert_eq!(
+        read(repo.join(".claude/skills/openspec-apply/SKILL.md")),
+        "# Apply\n\n1. Read tasks.\n\n2. Implement.\n"
+    );
+    assert_eq!(
+        read(repo.join(".claude/commands/opsx/apply.md")),
+        "Apply the change.\nThen work.\n"
+    );
+    assert_eq!(
+        read(repo.join(".claude/commands/wt/memory.md")),
+        own_command,
+        "commands/wt/ is exempt"
+    );
+    assert!(!repo.join(".claude/hot-topics.json").exists());
+    let md = read(repo.join("CLAUDE.md"));
+    assert!(
+        !md.contains("Persistent Memory") && !md.contains("wt-tools:managed"),
+        "{md}"
+    );
+    assert!(
+        md.starts_with("# Project\n\nIntro.\n\n<!-- wt-memory:managed start"),
+        "{md}"
+    );
+    assert!(
+        md.ends_with("<!-- wt-memory:managed end -->\n\n## Build\n\nmake\n"),
+        "{md}"
+    );
+    for reported in [
+        "SKILL.md",
+        "commands/opsx/apply.md",
+        "hot-topics.json",
+        "Persistent Memory",
+    ] {
+        assert!(
+            stdout.contains(reported),
+            "removal of {reported} not reported:\n{stdout}"
+        );
+    }
+    let servers = h.local_servers(&repo);
+    assert!(servers.get("wt-memory").is_none(), "{servers}");
+    assert_eq!(servers["wt-tools"]["args"][1], mcp_server());
+    assert_eq!(servers["github"]["command"], "gh-mcp", "other servers stay");
+}
+
+#[test]
+fn registration_in_several_scopes_is_replaced_by_one() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("scopes");
+    let key = repo.canonicalize().unwrap().display().to_string();
+    let stale = json!({"type": "stdio", "command": "old-server", "args": [], "env": {}});
+    std::fs::create_dir_all(h.env.path().join("config")).unwrap();
+    std::fs::write(
+        h.claude_json_path(),
+        json!({"projects": {key: {"mcpServers": {"wt-tools": stale}}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join(".mcp.json"),
+        json!({"mcpServers": {"wt-tools": stale}}).to_string(),
+    )
+    .unwrap();
+
+    h.project_ok(&repo, &["init"], true);
+    let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
+    assert!(mcp["mcpServers"].get("wt-tools").is_none(), "{mcp}");
+    assert_eq!(h.local_servers(&repo)["wt-tools"]["args"][1], mcp_server());
+}
+
+#[test]
+fn invalid_settings_json_is_an_error_and_nothing_is_touched() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("broken");
+    std::fs::create_dir_all(repo.join(".claude/commands")).unwrap();
+    std::fs::write(
+        repo.join(".claude/settings.json"),
+        "{\"hooks\": {\"Stop\": [}\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join(".claude/hot-topics.json"), "[]").unwrap();
+    let before = snapshot(&repo);
+
+    let out = h.project(&repo, &["init"], true);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("settings.json") && stderr.contains("not valid JSON"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "one-line error: {stderr}");
+    assert_eq!(snapshot(&repo), before);
+    assert!(h.calls().is_empty(), "no MCP registration after an error");
+}
+
+#[test]
+fn outside_a_git_repository_is_a_clear_error() {
+    let h = Harness::new();
+    let dir = h.env.path().join("plain");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = h.project(&dir, &["init"], true);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not inside a git repository"));
+    assert!(snapshot(&dir).is_empty());
+}
+
+#[test]
+fn worktree_sets_up_main_checkout_and_worktree() {
+    let h = Harness::new();
+    let main = h.env.git_repo("main-checkout");
+    let wt = h.env.path().join("linked");
+    git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            wt.to_str().unwrap(),
+        ],
+    );
+
+    h.project_ok(&wt, &["init"], true);
+    for dir in [&main, &wt] {
+        assert_eq!(
+            memory_handlers(&settings(dir)),
+            expected_memory_handlers(false),
+            "{}",
+            dir.display()
+        );
+        let entry = &h.local_servers(dir)["wt-tools"];
+        assert_eq!(
+            entry["args"][0],
+            format!(
+                "CLAUDE_PROJECT_DIR={}",
+                dir.canonicalize().unwrap().display()
+            ),
+            "{}",
+            dir.display()
+        );
+        assert!(read(dir.join("CLAUDE.md")).contains("wt-memory:managed start"));
+    }
+    let adds: Vec<_> = h.calls().into_iter().filter(|c| c[1] == "add").collect();
+    assert_eq!(adds.len(), 2);
+}
+
+#[test]
+fn without_the_claude_cli_mcp_json_is_written() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("nocli");
+    std::fs::write(
+        repo.join(".mcp.json"),
+        "{\n  \"mcpServers\": {\n    \"github\": {\"command\": \"gh-mcp\"}\n  }\n}\n",
+    )
+    .unwrap();
+    let stdout = h.project_ok(&repo, &["init"], false);
+    let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
+    assert_eq!(
+        mcp["mcpServers"]["wt-tools"],
+        json!({"type": "stdio", "command": "env", "args": [format!("CLAUDE_PROJECT_DIR={}", repo.display()), mcp_server()], "env": {}})
+    );
+    assert_eq!(mcp["mcpServers"]["github"]["command"], "gh-mcp");
+    assert!(stdout.contains("approve"), "{stdout}");
+    assert!(h.calls().is_empty());
+
+    let before = snapshot(&repo);
+    assert!(h.project_ok(&repo, &["init"], false).contains("no change"));
+    assert_eq!(snapshot(&repo), before);
+
+    h.project_ok(&repo, &["uninstall"], false);
+    let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
+    assert!(mcp["mcpServers"].get("wt-tools").is_none());
+    assert_eq!(mcp["mcpServers"]["github"]["command"], "gh-mcp");
+}
+
+#[test]
+fn dry_run_shows_diffs_and_writes_nothing() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("dry");
+    std::fs::create_dir_all(repo.join(".claude/skills/x")).unwrap();
+    std::fs::write(
+        repo.join(".claude/settings.json"),
+        "{\"model\": \"opus\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join(".claude/skills/x/SKILL.md"),
+        "a\n<!-- wt-memory hooks start -->\nold\n<!-- wt-memory hooks end -->\nb\n",
+    )
+    .unwrap();
+    let before = snapshot(&repo);
+
+    let stdout = h.project_ok(&repo, &["init", "--dry-run"], true);
+    assert_eq!(snapshot(&repo), before, "dry run wrote files");
+    assert!(!h.claude_json_path().exists());
+    assert!(
+        h.calls().is_empty(),
+        "dry run called claude: {:?}",
+        h.calls()
+    );
+    for needle in [
+        "--- a/.claude/settings.json",
+        "+++ b/.claude/settings.json",
+        "+  \"hooks\": {",
+        "--- /dev/null",
+        "+++ b/CLAUDE.md",
+        "-<!-- wt-memory hooks start -->",
+        "would run in",
+        "mcp add wt-tools -s local --",
+        "nothing was written",
+    ] {
+        assert!(
+            stdout.contains(needle),
+            "dry run output lacks {needle:?}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains(&hook_command("Stop")), "{stdout}");
+}
+
+#[test]
+fn uninstall_of_a_fresh_setup_leaves_the_repo_as_it_was() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("clean");
+    let before = snapshot(&repo);
+    h.project_ok(&repo, &["init", "--pretool"], true);
+    assert_ne!(snapshot(&repo), before);
+    let stdout = h.project_ok(&repo, &["uninstall"], true);
+    assert_eq!(snapshot(&repo), before, "{stdout}");
+    assert!(!repo.join(".claude").exists());
+    assert!(h
+        .local_servers(&repo)
+        .as_object()
+        .is_none_or(|s| s.is_empty()));
+    assert!(h
+        .project_ok(&repo, &["uninstall"], true)
+        .contains("no change"));
+}
+
+#[test]
+fn pretool_is_opt_in_and_removed_again_without_the_flag() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("pretool");
+    h.project_ok(&repo, &["init", "--pretool", "--no-mcp"], true);
+    assert_eq!(
+        memory_handlers(&settings(&repo)),
+        expected_memory_handlers(true)
+    );
+    h.project_ok(&repo, &["init", "--no-mcp"], true);
+    assert_eq!(
+        memory_handlers(&settings(&repo)),
+        expected_memory_handlers(false)
+    );
+    assert!(settings(&repo)["hooks"].get("PreToolUse").is_none());
+    assert!(h.calls().is_empty(), "--no-mcp must not call claude");
+}
+
+#[test]
+fn docker_and_project_scope_registration() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("docker");
+    h.project_ok(&repo, &["init", "--scope", "project", "--docker"], true);
+    let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
+    let entry = &mcp["mcpServers"]["wt-tools"];
+    assert_eq!(entry["command"], "docker");
+    assert_eq!(
+        entry["args"],
+        json!([
+            "run",
+            "-i",
+            "--rm",
+            "-v",
+            format!("{}:/workspace", repo.display()),
+            "-v",
+            "wt-memory:/data",
+            "wt-memory:latest"
+        ])
+    );
+    // Same target, another image: replaced, not duplicated.
+    h.project_ok(
+        &repo,
+        &["init", "--scope", "project", "--docker=registry.local/wt:2"],
+        true,
+    );
+    let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
+    assert_eq!(
+        mcp["mcpServers"]["wt-tools"]["args"][7],
+        "registry.local/wt:2"
+    );
+    assert_eq!(mcp["mcpServers"].as_object().unwrap().len(), 1);
+}
+
+/// Fixture for each event, with the placeholders rewritten to the test repository.
+fn fixture_for(event: &str, matcher: &str, repo: &Path) -> String {
+    let file = match (event, matcher) {
+        ("SessionStart", _) => "session_start.startup.json",
+        ("UserPromptSubmit", _) => "user_prompt_submit.normal.json",
+        ("PreToolUse", _) => "pre_tool_use.bash.json",
+        ("PostToolUse", "Read") => "post_tool_use.read.json",
+        ("PostToolUse", _) => "post_tool_use.bash.json",
+        ("PostToolUseFailure", _) => "post_tool_use_failure.bash.json",
+        ("SubagentStart", _) => "subagent_start.explore.json",
+        ("SubagentStop", _) => "subagent_stop.explore.json",
+        ("Stop", _) => "stop.normal.json",
+        _ => panic!("no fixture for {event}"),
+    };
+    let fixtures = fixtures_dir();
+    read(fixtures.join("hooks").join(file))
+        .replace("/path/to/proj", &repo.display().to_string())
+        .replace(
+            "\"transcripts/",
+            &format!("\"{}/transcripts/", fixtures.display()),
+        )
+}
+
+#[test]
+fn written_hook_commands_run_with_each_event_fixture() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("wired");
+    h.project_ok(&repo, &["init", "--pretool", "--no-mcp"], true);
+    h.env.remember(
+        &repo,
+        "The login form validates e-mail addresses on the server side only.",
+        "Learning",
+        "auth",
+    );
+    let all = memory_handlers(&settings(&repo));
+    assert_eq!(all.len(), 9);
+    for (event, matcher, command, _, _) in all {
+        let input = fixture_for(&event, &matcher, &repo);
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg(&command).current_dir(&repo);
+        for (k, v) in h.env.envs() {
+            cmd.env(k, v);
+        }
+        cmd.env("CLAUDE_PROJECT_DIR", &repo)
+            .env("HOME", h.env.path().join("home"))
+            .env("PATH", path_without_claude());
+        let out = run(&mut cmd, Some(&input));
+        assert!(
+            out.status.success(),
+            "`{command}` with the {event} fixture exited {:?}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !stdout.trim().is_empty() {
+            let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+                panic!("{event}: stdout is not one JSON object ({e}): {stdout}")
+            });
+            assert_eq!(
+                v["hookSpecificOutput"]["hookEventName"],
+                event.as_str(),
+                "{stdout}"
+            );
+        }
+        if event == "Stop" || event == "SubagentStop" {
+            assert!(
+                stdout.trim().is_empty(),
+                "{event} must print nothing: {stdout}"
+            );
+        }
+    }
+}
