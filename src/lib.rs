@@ -6,6 +6,7 @@
 //! (both run `wt-memory` as a subprocess through [`runner`]) and `wt-project` (init/uninstall).
 
 pub mod hygiene;
+pub mod init;
 pub mod mcp;
 pub mod paths;
 pub mod project;
