@@ -45,12 +45,13 @@ fn edit_script<'a>(old: &[&'a str], new: &[&'a str]) -> Vec<Op<'a>> {
                 ops.push(Op::Same(a[i]));
                 i += 1;
                 j += 1;
-            } else if j < m && (i == n || lcs[idx(i, j + 1)] >= lcs[idx(i + 1, j)]) {
-                ops.push(Op::Add(b[j]));
-                j += 1;
-            } else {
+            } else if i < n && (j == m || lcs[idx(i + 1, j)] >= lcs[idx(i, j + 1)]) {
+                // Deletions before additions, as unified diffs usually show them.
                 ops.push(Op::Del(a[i]));
                 i += 1;
+            } else {
+                ops.push(Op::Add(b[j]));
+                j += 1;
             }
         }
     }
