@@ -61,6 +61,16 @@ impl Harness {
 
     /// Run `wt-project args…` in `cwd`; `with_claude` puts the fake `claude` first on PATH.
     fn project(&self, cwd: &Path, args: &[&str], with_claude: bool) -> Output {
+        self.project_env(cwd, args, with_claude, &[])
+    }
+
+    fn project_env(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        with_claude: bool,
+        extra: &[(&str, &Path)],
+    ) -> Output {
         let clean = path_without_claude();
         let path = if with_claude {
             format!("{}:{clean}", fake_claude_dir().display())
@@ -73,6 +83,9 @@ impl Harness {
             .env("FAKE_CLAUDE_LOG", self.log_path())
             .env("PATH", path)
             .env_remove("CLAUDECODE");
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
         run(&mut cmd, None)
     }
 
@@ -887,4 +900,40 @@ fn written_hook_commands_run_with_each_event_fixture() {
             );
         }
     }
+}
+
+#[test]
+fn user_scope_goes_to_the_global_config() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("user-scope");
+    h.project_ok(&repo, &["init", "--scope", "user"], true);
+    let entry = &h.claude_json()["mcpServers"]["wt-tools"];
+    assert_eq!(
+        entry["args"][0],
+        format!("CLAUDE_PROJECT_DIR={}", repo.display())
+    );
+    assert!(h.local_servers(&repo).get("wt-tools").is_none());
+    assert!(h
+        .project_ok(&repo, &["init", "--scope", "user"], true)
+        .contains("no change"));
+}
+
+#[test]
+fn a_failing_claude_mcp_add_falls_back_to_mcp_json_with_a_warning() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("cli-fails");
+    // A regular file where the CLI keeps its configuration: every write of the fake fails.
+    let blocked = h.env.path().join("not-a-dir");
+    std::fs::write(&blocked, "").unwrap();
+    let out = h.project_env(&repo, &["init"], true, &[("CLAUDE_CONFIG_DIR", &blocked)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`claude mcp add` failed"), "{stderr}");
+    let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
+    assert_eq!(mcp["mcpServers"]["wt-tools"]["args"][1], mcp_server());
+    assert!(h.calls().iter().any(|c| c[1] == "add"));
 }
