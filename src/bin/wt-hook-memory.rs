@@ -1,0 +1,8 @@
+//! Claude Code hook handler: `wt-hook-memory <Event>` with the hook input on stdin.
+//! Always exits 0; see `wt_memory::hook`.
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    wt_memory::hook::main_entry(&args);
+    std::process::exit(0);
+}

@@ -1,0 +1,221 @@
+//! Per-session dedup cache: one small JSON file per Claude Code session in the per-user runtime
+//! dir. Claude Code runs hooks for parallel tool calls at the same time, so every update is a
+//! read-modify-write under an exclusive `flock` on a sidecar lock file, and the file itself is
+//! replaced atomically (readers without the lock always see a whole file).
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+const PREFIX: &str = "session-";
+/// Cache files untouched for this long belong to finished sessions (defect 22: they were never deleted).
+pub const MAX_AGE: Duration = Duration::from_secs(3 * 24 * 3600);
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SessionState {
+    /// Dedup key -> unix time it was recorded.
+    #[serde(default)]
+    pub keys: BTreeMap<String, i64>,
+    /// Short `[MEM#…]` id -> full memory id, so ids stay unique and stable within a session.
+    #[serde(default)]
+    pub mem_ids: BTreeMap<String, String>,
+    /// `tool_input.prompt` of the last Agent/Task call seen at PreToolUse, for the SubagentStart
+    /// that follows (its input carries no task text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_subagent_prompt: Option<String>,
+}
+
+/// First 16 hex digits of sha256 of `"<event>:<tool>:<query>"`.
+pub fn dedup_key(event: &str, tool: &str, query: &str) -> String {
+    let digest = Sha256::digest(format!("{event}:{tool}:{query}").as_bytes());
+    crate::hygiene::hex(&digest)[..16].to_string()
+}
+
+/// A session id as a file-name component: `[A-Za-z0-9_-]`, at most 80 characters. None when
+/// nothing usable is left (then the session has no cache rather than a shared `unknown` one).
+pub fn sanitize_session_id(id: &str) -> Option<String> {
+    let clean: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(80)
+        .collect();
+    (!clean.is_empty()).then_some(clean)
+}
+
+pub struct SessionCache {
+    pub path: PathBuf,
+    lock_path: PathBuf,
+}
+
+impl SessionCache {
+    pub fn new(dir: &Path, session_id: &str) -> Option<Self> {
+        let id = sanitize_session_id(session_id)?;
+        Some(SessionCache {
+            path: dir.join(format!("{PREFIX}{id}.json")),
+            lock_path: dir.join(format!("{PREFIX}{id}.lock")),
+        })
+    }
+
+    /// A consistent snapshot (atomic replacement makes a lock unnecessary for reading). A missing
+    /// or damaged file reads as empty.
+    pub fn load(&self) -> SessionState {
+        std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Apply `change` to the current state under the lock and write it back atomically.
+    pub fn update<F: FnOnce(&mut SessionState)>(
+        &self,
+        deadline: Instant,
+        change: F,
+    ) -> Result<(), String> {
+        let _lock = lock_exclusive(&self.lock_path, deadline)?;
+        let mut state = self.load();
+        change(&mut state);
+        let bytes = serde_json::to_vec(&state).map_err(|e| e.to_string())?;
+        crate::paths::write_atomic(&self.path, &bytes)
+            .map_err(|e| format!("cannot write session cache {}: {e}", self.path.display()))
+    }
+
+    /// Start the session over (SessionStart `startup`/`clear`).
+    pub fn reset(&self, deadline: Instant) -> Result<(), String> {
+        self.update(deadline, |s| *s = SessionState::default())
+    }
+}
+
+/// An exclusive `flock` held until the returned file is dropped. Polls without blocking so a
+/// stuck holder cannot make the hook miss its deadline.
+pub fn lock_exclusive(path: &Path, deadline: Instant) -> Result<std::fs::File, String> {
+    if let Some(dir) = path.parent() {
+        crate::paths::ensure_private_dir(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("cannot open lock {}: {e}", path.display()))?;
+    loop {
+        // SAFETY: flock on a descriptor we own; no memory is shared with the kernel.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(file);
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EWOULDBLOCK) && err.raw_os_error() != Some(libc::EINTR)
+        {
+            return Err(format!("cannot lock {}: {err}", path.display()));
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("timed out waiting for lock {}", path.display()));
+        }
+        std::thread::sleep(Duration::from_millis(3));
+    }
+}
+
+/// Delete session cache and lock files not modified for `max_age`. Returns how many were removed.
+pub fn sweep_old(dir: &Path, max_age: Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = SystemTime::now();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with(PREFIX) || !(name.ends_with(".json") || name.ends_with(".lock")) {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > max_age);
+        if old && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_cannot_escape_the_directory() {
+        assert_eq!(
+            sanitize_session_id("../../etc/passwd").as_deref(),
+            Some("etcpasswd")
+        );
+        assert_eq!(
+            sanitize_session_id("6d3f2b9e-8c41").as_deref(),
+            Some("6d3f2b9e-8c41")
+        );
+        assert_eq!(sanitize_session_id("/./"), None);
+        assert_eq!(sanitize_session_id(&"a".repeat(500)).unwrap().len(), 80);
+    }
+
+    #[test]
+    fn keys_are_16_hex_and_distinct() {
+        let a = dedup_key("PostToolUse", "Read", "src/a.rs");
+        assert_eq!(a.len(), 16);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, dedup_key("PostToolUse", "Read", "src/b.rs"));
+        assert_ne!(a, dedup_key("PreToolUse", "Read", "src/a.rs"));
+    }
+
+    #[test]
+    fn concurrent_updates_keep_every_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        std::thread::scope(|s| {
+            for i in 0..16 {
+                let dir = dir.path();
+                s.spawn(move || {
+                    let cache = SessionCache::new(dir, "sess").unwrap();
+                    cache.update(deadline, |st| {
+                        st.keys.insert(format!("k{i}"), i);
+                    })
+                });
+            }
+        });
+        let state = SessionCache::new(dir.path(), "sess").unwrap().load();
+        assert_eq!(state.keys.len(), 16);
+    }
+
+    #[test]
+    fn reset_clears_and_damaged_file_reads_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let cache = SessionCache::new(dir.path(), "s").unwrap();
+        cache
+            .update(deadline, |st| {
+                st.keys.insert("x".into(), 1);
+            })
+            .unwrap();
+        assert_eq!(cache.load().keys.len(), 1);
+        cache.reset(deadline).unwrap();
+        assert!(cache.load().keys.is_empty());
+        std::fs::write(&cache.path, b"{not json").unwrap();
+        assert_eq!(cache.load(), SessionState::default());
+    }
+
+    #[test]
+    fn sweep_removes_only_old_session_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("session-a.json"), b"{}").unwrap();
+        std::fs::write(dir.path().join("other.json"), b"{}").unwrap();
+        assert_eq!(sweep_old(dir.path(), Duration::from_secs(3600)), 0);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(sweep_old(dir.path(), Duration::from_millis(1)), 1);
+        assert!(dir.path().join("other.json").exists());
+    }
+}

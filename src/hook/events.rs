@@ -1,0 +1,500 @@
+//! One handler per Claude Code event. Each returns the `additionalContext` text to inject, or None.
+
+use super::cache::{dedup_key, SessionState};
+use super::format::{self, block, Budget, IdBook, LineOptions, PROMPT_BUDGET, TOOL_BUDGET};
+use super::input::HookInput;
+use super::memory::{self, Memory};
+use super::{log, Ctx};
+use crate::hygiene::truncate_chars;
+use regex::Regex;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::OnceLock;
+
+const PROMPT_QUERY_CHARS: usize = 200;
+const BASH_QUERY_CHARS: usize = 200;
+const ERROR_QUERY_CHARS: usize = 300;
+const SUBAGENT_QUERY_CHARS: usize = 300;
+
+pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
+    let result = match ctx.event.as_str() {
+        "SessionStart" => session_start(ctx, input),
+        "UserPromptSubmit" => user_prompt_submit(ctx, input),
+        "PreToolUse" => pre_tool_use(ctx, input),
+        "PostToolUse" => post_tool_use(ctx, input),
+        "PostToolUseFailure" => post_tool_use_failure(ctx, input),
+        "SubagentStart" => subagent_start(ctx, input),
+        "Stop" => {
+            stop(ctx, input);
+            Ok(None)
+        }
+        // SubagentStop: any output would keep the subagent running (defect 25). SessionEnd,
+        // PreCompact and future events: nothing to do.
+        other => {
+            log::debug(other, "event not handled: nothing printed");
+            Ok(None)
+        }
+    };
+    result.unwrap_or_else(|e| {
+        log::error(&ctx.event, &e);
+        None
+    })
+}
+
+/// Format `memories` under `header` with the session's MEM ids, and remember the ids used.
+fn render(
+    state: &mut SessionState,
+    header: &str,
+    footer: Option<&str>,
+    memories: &[Memory],
+    budget: Budget,
+    max_chars: usize,
+) -> Option<String> {
+    let mut ids = IdBook::new(Some(&mut state.mem_ids));
+    let opts = LineOptions {
+        floor: true,
+        with_ids: true,
+        per_memory: budget.per_memory,
+    };
+    let lines = format::memory_lines(memories, &mut ids, &mut HashSet::new(), &opts);
+    block(header, &lines, footer, max_chars)
+}
+
+/// Record dedup keys and MEM ids in the session cache (merged under its lock).
+fn save_session(ctx: &Ctx, keys: &[String], state: &SessionState) {
+    let Some(cache) = &ctx.session else { return };
+    let now = chrono::Utc::now().timestamp();
+    let result = cache.update(ctx.deadline, |s| {
+        for k in keys {
+            s.keys.insert(k.clone(), now);
+        }
+        for (short, full) in &state.mem_ids {
+            s.mem_ids
+                .entry(short.clone())
+                .or_insert_with(|| full.clone());
+        }
+    });
+    if let Err(e) = result {
+        log::error(&ctx.event, &e);
+    }
+}
+
+fn load_session(ctx: &Ctx) -> SessionState {
+    ctx.session.as_ref().map(|c| c.load()).unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------------
+// SessionStart
+
+fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
+    let source = input.str("source").unwrap_or("");
+    if let Some(cache) = &ctx.session {
+        if matches!(source, "startup" | "clear") {
+            cache.reset(ctx.deadline)?;
+        }
+        super::cache::sweep_old(&crate::paths::runtime_dir(), super::cache::MAX_AGE);
+    }
+    let mut state = load_session(ctx);
+    let mut seen = HashSet::new();
+    let mut parts = Vec::new();
+    let mut left = PROMPT_BUDGET.total;
+
+    match memory::recall(ctx, "cheat-sheet operational", 5, Some("cheat-sheet")) {
+        Ok(sheet) => {
+            let opts = LineOptions {
+                floor: false,
+                with_ids: false,
+                per_memory: PROMPT_BUDGET.per_memory,
+            };
+            let lines = format::memory_lines(&sheet, &mut IdBook::new(None), &mut seen, &opts);
+            if let Some(text) = block("=== OPERATIONAL CHEAT SHEET ===", &lines, None, left) {
+                left = left.saturating_sub(text.chars().count() + 2);
+                parts.push(text);
+            }
+        }
+        Err(e) => log::error(&ctx.event, &format!("cheat sheet: {e}")),
+    }
+
+    let query = project_query(ctx);
+    match memory::proactive(ctx, &query, 5) {
+        Ok(found) => {
+            let mut ids = IdBook::new(Some(&mut state.mem_ids));
+            let opts = LineOptions {
+                floor: true,
+                with_ids: true,
+                per_memory: PROMPT_BUDGET.per_memory,
+            };
+            let lines = format::memory_lines(&found, &mut ids, &mut seen, &opts);
+            if let Some(text) = block("=== PROJECT CONTEXT ===", &lines, None, left) {
+                parts.push(text);
+            }
+        }
+        Err(e) => log::error(&ctx.event, &format!("project context: {e}")),
+    }
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    save_session(ctx, &[], &state);
+    Ok(Some(parts.join("\n\n")))
+}
+
+/// `Project: <name>. Changed files: <up to 10 paths>` (recent commits, else the working tree).
+fn project_query(ctx: &Ctx) -> String {
+    let name = ctx
+        .project_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "project".into());
+    let git = |args: &[&str]| crate::project::git(&ctx.project_dir, args).filter(|s| !s.is_empty());
+    let changed =
+        git(&["diff", "--name-only", "HEAD~5", "HEAD"]).or_else(|| git(&["diff", "--name-only"]));
+    match changed {
+        Some(files) => {
+            let files: Vec<&str> = files.lines().take(10).collect();
+            format!("Project: {name}. Changed files: {}", files.join(", "))
+        }
+        None => format!("Project: {name}."),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// UserPromptSubmit
+
+/// The OpenSpec change named in a prompt: `opsx:<verb> <change>` or `openspec-<verb>… <change>`
+/// (`explore` is deliberately not a verb here).
+pub fn change_name(prompt: &str) -> Option<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?:opsx:|openspec-)(?:apply|continue|verify|archive|sync|ff|new)[\w-]*\s+([A-Za-z0-9][\w.-]*)")
+            .unwrap()
+    });
+    re.captures(prompt).map(|c| c[1].to_string())
+}
+
+fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
+    let Some(prompt) = input.text("prompt") else {
+        return Ok(None);
+    };
+    let mut parts = Vec::new();
+    let mut left = PROMPT_BUDGET.total;
+
+    let root = crate::project::git(&ctx.project_dir, &["rev-parse", "--show-toplevel"])
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| ctx.project_dir.clone());
+    let rules = crate::rules::load_rules(&root);
+    let matching = crate::rules::matching_rules(&rules, prompt);
+    if !matching.is_empty() {
+        let lines: Vec<String> = matching
+            .iter()
+            .map(|r| format!("[{}] {}", r.id, format::clean_content(&r.content)))
+            .collect();
+        if let Some(text) = block(
+            "=== MANDATORY RULES ===",
+            &lines,
+            Some("==========================="),
+            left,
+        ) {
+            left = left.saturating_sub(text.chars().count() + 1);
+            parts.push(text);
+        }
+    }
+
+    let change = change_name(prompt);
+    let short = truncate_chars(prompt.trim(), PROMPT_QUERY_CHARS);
+    let query = match &change {
+        Some(c) => format!("{c} {short}"),
+        None => short.to_string(),
+    };
+    if claim_key(ctx, &dedup_key("UserPromptSubmit", "", &query))? {
+        let mut found = memory::proactive(ctx, &query, 5).unwrap_or_else(|e| {
+            log::error(&ctx.event, &e);
+            Vec::new()
+        });
+        if let Some(c) = &change {
+            // Memories tagged with the change belong here whatever their query score.
+            match memory::recall(ctx, c, 3, Some(&format!("change:{c}"))) {
+                Ok(tagged) => found.extend(tagged.into_iter().map(|m| Memory {
+                    relevance: None,
+                    ..m
+                })),
+                Err(e) => log::error(&ctx.event, &e),
+            }
+        }
+        let header = "=== PROJECT MEMORY — If any memory below directly answers the user's question, cite it in your response ===";
+        let header = match &change {
+            Some(c) => format!("{header}\nChange: {c}\nRelevant past experience:"),
+            None => format!("{header}\nRelevant past experience:"),
+        };
+        let mut state = load_session(ctx);
+        if let Some(text) = render(
+            &mut state,
+            &header,
+            Some("=== END ==="),
+            &found,
+            PROMPT_BUDGET,
+            left,
+        ) {
+            parts.push(text);
+            save_session(ctx, &[], &state);
+        }
+    } else {
+        log::debug(&ctx.event, "prompt already answered in this session");
+    }
+    Ok((!parts.is_empty()).then(|| parts.join("\n")))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool events
+
+/// The last two components of a path: `moldmaker/cnc/contour.py` -> `cnc/contour.py`.
+pub fn path_query(path: &str) -> String {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    parts[parts.len().saturating_sub(2)..].join("/")
+}
+
+/// `(query, header)` for a tool whose calls get memory, None for the others.
+fn tool_query(tool: &str, input: &HookInput, tools: &[&str]) -> Option<(String, &'static str)> {
+    if !tools.contains(&tool) {
+        return None;
+    }
+    match tool {
+        "Bash" => input.tool_input_str("command").map(|c| {
+            (
+                truncate_chars(c.trim(), BASH_QUERY_CHARS).to_string(),
+                "=== MEMORY: Context for this command ===",
+            )
+        }),
+        _ => input
+            .tool_input_str("file_path")
+            .map(path_query)
+            .filter(|q| !q.is_empty())
+            .map(|q| (q, "=== MEMORY: Context for this file ===")),
+    }
+}
+
+/// Atomically record `key` in the session cache; false when it was already there. Claimed before
+/// the query runs, so parallel hooks with the same query inject once, and a query that times out
+/// is not retried on every later call (the agent is better served by a fast hook).
+fn claim_key(ctx: &Ctx, key: &str) -> Result<bool, String> {
+    let Some(cache) = &ctx.session else {
+        return Ok(true);
+    };
+    let mut fresh = false;
+    let now = chrono::Utc::now().timestamp();
+    cache.update(ctx.deadline, |s| {
+        if !s.keys.contains_key(key) {
+            s.keys.insert(key.to_string(), now);
+            fresh = true;
+        }
+    })?;
+    Ok(fresh)
+}
+
+/// Proactive recall for a tool call, once per session per query.
+fn tool_memory(ctx: &Ctx, tool: &str, query: &str, header: &str) -> Result<Option<String>, String> {
+    if !claim_key(ctx, &dedup_key(&ctx.event, tool, query))? {
+        log::debug(&ctx.event, &format!("dedup hit for {tool}"));
+        return Ok(None);
+    }
+    let found = memory::proactive(ctx, query, 2)?;
+    let mut state = load_session(ctx);
+    let text = render(
+        &mut state,
+        header,
+        None,
+        &found,
+        TOOL_BUDGET,
+        TOOL_BUDGET.total,
+    );
+    if text.is_some() {
+        save_session(ctx, &[], &state);
+    }
+    Ok(text)
+}
+
+fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
+    let tool = input.str("tool_name").unwrap_or("");
+    if matches!(tool, "Agent" | "Task") {
+        // Kept for the SubagentStart that follows, whose input has no task text (defect 19).
+        if let (Some(cache), Some(prompt)) = (&ctx.session, input.tool_input_str("prompt")) {
+            let prompt = truncate_chars(prompt, SUBAGENT_QUERY_CHARS).to_string();
+            cache.update(ctx.deadline, |s| s.pending_subagent_prompt = Some(prompt))?;
+        }
+        return Ok(None);
+    }
+    let Some((query, header)) = tool_query(tool, input, &["Bash", "Edit", "Write"]) else {
+        return Ok(None);
+    };
+    tool_memory(ctx, tool, &query, header)
+}
+
+fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
+    let tool = input.str("tool_name").unwrap_or("");
+    // Only Read and Bash inject (issue 3); Edit, Write, Agent/Task, Grep and the rest stay quiet.
+    let Some((query, header)) = tool_query(tool, input, &["Read", "Bash"]) else {
+        return Ok(None);
+    };
+    if tool == "Bash" {
+        if let Some(command) = input.tool_input_str("command") {
+            save_commit(ctx, command, input.tool_input_str("description"));
+        }
+    }
+    tool_memory(ctx, tool, &query, header)
+}
+
+/// A `git commit` run through Bash is stored once as a Learning memory.
+fn save_commit(ctx: &Ctx, command: &str, description: Option<&str>) {
+    let Some(message) = super::commits::commit_message(command, description) else {
+        return;
+    };
+    let content = format!("Committed: {message}");
+    let key = dedup_key("WriteSave", "commit", &content);
+    if load_session(ctx).keys.contains_key(&key) {
+        return;
+    }
+    match memory::remember(ctx, &content, "Learning", "phase:commit-save,source:hook") {
+        Ok(id) => {
+            log::debug(&ctx.event, &format!("commit saved as {id}"));
+            save_session(ctx, &[key], &SessionState::default());
+        }
+        Err(e) => log::error(&ctx.event, &format!("commit-save: {e}")),
+    }
+}
+
+/// The error text worth searching for: without Bash's leading `Exit code N` line.
+pub fn error_query(error: &str) -> Option<String> {
+    let body = match error.split_once('\n') {
+        Some((first, rest)) if first.trim().starts_with("Exit code") => rest,
+        None if error.trim().starts_with("Exit code") => "",
+        _ => error,
+    };
+    let q = truncate_chars(body.trim(), ERROR_QUERY_CHARS)
+        .trim()
+        .to_string();
+    (q.chars().count() >= 10).then_some(q)
+}
+
+fn post_tool_use_failure(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
+    if input.is_true("is_interrupt") {
+        return Ok(None);
+    }
+    let Some(query) = input.str("error").and_then(error_query) else {
+        return Ok(None);
+    };
+    // No dedup by design: a fix may have been stored since the last identical failure.
+    let found = memory::recall(ctx, &query, 3, None)?;
+    let mut state = load_session(ctx);
+    let text = render(
+        &mut state,
+        "=== MEMORY: Past fix for this error ===",
+        None,
+        &found,
+        TOOL_BUDGET,
+        TOOL_BUDGET.total,
+    );
+    if text.is_some() {
+        save_session(ctx, &[], &state);
+    }
+    Ok(text)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subagents and Stop
+
+fn subagent_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
+    let mut state = load_session(ctx);
+    // The task text: recorded at PreToolUse if that hook is installed, else the parent's latest
+    // Agent/Task call in its transcript, else only the agent type.
+    let from_transcript = || {
+        let path = input.text("transcript_path")?;
+        let entries = super::transcript::read_tail(Path::new(path), 256 * 1024).ok()?;
+        super::transcript::last_subagent_prompt(&entries)
+    };
+    let task = state
+        .pending_subagent_prompt
+        .clone()
+        .or_else(from_transcript)
+        .or_else(|| input.text("agent_type").map(|t| format!("{t} subagent")));
+    let Some(task) = task else { return Ok(None) };
+    let query = truncate_chars(task.trim(), SUBAGENT_QUERY_CHARS).to_string();
+    let found = memory::proactive(ctx, &query, 3)?;
+    let text = render(
+        &mut state,
+        "=== MEMORY: Context for subagent ===",
+        None,
+        &found,
+        PROMPT_BUDGET,
+        PROMPT_BUDGET.total,
+    );
+    if let Some(cache) = &ctx.session {
+        let ids = state.mem_ids.clone();
+        let _ = cache.update(ctx.deadline, |s| {
+            s.pending_subagent_prompt = None;
+            for (k, v) in ids {
+                s.mem_ids.entry(k).or_insert(v);
+            }
+        });
+    }
+    Ok(text)
+}
+
+/// Stop prints nothing: any output would keep the turn going. It stores design choices from new
+/// commits and, for OpenSpec sessions, insights extracted from the new part of the transcript.
+fn stop(ctx: &Ctx, input: &HookInput) {
+    if input.is_true("stop_hook_active") {
+        return;
+    }
+    // The session cache is deliberately kept: clearing it here made dedup last one turn (defect 2).
+    super::cache::sweep_old(&crate::paths::runtime_dir(), super::cache::MAX_AGE);
+    if let Err(e) = super::commits::on_stop(ctx) {
+        log::error(&ctx.event, &format!("design choices: {e}"));
+    }
+    if let Some(path) = input.text("transcript_path") {
+        match super::extract::on_stop(ctx, Path::new(path)) {
+            Ok(n) if n > 0 => log::info(&ctx.event, &format!("stored {n} extracted insight(s)")),
+            Ok(_) => {}
+            Err(e) => log::error(&ctx.event, &format!("insight extraction: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn change_names_from_prompts() {
+        assert_eq!(
+            change_name("/opsx:apply add-login").as_deref(),
+            Some("add-login")
+        );
+        assert_eq!(
+            change_name("run openspec-apply-change fix-sync please").as_deref(),
+            Some("fix-sync")
+        );
+        assert_eq!(change_name("/opsx:explore add-login"), None);
+        assert_eq!(change_name("how does apply work"), None);
+    }
+
+    #[test]
+    fn path_queries_keep_two_components() {
+        assert_eq!(
+            path_query("/home/u/moldmaker/cnc/contour.py"),
+            "cnc/contour.py"
+        );
+        assert_eq!(path_query("main.rs"), "main.rs");
+        assert_eq!(path_query("/"), "");
+    }
+
+    #[test]
+    fn exit_code_line_does_not_count_as_error_text() {
+        assert_eq!(error_query("Exit code 1"), None);
+        assert_eq!(error_query("Killed"), None);
+        assert_eq!(
+            error_query("Exit code 101\nerror[E0425]: cannot find").as_deref(),
+            Some("error[E0425]: cannot find")
+        );
+        let long = format!("Exit code 2\n{}", "é".repeat(400));
+        assert_eq!(error_query(&long).unwrap().chars().count(), 300);
+    }
+}

@@ -1,0 +1,545 @@
+//! Stop: LLM insight extraction from the session transcript (issue 6, reference 6.11 B).
+//!
+//! Stop fires after every assistant turn, so each transcript has a processed byte offset in a state
+//! file in the project's store dir; only lines after it are ever sent, and the offset is claimed
+//! (under a lock) before the model is called, so no span is sent twice even by overlapping Stops.
+
+use super::{memory, transcript, Ctx, DISABLE_ENV};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub const LLM_TIMEOUT: Duration = Duration::from_secs(30);
+/// The newest transcript lines considered per extraction.
+const WINDOW_LINES: usize = 100;
+const MAX_INSIGHTS: usize = 3;
+const INSIGHT_CHARS: usize = 200;
+const STATE_FILE: &str = "hook-extract-state.json";
+const STATE_LOCK: &str = "hook-extract-state.lock";
+pub const BASE_TAGS: &str = "phase:auto-extract,source:hook";
+/// Markers the agent (or wt-memory's own tools) print when a memory was saved during the session.
+const SAVED_MARKERS: &[&str] = &["Memory saved:", "Agent insights saved:"];
+/// Headers of our own injected blocks: never fed back to the model.
+const INJECTED_HEADERS: &[&str] = &[
+    "=== PROJECT MEMORY",
+    "=== MEMORY:",
+    "=== OPERATIONAL CHEAT SHEET",
+    "=== PROJECT CONTEXT",
+    "=== MANDATORY RULES",
+];
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct TranscriptState {
+    /// Bytes of the transcript already processed.
+    pub offset: u64,
+    /// An `opsx:*`/`openspec-*` skill was seen somewhere in the transcript.
+    #[serde(default)]
+    pub openspec: bool,
+    /// Change name from the latest such skill's args.
+    #[serde(default)]
+    pub change: Option<String>,
+    #[serde(default)]
+    pub skills: Vec<String>,
+    #[serde(default)]
+    pub updated: i64,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StateFile {
+    #[serde(default)]
+    transcripts: BTreeMap<String, TranscriptState>,
+}
+
+fn is_openspec_skill(skill: &str) -> bool {
+    skill.starts_with("opsx:") || skill.starts_with("openspec-")
+}
+
+/// The compact excerpt sent to the model.
+#[derive(Debug, Default)]
+pub struct Window {
+    pub lines: Vec<String>,
+    /// New user or assistant text (without it there is nothing to extract).
+    pub has_text: bool,
+    /// The agent saved memories itself in this span.
+    pub agent_saved: bool,
+}
+
+fn strip_reminders(s: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"(?s)<system-reminder>.*?(</system-reminder>|$)").unwrap()
+    });
+    re.replace_all(s, "").trim().to_string()
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    crate::hygiene::truncate_with_ellipsis(&flat, max)
+}
+
+fn user_text(text: &str, w: &mut Window) {
+    let text = strip_reminders(text);
+    let is_command = text.starts_with("<command-") || text.starts_with("<local-command");
+    if is_command || text.chars().count() <= 5 || text.chars().count() >= 2000 {
+        return;
+    }
+    w.lines.push(format!("USER: {}", one_line(&text, 500)));
+    w.has_text = true;
+}
+
+/// Reduce transcript entries to `USER:`/`AGENT:`/`TOOL[Bash]:`/`ERROR:` lines.
+pub fn summarize(entries: &[Value]) -> Window {
+    let mut w = Window::default();
+    for e in entries {
+        let kind = transcript::entry_type(e);
+        if kind != "user" && kind != "assistant" {
+            continue;
+        }
+        let raw = e.to_string();
+        if SAVED_MARKERS.iter().any(|m| raw.contains(m)) {
+            w.agent_saved = true;
+        }
+        if kind == "user" && transcript::is_meta(e) {
+            continue;
+        }
+        match transcript::content(e) {
+            transcript::Content::Text(t) if kind == "user" => user_text(t, &mut w),
+            transcript::Content::Blocks(blocks) => {
+                for b in blocks {
+                    match (kind, b.get("type").and_then(Value::as_str).unwrap_or("")) {
+                        ("user", "text") => {
+                            user_text(b.get("text").and_then(Value::as_str).unwrap_or(""), &mut w)
+                        }
+                        ("user", "tool_result")
+                            if b.get("is_error").and_then(Value::as_bool) == Some(true) =>
+                        {
+                            let text = transcript::tool_result_text(b);
+                            if !text.trim().is_empty() {
+                                w.lines.push(format!("ERROR: {}", one_line(&text, 500)));
+                            }
+                        }
+                        ("assistant", "text") => {
+                            let text = b.get("text").and_then(Value::as_str).unwrap_or("").trim();
+                            if text.is_empty()
+                                || INJECTED_HEADERS.iter().any(|h| text.starts_with(h))
+                            {
+                                continue;
+                            }
+                            w.lines.push(format!("AGENT: {}", one_line(text, 500)));
+                            w.has_text = true;
+                        }
+                        ("assistant", "tool_use")
+                            if b.get("name").and_then(Value::as_str) == Some("Bash") =>
+                        {
+                            if let Some(cmd) = b
+                                .get("input")
+                                .and_then(|i| i.get("command"))
+                                .and_then(Value::as_str)
+                            {
+                                w.lines.push(format!("TOOL[Bash]: {}", one_line(cmd, 200)));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    w
+}
+
+pub const MISSED_ONLY: &str =
+    "The agent already saved some memories itself during this span (see \"Memory saved:\" \
+above). Extract only what the agent missed; do not repeat what it saved.";
+
+pub fn build_prompt(state: &TranscriptState, window: &Window) -> String {
+    let mut p = String::from(
+        "You extract durable project knowledge from an excerpt of a coding-agent session, so that a \
+future agent working on the same project in a new session does not repeat mistakes or ask again.\n\n",
+    );
+    if !state.skills.is_empty() {
+        p.push_str(&format!(
+            "Workflow skills used: {}.\n",
+            state.skills.join(", ")
+        ));
+    }
+    if let Some(c) = &state.change {
+        p.push_str(&format!("OpenSpec change: {c}.\n"));
+    }
+    p.push_str(
+        "\nKeep only insights a future session needs:\n\
+- an error and the fix that worked\n\
+- a correction or piece of knowledge from the user (in any language)\n\
+- a non-obvious gotcha of this codebase, its build or its tools\n\
+- a decision or preference the user stated\n\n\
+Do not keep routine progress (task done, tests pass), general programming knowledge, session trivia, \
+facts obvious from reading the code, and never credentials, tokens, passwords or other secrets.\n\n",
+    );
+    if window.agent_saved {
+        p.push_str(MISSED_ONLY);
+        p.push_str("\n\n");
+    }
+    p.push_str(
+        "Answer with at most 3 lines, one insight per line, exactly in this form:\n\
+Type|tags|content\n\
+Type is Learning, Decision or Context. tags are comma-separated lowercase words. content is one \
+self-contained sentence of at most 200 characters.\n\
+If nothing is worth keeping, answer exactly NONE.\n\nSession excerpt:\n",
+    );
+    for line in &window.lines {
+        p.push_str(line);
+        p.push('\n');
+    }
+    p
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Insight {
+    pub ty: &'static str,
+    pub tags: Vec<String>,
+    pub content: String,
+}
+
+fn clean_tag(t: &str) -> Option<String> {
+    let t: String = t
+        .trim()
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_whitespace() { '-' } else { c })
+        .filter(|c| c.is_alphanumeric() || "-_.:/".contains(*c))
+        .take(40)
+        .collect();
+    // The model may not claim our provenance tags.
+    let reserved = ["phase:", "source:", "change:", "branch:"]
+        .iter()
+        .any(|p| t.starts_with(p));
+    (!t.is_empty() && !reserved).then_some(t)
+}
+
+/// Valid `Type|tags|content` lines of the model's answer, at most three; anything else is ignored.
+pub fn parse_insights(output: &str) -> Vec<Insight> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for line in output.lines() {
+        let line = line.trim().trim_start_matches(['-', '*', ' ']);
+        let mut parts = line.splitn(3, '|');
+        let (Some(ty), Some(tags), Some(content)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let ty = match ty.trim().to_ascii_lowercase().as_str() {
+            "learning" => "Learning",
+            "decision" => "Decision",
+            "context" => "Context",
+            _ => continue,
+        };
+        let content = content.trim();
+        if content.chars().count() < 10 {
+            continue;
+        }
+        let content = crate::hygiene::truncate_chars(content, INSIGHT_CHARS)
+            .trim()
+            .to_string();
+        if !seen.insert(crate::hygiene::normalize(&content)) {
+            continue;
+        }
+        let mut tag_list: Vec<String> = Vec::new();
+        for t in tags.split(',').filter_map(clean_tag) {
+            if !tag_list.contains(&t) && tag_list.len() < 5 {
+                tag_list.push(t);
+            }
+        }
+        out.push(Insight {
+            ty,
+            tags: tag_list,
+            content,
+        });
+        if out.len() == MAX_INSIGHTS {
+            break;
+        }
+    }
+    out
+}
+
+pub fn tags_for(insight: &Insight, change: Option<&str>) -> String {
+    let mut tags = vec![BASE_TAGS.to_string()];
+    if let Some(c) = change {
+        tags.push(format!("change:{c}"));
+    }
+    tags.extend(insight.tags.iter().cloned());
+    tags.join(",")
+}
+
+/// Run `claude -p --model haiku` on `prompt` with hooks disabled for the child, `CLAUDECODE`
+/// removed (the CLI refuses to nest otherwise), in its own process group so a timeout kills
+/// everything it started.
+pub fn run_claude(
+    bin: &Path,
+    prompt: &str,
+    timeout: Duration,
+    cwd: &Path,
+) -> Result<String, String> {
+    use std::os::unix::process::CommandExt;
+    let args = [
+        "-p",
+        "--model",
+        "haiku",
+        "--no-session-persistence",
+        "--settings",
+        r#"{"disableAllHooks": true}"#,
+    ];
+    let handle = duct::cmd(bin, args)
+        .stdin_bytes(prompt.as_bytes().to_vec())
+        .env_remove("CLAUDECODE")
+        .env(DISABLE_ENV, "1")
+        .dir(cwd)
+        .stdout_capture()
+        .stderr_capture()
+        .unchecked()
+        .before_spawn(|cmd| {
+            cmd.process_group(0);
+            Ok(())
+        })
+        .start()
+        .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        match handle.try_wait() {
+            Ok(Some(out)) => {
+                if !out.status.success() {
+                    let err = String::from_utf8_lossy(&out.stderr);
+                    return Err(format!(
+                        "claude exited {:?}: {}",
+                        out.status.code(),
+                        one_line(&err, 200)
+                    ));
+                }
+                return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+            }
+            Ok(None) if Instant::now() >= deadline => {
+                for pid in handle.pids() {
+                    // SAFETY: signalling the process group we created for the child.
+                    unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+                }
+                let _ = handle.kill();
+                return Err(format!(
+                    "claude did not answer within {}s and was killed",
+                    timeout.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("waiting for claude: {e}")),
+        }
+    }
+}
+
+fn state_key(path: &Path) -> String {
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    crate::hygiene::content_hash(&canonical.to_string_lossy())[..16].to_string()
+}
+
+/// Claim the transcript lines not yet processed: returns the new entries and the updated state.
+fn claim_new_lines(
+    ctx: &Ctx,
+    store_dir: &Path,
+    path: &Path,
+) -> Result<Option<(Vec<Value>, TranscriptState)>, String> {
+    let _lock = super::cache::lock_exclusive(&store_dir.join(STATE_LOCK), ctx.deadline)?;
+    let state_path = store_dir.join(STATE_FILE);
+    let mut file: StateFile = std::fs::read(&state_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let key = state_key(path);
+    let mut state = file.transcripts.get(&key).cloned().unwrap_or_default();
+    let (entries, new_offset) = transcript::read_from(path, state.offset)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if new_offset == state.offset {
+        return Ok(None);
+    }
+    for (skill, args) in entries.iter().flat_map(transcript::skill_calls) {
+        if is_openspec_skill(&skill) {
+            state.openspec = true;
+            if !state.skills.contains(&skill) {
+                state.skills.push(skill);
+            }
+            if let Some(change) = args.split_whitespace().next() {
+                state.change = Some(change.to_string());
+            }
+        }
+    }
+    state.offset = new_offset;
+    state.updated = chrono::Utc::now().timestamp();
+    file.transcripts.insert(key, state.clone());
+    crate::paths::write_atomic(
+        &state_path,
+        &serde_json::to_vec_pretty(&file).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| format!("cannot write {}: {e}", state_path.display()))?;
+    Ok(Some((entries, state)))
+}
+
+fn claude_bin() -> Option<PathBuf> {
+    which::which("claude").ok()
+}
+
+/// The LLM path of Stop. Returns how many insights were stored.
+pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
+    if !transcript_path.is_file() {
+        return Err(format!(
+            "transcript {} does not exist",
+            transcript_path.display()
+        ));
+    }
+    let store_dir = crate::project::resolve(&ctx.project_dir, None).store_dir;
+    crate::paths::ensure_private_dir(&store_dir)
+        .map_err(|e| format!("cannot create {}: {e}", store_dir.display()))?;
+    let Some((entries, state)) = claim_new_lines(ctx, &store_dir, transcript_path)? else {
+        super::log::debug(&ctx.event, "no new transcript lines");
+        return Ok(0);
+    };
+    if !state.openspec {
+        super::log::debug(
+            &ctx.event,
+            "no opsx/openspec skill in the transcript: no extraction",
+        );
+        return Ok(0);
+    }
+    let window = summarize(&entries[entries.len().saturating_sub(WINDOW_LINES)..]);
+    if !window.has_text {
+        super::log::debug(&ctx.event, "new lines hold no user or assistant text");
+        return Ok(0);
+    }
+    let bin = claude_bin().ok_or("claude not found on PATH: no insight extraction")?;
+    let timeout = LLM_TIMEOUT.min(ctx.remaining().saturating_sub(Duration::from_secs(5)));
+    let prompt = build_prompt(&state, &window);
+    let answer = run_claude(&bin, &prompt, timeout, &std::env::temp_dir())?;
+    let insights = parse_insights(&answer);
+    if insights.is_empty() {
+        super::log::debug(
+            &ctx.event,
+            &format!("model answer held no insight: {}", one_line(&answer, 120)),
+        );
+    }
+    let mut stored = 0;
+    for insight in &insights {
+        match memory::remember(
+            ctx,
+            &insight.content,
+            insight.ty,
+            &tags_for(insight, state.change.as_deref()),
+        ) {
+            Ok(_) => stored += 1,
+            Err(e) => super::log::error(&ctx.event, &format!("storing an insight failed: {e}")),
+        }
+    }
+    Ok(stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<Value> {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/fixtures/transcripts")
+            .join(name);
+        transcript::read_from(&p, 0).unwrap().0
+    }
+
+    #[test]
+    fn opsx_window_has_the_right_lines() {
+        let w = summarize(&fixture("opsx_apply_session.jsonl"));
+        assert!(w.has_text && w.agent_saved);
+        assert!(w
+            .lines
+            .iter()
+            .any(|l| l.starts_with("USER: No, don't call bcrypt directly")));
+        assert!(w
+            .lines
+            .iter()
+            .any(|l| l.starts_with("ERROR: Exit code 101")));
+        assert!(w
+            .lines
+            .iter()
+            .any(|l| l.starts_with("TOOL[Bash]: cargo test -p auth")));
+        assert!(w.lines.iter().any(|l| l.starts_with("AGENT: ## Summary")));
+        // Skill bodies (isMeta), thinking blocks and plain tool results are not in the window.
+        assert!(!w
+            .lines
+            .iter()
+            .any(|l| l.contains("Base directory for this skill")));
+        assert!(!w
+            .lines
+            .iter()
+            .any(|l| l.contains("The user wants the add-login")));
+        assert!(!w.lines.iter().any(|l| l.contains("running 14 tests")));
+    }
+
+    #[test]
+    fn odd_transcript_lines_are_char_safe() {
+        let w = summarize(&fixture("compact_and_odd_entries.jsonl"));
+        assert!(w.has_text);
+        assert!(w.lines.iter().all(|l| l.chars().count() <= 510));
+        assert!(
+            !w.lines
+                .iter()
+                .any(|l| l.contains("<command-name>")
+                    || l.contains("This session is being continued"))
+        );
+        assert!(w
+            .lines
+            .iter()
+            .any(|l| l.starts_with("ERROR:") && l.contains("UnicodeEncodeError")));
+    }
+
+    #[test]
+    fn insights_parse_strictly() {
+        let out = "Learning|auth,Hashing|Hash passwords only via auth::hash::hash_secret\n\
+                   garbage line\n\
+                   Opinion|x|not a type\n\
+                   - Decision|phase:fake,cookies|Session id lives in an HttpOnly SameSite=Lax cookie\n\
+                   Learning|auth|Hash passwords only via AUTH::hash::hash_secret\n\
+                   Context|a|Third valid insight about the build cache\n\
+                   Context|b|Fourth valid insight is over the cap";
+        let got = parse_insights(out);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].tags, vec!["auth", "hashing"]);
+        assert_eq!(got[1].ty, "Decision");
+        assert_eq!(got[1].tags, vec!["cookies"]);
+        assert_eq!(got[2].content, "Third valid insight about the build cache");
+        assert!(parse_insights("NONE").is_empty());
+        assert!(parse_insights("I could not find anything | sorry").is_empty());
+        assert_eq!(
+            tags_for(&got[0], Some("add-login")),
+            "phase:auto-extract,source:hook,change:add-login,auth,hashing"
+        );
+    }
+
+    #[test]
+    fn missed_only_note_follows_the_agent_saved_marker() {
+        let st = TranscriptState {
+            change: Some("add-login".into()),
+            ..Default::default()
+        };
+        let saved = Window {
+            lines: vec!["AGENT: x".into()],
+            has_text: true,
+            agent_saved: true,
+        };
+        let fresh = Window {
+            agent_saved: false,
+            ..Window {
+                lines: vec!["AGENT: x".into()],
+                has_text: true,
+                agent_saved: false,
+            }
+        };
+        assert!(build_prompt(&st, &saved).contains("only what the agent missed"));
+        assert!(!build_prompt(&st, &fresh).contains("only what the agent missed"));
+        assert!(build_prompt(&st, &saved).contains("exactly NONE"));
+    }
+}

@@ -1,0 +1,56 @@
+//! The hook's only error channel: a log file under the XDG state dir. Stdout belongs to Claude Code
+//! and stderr ends up in its debug log at best, so failures are written here (one line each).
+
+use std::io::Write;
+
+const LOG_NAME: &str = "wt-hook-memory.log";
+/// Past this size the log is moved aside to `.old`, so a busy project cannot fill the disk.
+const ROTATE_BYTES: u64 = 1024 * 1024;
+
+pub fn debug_enabled() -> bool {
+    std::env::var("WT_HOOK_DEBUG").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
+fn write(level: &str, event: &str, msg: &str) {
+    let dir = crate::paths::log_dir();
+    if crate::paths::ensure_private_dir(&dir).is_err() {
+        return;
+    }
+    let path = dir.join(LOG_NAME);
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > ROTATE_BYTES) {
+        let _ = std::fs::rename(&path, dir.join(format!("{LOG_NAME}.old")));
+    }
+    let one_line: String = msg
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let line = format!(
+        "{} pid={} {} {}: {}\n",
+        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        std::process::id(),
+        if event.is_empty() { "-" } else { event },
+        level,
+        crate::hygiene::truncate_with_ellipsis(&one_line, 600)
+    );
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+pub fn error(event: &str, msg: &str) {
+    write("ERROR", event, msg);
+}
+
+pub fn info(event: &str, msg: &str) {
+    write("INFO", event, msg);
+}
+
+pub fn debug(event: &str, msg: &str) {
+    if debug_enabled() {
+        write("DEBUG", event, msg);
+    }
+}

@@ -1,0 +1,195 @@
+//! `wt-hook-memory`: one handler for every Claude Code hook event (issue 3) plus the Stop-time
+//! insight extraction (issue 6).
+//!
+//! Rules it lives by (claude-code-contract.md, section 0): read one JSON object from stdin, print
+//! at most one `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}` object, exit 0
+//! always, log failures to a file, and finish well inside the configured timeout. The store is
+//! never opened here: every memory operation is a `wt-memory` child process.
+
+pub mod cache;
+pub mod commits;
+mod events;
+pub mod extract;
+pub mod format;
+pub mod input;
+mod log;
+pub mod memory;
+pub mod transcript;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Set in the environment of the `claude` child started by Stop: a nested `wt-hook-memory` exits
+/// at once, so the child's own hooks cannot recurse into another extraction.
+pub const DISABLE_ENV: &str = "WT_HOOK_DISABLED";
+/// Larger input is not a hook payload we can use (the 2 MB tool response fixture must still pass).
+const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Internal deadline per event, well inside the timeouts `wt-project init` registers
+/// (SessionStart 10 s, UserPromptSubmit 15 s, tool events 5 s, SubagentStart 10 s, Stop: the
+/// 30 s model call plus storing, so its handler needs a timeout of at least 60 s).
+pub fn internal_deadline(event: &str) -> Duration {
+    match event {
+        "SessionStart" | "SubagentStart" => Duration::from_secs(7),
+        "UserPromptSubmit" => Duration::from_secs(10),
+        "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => Duration::from_millis(3500),
+        "Stop" => Duration::from_secs(50),
+        _ => Duration::from_secs(3),
+    }
+}
+
+/// What a handler needs besides its input.
+pub struct Ctx {
+    pub event: String,
+    pub deadline: Instant,
+    /// Where `wt-memory` runs: `$CLAUDE_PROJECT_DIR`, else the input's `cwd`, else ours.
+    pub project_dir: PathBuf,
+    pub session: Option<cache::SessionCache>,
+}
+
+impl Ctx {
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+}
+
+/// Serialises printing with the watchdog: output is either complete or absent.
+static OUTPUT: Mutex<()> = Mutex::new(());
+/// Watchdog deadline, milliseconds since the epoch (0 = not armed).
+static WATCHDOG_MS: AtomicU64 = AtomicU64::new(0);
+
+fn epoch_ms(at: Instant) -> u64 {
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64;
+    let ahead = at.saturating_duration_since(Instant::now()).as_millis() as u64;
+    now_ms + ahead
+}
+
+/// Last line of defence: whatever hangs (stdin, a lock, a child that ignores its kill), the process
+/// exits 0 with nothing printed shortly after the deadline.
+fn arm_watchdog(deadline: Instant, event: String) {
+    WATCHDOG_MS.store(
+        epoch_ms(deadline + Duration::from_millis(500)),
+        Ordering::SeqCst,
+    );
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(25));
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64;
+        if now >= WATCHDOG_MS.load(Ordering::SeqCst) {
+            let _guard = OUTPUT.lock();
+            log::error(&event, "internal deadline passed: exiting without output");
+            std::process::exit(0);
+        }
+    });
+}
+
+fn read_stdin() -> Result<Vec<u8>, String> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    if buf.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!(
+            "stdin larger than {MAX_INPUT_BYTES} bytes: ignored"
+        ));
+    }
+    Ok(buf)
+}
+
+fn emit(event: &str, text: &str, deadline: Instant) {
+    let text = crate::hygiene::redact(text);
+    let out = serde_json::json!({
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+    });
+    let _guard = OUTPUT.lock();
+    if Instant::now() > deadline + Duration::from_millis(200) {
+        log::error(
+            event,
+            "finished after the internal deadline: output dropped",
+        );
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{out}");
+    let _ = stdout.flush();
+}
+
+fn project_dir(input: &input::HookInput) -> PathBuf {
+    let dir_ok = |p: &PathBuf| p.is_absolute() && p.is_dir();
+    std::env::var_os("CLAUDE_PROJECT_DIR")
+        .map(PathBuf::from)
+        .filter(dir_ok)
+        .or_else(|| input.text("cwd").map(PathBuf::from).filter(dir_ok))
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn run(args: &[String]) {
+    let started = Instant::now();
+    let argv_event = args.first().map(String::as_str).filter(|e| !e.is_empty());
+    let mut deadline = started + internal_deadline(argv_event.unwrap_or(""));
+    arm_watchdog(deadline, argv_event.unwrap_or("").to_string());
+    let tag = argv_event.unwrap_or("");
+
+    let parsed = read_stdin().and_then(|raw| input::HookInput::parse(&raw));
+    let input = match parsed {
+        Ok(i) => i,
+        Err(e) => return log::error(tag, &e),
+    };
+    let Some(event) = input.text("hook_event_name").map(String::from) else {
+        return log::error(
+            tag,
+            "input has no hook_event_name: nothing to echo, nothing printed",
+        );
+    };
+    if let Some(arg) = argv_event {
+        if arg != event {
+            return log::error(
+                tag,
+                &format!("argument {arg} but stdin says {event}: nothing printed"),
+            );
+        }
+    } else {
+        deadline = started + internal_deadline(&event);
+        WATCHDOG_MS.store(
+            epoch_ms(deadline + Duration::from_millis(500)),
+            Ordering::SeqCst,
+        );
+    }
+    let session = input
+        .str("session_id")
+        .and_then(|id| cache::SessionCache::new(&crate::paths::runtime_dir(), id));
+    let ctx = Ctx {
+        project_dir: project_dir(&input),
+        event: event.clone(),
+        deadline,
+        session,
+    };
+    log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
+    let output = events::dispatch(&ctx, &input);
+    drop(input);
+    if let Some(text) = output {
+        emit(&event, &text, deadline);
+    }
+    log::debug(&event, &format!("done in {:?}", started.elapsed()));
+}
+
+/// Entry point of the `wt-hook-memory` binary; `args` excludes the program name. Never panics
+/// outward and never prints anything but the one output object; the caller exits 0.
+pub fn main_entry(args: &[String]) {
+    if std::env::var_os(DISABLE_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| log::error("", &format!("panic: {info}"))));
+    let _ = std::panic::catch_unwind(|| run(args));
+}

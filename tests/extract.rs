@@ -1,0 +1,460 @@
+//! Stop-hook insight extraction (issue 6): the real `wt-hook-memory Stop` against a real store, with a
+//! contract-faithful fake `claude` (tests/fake_llm/claude) first on PATH that records argv,
+//! environment and stdin and answers from a file the test chooses.
+
+mod support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+use support::{git, TestEnv};
+
+fn replace(text: &str, repo: &Path) -> String {
+    text.replace("/path/to/proj", repo.to_str().unwrap())
+}
+
+struct Setup {
+    env: TestEnv,
+    repo: PathBuf,
+    /// Where the fake records its calls.
+    calls: PathBuf,
+    answer: PathBuf,
+    bin_dir: PathBuf,
+}
+
+fn setup(name: &str) -> Setup {
+    let env = TestEnv::new();
+    let repo = env.git_repo(name);
+    let calls = env.path().join("claude-calls");
+    std::fs::create_dir_all(&calls).unwrap();
+    let bin_dir = env.path().join("fake-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_llm/claude");
+    std::fs::copy(&fake, bin_dir.join("claude")).unwrap();
+    std::fs::set_permissions(
+        bin_dir.join("claude"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let answer = env.path().join("answer.txt");
+    std::fs::write(&answer, "NONE\n").unwrap();
+    Setup {
+        env,
+        repo,
+        calls,
+        answer,
+        bin_dir,
+    }
+}
+
+impl Setup {
+    /// Copy the first `lines` lines of a fixture transcript (all when None) into the project tree.
+    fn transcript(&self, fixture: &str, lines: Option<usize>) -> PathBuf {
+        let raw =
+            std::fs::read_to_string(support::fixtures_dir().join("transcripts").join(fixture))
+                .unwrap();
+        let text = replace(&raw, &self.repo);
+        let kept: String = match lines {
+            Some(n) => text.split_inclusive('\n').take(n).collect(),
+            None => text,
+        };
+        let path = self
+            .env
+            .path()
+            .join("claude-config/projects/proj")
+            .join(fixture);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, kept).unwrap();
+        path
+    }
+
+    fn append_rest(&self, fixture: &str, from_line: usize, path: &Path) {
+        let raw =
+            std::fs::read_to_string(support::fixtures_dir().join("transcripts").join(fixture))
+                .unwrap();
+        let rest: String = replace(&raw, &self.repo)
+            .split_inclusive('\n')
+            .skip(from_line)
+            .collect();
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        std::io::Write::write_all(&mut f, rest.as_bytes()).unwrap();
+    }
+
+    fn stop_input(&self, fixture: &str, transcript: &Path) -> Vec<u8> {
+        let raw =
+            std::fs::read_to_string(support::fixtures_dir().join("hooks").join(fixture)).unwrap();
+        let mut v: Value = serde_json::from_str(&replace(&raw, &self.repo)).unwrap();
+        v["transcript_path"] = Value::String(transcript.to_string_lossy().into_owned());
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    fn run_stop(&self, stdin: &[u8], extra: &[(&str, &str)]) -> (Output, Duration) {
+        use std::io::Write;
+        let mut cmd = self.env.cmd("wt-hook-memory", &self.repo);
+        let path = format!(
+            "{}:{}",
+            self.bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.arg("Stop")
+            .env("PATH", path)
+            .env("CLAUDECODE", "1")
+            .env("FAKE_CLAUDE_DIR", &self.calls)
+            .env("FAKE_CLAUDE_ANSWER", &self.answer);
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let started = Instant::now();
+        let mut child = cmd.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let took = started.elapsed();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            out.stdout.is_empty(),
+            "Stop prints nothing: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        (out, took)
+    }
+
+    /// Recorded calls, oldest first: (argv lines, env text, stdin).
+    fn calls(&self) -> Vec<(Vec<String>, String, String)> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&self.calls)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        dirs.sort();
+        dirs.iter()
+            .map(|d| {
+                let argv = std::fs::read_to_string(d.join("argv"))
+                    .unwrap()
+                    .lines()
+                    .map(String::from)
+                    .collect();
+                let env = std::fs::read_to_string(d.join("env")).unwrap();
+                let stdin = std::fs::read_to_string(d.join("stdin")).unwrap_or_default();
+                (argv, env, stdin)
+            })
+            .collect()
+    }
+
+    fn memories_tagged(&self, tag: &str) -> Vec<Value> {
+        let all = self
+            .env
+            .wt_json(&self.repo, &["list", "--limit", "1000"], None);
+        all.as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["tags"].as_array().unwrap().iter().any(|t| t == tag))
+            .cloned()
+            .collect()
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.env.path().join("state/wt-tools/wt-hook-memory.log"))
+            .unwrap_or_default()
+    }
+}
+
+fn tags(m: &Value) -> Vec<String> {
+    m["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn opsx_transcript_stores_exactly_the_parsed_insights() {
+    let s = setup("opsx");
+    std::fs::write(
+        &s.answer,
+        "Learning|auth,hashing|Hash passwords only through auth::hash::hash_secret (argon2id); bcrypt was removed\n\
+         this line is chatter and is skipped\n\
+         Decision|cookies|The session id travels in an HttpOnly SameSite=Lax cookie, Secure only in production\n",
+    )
+    .unwrap();
+    let t = s.transcript("opsx_apply_session.jsonl", None);
+    s.run_stop(&s.stop_input("stop.normal.json", &t), &[]);
+
+    let calls = s.calls();
+    assert_eq!(calls.len(), 1, "{}", s.log());
+    let (argv, env, stdin) = &calls[0];
+    assert_eq!(
+        argv,
+        &[
+            "-p",
+            "--model",
+            "haiku",
+            "--no-session-persistence",
+            "--settings",
+            r#"{"disableAllHooks": true}"#
+        ]
+    );
+    assert!(
+        !env.lines().any(|l| l.starts_with("CLAUDECODE=")),
+        "CLAUDECODE must be removed"
+    );
+    assert!(env.lines().any(|l| l == "WT_HOOK_DISABLED=1"));
+    assert!(stdin.contains("Type|tags|content") && stdin.contains("exactly NONE"));
+    assert!(stdin.contains("OpenSpec change: add-login."));
+    assert!(
+        stdin.contains("USER: No, don't call bcrypt directly."),
+        "{stdin}"
+    );
+    assert!(stdin.contains("ERROR: Exit code 101"));
+    assert!(stdin.contains("TOOL[Bash]: cargo test -p auth 2>&1 | tail -20"));
+    assert!(
+        !stdin.contains("Base directory for this skill"),
+        "skill bodies are not user text"
+    );
+    assert!(
+        !stdin.contains("THINKING")
+            && !stdin.contains("The user wants the add-login OpenSpec change applied")
+    );
+
+    let stored = s.memories_tagged("phase:auto-extract");
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    let learning = stored
+        .iter()
+        .find(|m| m["experience_type"] == "Learning")
+        .unwrap();
+    assert_eq!(
+        learning["content"],
+        "Hash passwords only through auth::hash::hash_secret (argon2id); bcrypt was removed"
+    );
+    let lt = tags(learning);
+    for t in [
+        "phase:auto-extract",
+        "source:hook",
+        "change:add-login",
+        "auth",
+        "hashing",
+    ] {
+        assert!(lt.contains(&t.to_string()), "{lt:?}");
+    }
+    let decision = stored
+        .iter()
+        .find(|m| m["experience_type"] == "Decision")
+        .unwrap();
+    assert!(tags(decision).contains(&"cookies".to_string()));
+
+    // Same answer again after new lines: the already-stored line is not stored twice.
+    s.append_rest("opsx_apply_session.jsonl", 43, &t);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&t)
+        .and_then(|mut f| {
+            std::io::Write::write_all(
+                &mut f,
+                br#"{"type":"user","message":{"role":"user","content":"and keep the cookie name sid please"}}
+"#,
+            )
+        })
+        .unwrap();
+    s.run_stop(&s.stop_input("stop.normal.json", &t), &[]);
+    assert_eq!(s.calls().len(), 2);
+    assert_eq!(s.memories_tagged("phase:auto-extract").len(), 2);
+}
+
+#[test]
+fn agent_saved_transcript_asks_only_for_what_was_missed() {
+    let s = setup("saved");
+    let t = s.transcript("opsx_apply_session.jsonl", None);
+    s.run_stop(&s.stop_input("stop.normal.json", &t), &[]);
+    let calls = s.calls();
+    assert_eq!(calls.len(), 1);
+    assert!(
+        calls[0].2.contains("Extract only what the agent missed"),
+        "{}",
+        calls[0].2
+    );
+
+    // A span without the marker gets the plain prompt.
+    let s2 = setup("fresh");
+    let t2 = s2.transcript("opsx_apply_session.jsonl", Some(28));
+    s2.run_stop(&s2.stop_input("stop.normal.json", &t2), &[]);
+    let calls2 = s2.calls();
+    assert_eq!(calls2.len(), 1);
+    assert!(!calls2[0].2.contains("only what the agent missed"));
+}
+
+#[test]
+fn plain_transcript_makes_no_call() {
+    let s = setup("plain");
+    let t = s.transcript("plain_session.jsonl", None);
+    s.run_stop(&s.stop_input("stop.plain_session.json", &t), &[]);
+    assert!(s.calls().is_empty());
+}
+
+#[test]
+fn only_new_lines_are_sent_and_never_twice() {
+    let s = setup("incremental");
+    let t = s.transcript("opsx_apply_session.jsonl", Some(39));
+    let input = s.stop_input("stop.normal.json", &t);
+    s.run_stop(&input, &[]);
+    assert_eq!(s.calls().len(), 1);
+    assert!(s.calls()[0]
+        .2
+        .contains("USER: No, don't call bcrypt directly."));
+
+    // No new lines: no call.
+    s.run_stop(&input, &[]);
+    assert_eq!(s.calls().len(), 1);
+
+    // New turn: only the new span is sent (the skill call from the first span still counts).
+    s.append_rest("opsx_apply_session.jsonl", 39, &t);
+    s.run_stop(&input, &[]);
+    let calls = s.calls();
+    assert_eq!(calls.len(), 2, "{}", s.log());
+    let second = &calls[1].2;
+    assert!(
+        second.contains("USER: thanks. is the cookie marked Secure as well?"),
+        "{second}"
+    );
+    assert!(second.contains("AGENT: Not yet: `Secure` is only set when `APP_ENV=production`."));
+    assert!(
+        !second.contains("don't call bcrypt"),
+        "old span resent: {second}"
+    );
+    assert!(second.contains("OpenSpec change: add-login."));
+}
+
+#[test]
+fn stop_hook_active_and_nested_marker_do_nothing() {
+    let s = setup("nested");
+    let t = s.transcript("opsx_apply_session.jsonl", None);
+    s.run_stop(&s.stop_input("stop.hook_active.json", &t), &[]);
+    assert!(s.calls().is_empty());
+
+    let (_, took) = s.run_stop(
+        &s.stop_input("stop.normal.json", &t),
+        &[("WT_HOOK_DISABLED", "1")],
+    );
+    assert!(s.calls().is_empty());
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert!(
+        s.log().is_empty(),
+        "the marker exits before doing anything: {}",
+        s.log()
+    );
+
+    // The marker did not consume the transcript: a normal Stop still extracts.
+    s.run_stop(&s.stop_input("stop.normal.json", &t), &[]);
+    assert_eq!(s.calls().len(), 1);
+}
+
+#[test]
+fn garbage_and_none_answers_store_nothing() {
+    for answer in [
+        "NONE\n",
+        "Sure! Here are some insights:\n* the code is nice\nLearning|only two fields\n",
+        "",
+    ] {
+        let s = setup("garbage");
+        std::fs::write(&s.answer, answer).unwrap();
+        let t = s.transcript("opsx_apply_session.jsonl", None);
+        s.run_stop(&s.stop_input("stop.normal.json", &t), &[]);
+        assert_eq!(s.calls().len(), 1);
+        assert!(
+            s.memories_tagged("phase:auto-extract").is_empty(),
+            "{answer:?}"
+        );
+    }
+}
+
+#[test]
+fn a_hanging_model_is_killed_near_30_seconds_and_nothing_is_stored() {
+    let s = setup("slow");
+    std::fs::write(
+        &s.answer,
+        "Learning|x|This insight arrives far too late to be stored\n",
+    )
+    .unwrap();
+    let t = s.transcript("opsx_apply_session.jsonl", None);
+    let (_, took) = s.run_stop(
+        &s.stop_input("stop.normal.json", &t),
+        &[("FAKE_CLAUDE_SLEEP", "60")],
+    );
+    assert!(
+        took >= Duration::from_secs(29) && took < Duration::from_secs(40),
+        "{took:?}"
+    );
+    let calls: Vec<PathBuf> = std::fs::read_dir(&s.calls)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(calls.len(), 1);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        !calls[0].join("finished").exists(),
+        "the fake was killed, not left running"
+    );
+    assert!(s.memories_tagged("phase:auto-extract").is_empty());
+    assert!(s.log().contains("killed"), "{}", s.log());
+}
+
+#[test]
+fn commit_design_choices_are_saved_once_per_change() {
+    let s = setup("design");
+    let design_dir = s.repo.join("openspec/changes/add-login");
+    std::fs::create_dir_all(&design_dir).unwrap();
+    std::fs::write(
+        design_dir.join("design.md"),
+        "# Design: add-login\n\n### Password hashing\n\n**Choice**: argon2id through the `auth::hash` wrapper\n**Why**: one place owns the cost\n\n### Session transport\n\n**Choice**: opaque session id in an HttpOnly, SameSite=Lax cookie\n",
+    )
+    .unwrap();
+    git(&s.repo, &["add", "."]);
+    git(
+        &s.repo,
+        &["commit", "-q", "-m", "add-login: hash passwords"],
+    );
+    let t = s.transcript("plain_session.jsonl", None);
+    let input = s.stop_input("stop.plain_session.json", &t);
+    s.run_stop(&input, &[]);
+
+    let decisions = s.memories_tagged("decisions");
+    assert_eq!(decisions.len(), 1, "{}", s.log());
+    assert_eq!(
+        decisions[0]["content"],
+        "add-login: argon2id through the `auth::hash` wrapper. opaque session id in an HttpOnly, SameSite=Lax cookie"
+    );
+    assert_eq!(decisions[0]["experience_type"], "Decision");
+    let t0 = tags(&decisions[0]);
+    for t in [
+        "change:add-login",
+        "phase:apply",
+        "source:hook",
+        "decisions",
+    ] {
+        assert!(t0.contains(&t.to_string()), "{t0:?}");
+    }
+    let head = git(&s.repo, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        std::fs::read_to_string(s.repo.join(".wt-tools/.last-memory-commit"))
+            .unwrap()
+            .trim(),
+        head
+    );
+
+    // Same HEAD, then more commits of the same change, then a change without design.md: still one.
+    s.run_stop(&input, &[]);
+    std::fs::write(s.repo.join("more.txt"), "x").unwrap();
+    git(&s.repo, &["add", "more.txt"]);
+    git(&s.repo, &["commit", "-q", "-m", "add-login: more work"]);
+    std::fs::write(s.repo.join("other.txt"), "y").unwrap();
+    git(&s.repo, &["add", "other.txt"]);
+    git(&s.repo, &["commit", "-q", "-m", "other-change: no design"]);
+    s.run_stop(&input, &[]);
+    assert_eq!(s.memories_tagged("decisions").len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(s.repo.join(".wt-tools/.saved-designs")).unwrap(),
+        "add-login\n"
+    );
+}

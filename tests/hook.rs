@@ -1,0 +1,697 @@
+//! End-to-end tests of `wt-hook-memory` (issue 3): the real binary on every fixture payload, against a
+//! real store seeded through `wt-memory` in a temporary git repository.
+
+mod support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+use support::TestEnv;
+
+const SESSION: &str = "6d3f2b9e-8c41-4a7e-b0d5-2f9a17c4e8b1";
+
+/// Every event argument the handler accepts, plus none at all.
+const EVENT_ARGS: &[Option<&str>] = &[
+    None,
+    Some("SessionStart"),
+    Some("UserPromptSubmit"),
+    Some("PreToolUse"),
+    Some("PostToolUse"),
+    Some("PostToolUseFailure"),
+    Some("SubagentStart"),
+    Some("SubagentStop"),
+    Some("Stop"),
+];
+
+fn fixtures() -> PathBuf {
+    support::fixtures_dir()
+}
+
+fn replace_bytes(haystack: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let (from, to) = (from.as_bytes(), to.as_bytes());
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut i = 0;
+    while i < haystack.len() {
+        if haystack[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(haystack[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A project: a git repo with its own store, transcripts copied in with the placeholder rewritten.
+struct Proj {
+    repo: PathBuf,
+    transcripts: PathBuf,
+}
+
+fn project(env: &TestEnv, name: &str) -> Proj {
+    let repo = env.git_repo(name);
+    let transcripts = env.path().join(format!("{name}-transcripts"));
+    std::fs::create_dir_all(&transcripts).unwrap();
+    for entry in std::fs::read_dir(fixtures().join("transcripts")).unwrap() {
+        let entry = entry.unwrap();
+        let bytes = std::fs::read(entry.path()).unwrap();
+        let bytes = replace_bytes(&bytes, "/path/to/proj", repo.to_str().unwrap());
+        std::fs::write(transcripts.join(entry.file_name()), bytes).unwrap();
+    }
+    Proj { repo, transcripts }
+}
+
+impl Proj {
+    /// Fixture bytes with `/path/to/proj` and the relative transcript paths made real.
+    fn payload(&self, dir: &str, name: &str) -> Vec<u8> {
+        let raw = std::fs::read(fixtures().join(dir).join(name)).unwrap();
+        let raw = replace_bytes(&raw, "/path/to/proj", self.repo.to_str().unwrap());
+        replace_bytes(
+            &raw,
+            "\"transcripts/",
+            &format!("\"{}/", self.transcripts.display()),
+        )
+    }
+
+    fn hook_payload(&self, name: &str) -> Vec<u8> {
+        self.payload("hooks", name)
+    }
+}
+
+fn run_hook(
+    env: &TestEnv,
+    cwd: &Path,
+    event: Option<&str>,
+    stdin: &[u8],
+    extra: &[(&str, &str)],
+) -> (Output, Duration) {
+    use std::io::Write;
+    let mut cmd = env.cmd("wt-hook-memory", cwd);
+    if let Some(e) = event {
+        cmd.arg(e);
+    }
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn wt-hook-memory");
+    let mut stdin_pipe = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    // A writer thread: the hook may exit before reading everything (EPIPE is fine).
+    let writer = std::thread::spawn(move || {
+        let _ = stdin_pipe.write_all(&bytes);
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = writer.join();
+    (out, started.elapsed())
+}
+
+/// Run the hook on a fixture with the fixture's own event; require exit 0.
+fn hook(env: &TestEnv, p: &Proj, name: &str) -> String {
+    let payload = p.hook_payload(name);
+    let event: Value = serde_json::from_slice(&payload).unwrap();
+    let event = event["hook_event_name"].as_str().unwrap().to_string();
+    let (out, _) = run_hook(env, &p.repo, Some(&event), &payload, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The injected text of a hook's stdout, checking the exact envelope.
+fn context_of(stdout: &str, event: &str) -> String {
+    assert!(
+        stdout.ends_with('\n') && stdout.trim().lines().count() == 1,
+        "one JSON line: {stdout:?}"
+    );
+    let v: Value =
+        serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    let obj = v.as_object().unwrap();
+    assert_eq!(
+        obj.len(),
+        1,
+        "only hookSpecificOutput at top level: {stdout}"
+    );
+    let hso = obj["hookSpecificOutput"].as_object().unwrap();
+    assert_eq!(hso.len(), 2, "{stdout}");
+    assert_eq!(hso["hookEventName"], event);
+    hso["additionalContext"].as_str().unwrap().to_string()
+}
+
+fn expected_json(event: &str, context: &str) -> String {
+    format!(
+        "{}\n",
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
+    )
+}
+
+fn mem_id(id: &str) -> String {
+    id.chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(4)
+        .collect::<String>()
+        .to_lowercase()
+}
+
+fn cache_file(env: &TestEnv, session: &str) -> PathBuf {
+    env.path()
+        .join("runtime/wt-tools")
+        .join(format!("session-{session}.json"))
+}
+
+fn cache_keys(env: &TestEnv, session: &str) -> Vec<String> {
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(cache_file(env, session)).unwrap()).unwrap();
+    v["keys"].as_object().unwrap().keys().cloned().collect()
+}
+
+fn log_text(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.path().join("state/wt-tools/wt-hook-memory.log"))
+        .unwrap_or_default()
+}
+
+fn all_memories(env: &TestEnv, repo: &Path) -> Vec<Value> {
+    env.wt_json(repo, &["list", "--limit", "1000"], None)
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+const LOGIN_NOTE: &str =
+    "src/login.rs creates the session before touching last_login; keep both writes in one transaction";
+const BUILD_NOTE: &str =
+    "cargo build output piped through tail hides the first compiler error; rerun without tail";
+
+#[test]
+fn post_tool_use_read_injects_exactly_once_per_session() {
+    let env = TestEnv::new();
+    let p = project(&env, "readproj");
+    let id = env.remember(&p.repo, LOGIN_NOTE, "Learning", "auth");
+
+    let out = hook(&env, &p, "post_tool_use.read.json");
+    let expected = format!(
+        "=== MEMORY: Context for this file ===\n  - [MEM#{}] {LOGIN_NOTE}",
+        mem_id(&id)
+    );
+    assert_eq!(out, expected_json("PostToolUse", &expected));
+
+    // Same query again in the same session: deduplicated.
+    assert_eq!(hook(&env, &p, "post_tool_use.read.json"), "");
+    assert_eq!(cache_keys(&env, SESSION).len(), 1);
+}
+
+#[test]
+fn post_tool_use_scope_read_and_bash_only() {
+    let env = TestEnv::new();
+    let p = project(&env, "scopeproj");
+    let build = env.remember(&p.repo, BUILD_NOTE, "Learning", "build");
+    env.remember(
+        &p.repo,
+        "SessionStore::create and users.last_login are separate statements in login.rs without a transaction",
+        "Learning",
+        "auth",
+    );
+    env.remember(
+        &p.repo,
+        "signup.rs must hash through hash::hash_secret, never bcrypt::hash",
+        "Decision",
+        "auth",
+    );
+
+    let bash = hook(&env, &p, "post_tool_use.bash.json");
+    let ctx = context_of(&bash, "PostToolUse");
+    assert!(
+        ctx.starts_with("=== MEMORY: Context for this command ===\n  - [MEM#"),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains(&format!("[MEM#{}] {BUILD_NOTE}", mem_id(&build))),
+        "{ctx}"
+    );
+    assert!(ctx.lines().count() <= 3, "at most 2 memories: {ctx}");
+    assert!(ctx.chars().count() <= 700);
+
+    for quiet in [
+        "post_tool_use.edit.json",
+        "post_tool_use.write.json",
+        "post_tool_use.grep.json",
+        "post_tool_use.agent.json",
+        "post_tool_use.task.json",
+    ] {
+        assert_eq!(hook(&env, &p, quiet), "", "{quiet} must not inject");
+    }
+    // Nor do they create memories.
+    assert_eq!(all_memories(&env, &p.repo).len(), 3);
+}
+
+#[test]
+fn read_inside_a_subagent_is_handled_like_a_main_thread_read() {
+    let env = TestEnv::new();
+    let p = project(&env, "subread");
+    let id = env.remember(
+        &p.repo,
+        "src/session.rs: SessionStore::create must run inside the login transaction",
+        "Learning",
+        "auth",
+    );
+    let out = hook(&env, &p, "post_tool_use.read_in_subagent.json");
+    let ctx = context_of(&out, "PostToolUse");
+    assert!(ctx.contains(&format!("[MEM#{}]", mem_id(&id))), "{ctx}");
+}
+
+#[test]
+fn git_commit_is_stored_once_and_found_by_recall() {
+    let env = TestEnv::new();
+    let p = project(&env, "commitproj");
+    hook(&env, &p, "post_tool_use.bash_git_commit_m.json");
+    hook(&env, &p, "post_tool_use.bash_git_commit_m.json");
+    hook(&env, &p, "post_tool_use.bash_git_commit_heredoc.json");
+
+    let all = all_memories(&env, &p.repo);
+    let contents: Vec<&str> = all.iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(
+        contents
+            .iter()
+            .filter(|c| c.starts_with("Committed: "))
+            .count(),
+        2,
+        "{contents:?}"
+    );
+    assert!(contents.contains(&"Committed: add-login: store session id in HttpOnly cookie"));
+    assert!(contents.contains(&"Committed: add-login: hash passwords with the argon2 wrapper"));
+    for m in &all {
+        let tags: Vec<&str> = m["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert!(
+            tags.contains(&"phase:commit-save") && tags.contains(&"source:hook"),
+            "{tags:?}"
+        );
+        assert_eq!(m["experience_type"], "Learning");
+    }
+
+    let found = env.wt_json(
+        &p.repo,
+        &[
+            "recall",
+            "store session id in HttpOnly cookie",
+            "--limit",
+            "5",
+        ],
+        None,
+    );
+    assert!(
+        found
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["content"] == "Committed: add-login: store session id in HttpOnly cookie"),
+        "{found}"
+    );
+}
+
+#[test]
+fn stored_memory_reaches_the_next_matching_prompt_with_rules_first() {
+    let env = TestEnv::new();
+    let p = project(&env, "promptproj");
+    let id = env.remember(
+        &p.repo,
+        "Sync push retries once with a short backoff in src/sync/push.rs (push_with_one_retry)",
+        "Decision",
+        "sync",
+    );
+    std::fs::create_dir_all(p.repo.join(".claude")).unwrap();
+    std::fs::write(
+        p.repo.join(".claude/rules.yaml"),
+        "rules:\n  - id: sync-branch\n    topics: [sync]\n    content: Never force-push the wt-memory sync branch\n",
+    )
+    .unwrap();
+
+    let out = hook(&env, &p, "user_prompt_submit.normal.json");
+    let ctx = context_of(&out, "UserPromptSubmit");
+    let expected_start = "=== MANDATORY RULES ===\n[sync-branch] Never force-push the wt-memory sync branch\n===========================\n=== PROJECT MEMORY — If any memory below directly answers the user's question, cite it in your response ===\nRelevant past experience:\n";
+    assert!(ctx.starts_with(expected_start), "{ctx}");
+    assert!(
+        ctx.contains(&format!("  - [MEM#{}] Sync push retries once", mem_id(&id))),
+        "{ctx}"
+    );
+    assert!(ctx.ends_with("\n=== END ==="), "{ctx}");
+    assert!(ctx.chars().count() <= 1500);
+
+    assert_eq!(hook(&env, &p, "user_prompt_submit.empty.json"), "");
+}
+
+#[test]
+fn opsx_prompt_names_the_change_and_brings_its_tagged_memories() {
+    let env = TestEnv::new();
+    let p = project(&env, "opsxproj");
+    let tagged = env.remember(
+        &p.repo,
+        "Login sessions use an opaque id in an HttpOnly SameSite=Lax cookie",
+        "Decision",
+        "change:add-login",
+    );
+    let out = hook(&env, &p, "user_prompt_submit.opsx_apply.json");
+    let ctx = context_of(&out, "UserPromptSubmit");
+    assert!(
+        ctx.contains("\nChange: add-login\nRelevant past experience:\n"),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains(&format!(
+            "[MEM#{}] Login sessions use an opaque id",
+            mem_id(&tagged)
+        )),
+        "{ctx}"
+    );
+}
+
+#[test]
+fn hungarian_prompt_is_handled_on_character_boundaries() {
+    let env = TestEnv::new();
+    let p = project(&env, "huproj");
+    env.remember(
+        &p.repo,
+        "A jelszavakat mindig az argon2 wrapperrel hasheljük (auth::hash::hash_secret), bcrypt tilos",
+        "Learning",
+        "auth",
+    );
+    let out = hook(&env, &p, "user_prompt_submit.hungarian.json");
+    if !out.is_empty() {
+        let ctx = context_of(&out, "UserPromptSubmit");
+        assert!(ctx.contains("=== PROJECT MEMORY"), "{ctx}");
+    }
+    assert!(!log_text(&env).contains("panic"), "{}", log_text(&env));
+}
+
+#[test]
+fn session_start_injects_and_manages_the_cache_per_source() {
+    let env = TestEnv::new();
+    let p = project(&env, "startproj");
+    let sheet = "Run the auth tests with cargo test -p auth 2>&1 | tail -20 to see the first error";
+    env.remember(&p.repo, sheet, "Learning", "cheat-sheet");
+    let ctx_id = env.remember(
+        &p.repo,
+        "startproj keeps its login flow in crates/auth; sessions are stored server side",
+        "Context",
+        "architecture",
+    );
+
+    // A stale key from an earlier session with the same id.
+    let cache = cache_file(&env, SESSION);
+    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+    std::fs::write(&cache, br#"{"keys":{"0123456789abcdef":1}}"#).unwrap();
+
+    let out = hook(&env, &p, "session_start.startup.json");
+    let expected = format!(
+        "=== OPERATIONAL CHEAT SHEET ===\n  - {sheet}\n\n=== PROJECT CONTEXT ===\n  - [MEM#{}] startproj keeps its login flow in crates/auth; sessions are stored server side",
+        mem_id(&ctx_id)
+    );
+    assert_eq!(out, expected_json("SessionStart", &expected));
+    assert!(
+        cache_keys(&env, SESSION).is_empty(),
+        "startup resets the cache"
+    );
+
+    // resume and compact keep what the session recorded.
+    hook(&env, &p, "post_tool_use.bash.json");
+    assert_eq!(cache_keys(&env, SESSION).len(), 1);
+    let resumed = hook(&env, &p, "session_start.resume.json");
+    assert_eq!(resumed, expected_json("SessionStart", &expected));
+    assert_eq!(cache_keys(&env, SESSION).len(), 1, "resume keeps the cache");
+
+    // compact (another session): injected once, as one object.
+    let compact = hook(&env, &p, "session_start.compact.json");
+    assert_eq!(compact.lines().count(), 1);
+    context_of(&compact, "SessionStart");
+
+    // clear: pretty-printed input, the real session id is parsed (not `unknown`) and reset.
+    let clear_session = "9a1c4e7b-3f20-4d85-a6b9-0e2d7c5f8a13";
+    std::fs::write(
+        cache_file(&env, clear_session),
+        br#"{"keys":{"0123456789abcdef":1}}"#,
+    )
+    .unwrap();
+    let cleared = hook(&env, &p, "session_start.clear.json");
+    context_of(&cleared, "SessionStart");
+    assert!(cache_keys(&env, clear_session).is_empty());
+    assert!(!cache_file(&env, "unknown").exists());
+}
+
+#[test]
+fn pre_tool_use_bash_injects_for_the_command() {
+    let env = TestEnv::new();
+    let p = project(&env, "preproj");
+    let id = env.remember(
+        &p.repo,
+        "cargo test -p auth needs DATABASE_URL unset, otherwise the integration tests hit the dev database",
+        "Learning",
+        "testing",
+    );
+    let out = hook(&env, &p, "pre_tool_use.bash.json");
+    let ctx = context_of(&out, "PreToolUse");
+    assert!(
+        ctx.starts_with("=== MEMORY: Context for this command ===\n"),
+        "{ctx}"
+    );
+    assert!(ctx.contains(&format!("[MEM#{}]", mem_id(&id))), "{ctx}");
+    assert_eq!(hook(&env, &p, "pre_tool_use.bash.json"), "", "deduplicated");
+}
+
+#[test]
+fn post_tool_use_failure_recalls_past_fixes_and_skips_noise() {
+    let env = TestEnv::new();
+    let p = project(&env, "failproj");
+    let id = env.remember(
+        &p.repo,
+        "error[E0425] hash_password not found: the auth::hash wrapper exposes hash_secret and verify_secret",
+        "Learning",
+        "auth,error",
+    );
+    let out = hook(&env, &p, "post_tool_use_failure.bash.json");
+    let ctx = context_of(&out, "PostToolUseFailure");
+    assert!(
+        ctx.starts_with("=== MEMORY: Past fix for this error ===\n"),
+        "{ctx}"
+    );
+    assert!(ctx.contains(&format!("[MEM#{}]", mem_id(&id))), "{ctx}");
+    // No dedup for failures: the same error asks again.
+    context_of(
+        &hook(&env, &p, "post_tool_use_failure.bash.json"),
+        "PostToolUseFailure",
+    );
+
+    for skipped in [
+        "post_tool_use_failure.bash_interrupt.json",
+        "post_tool_use_failure.bash_exit_code_only.json",
+        "post_tool_use_failure.bash_short_error.json",
+    ] {
+        assert_eq!(hook(&env, &p, skipped), "", "{skipped}");
+    }
+}
+
+#[test]
+fn subagent_start_uses_the_parent_task_and_subagent_stop_prints_nothing() {
+    let env = TestEnv::new();
+    let p = project(&env, "agentproj");
+    let id = env.remember(
+        &p.repo,
+        "The session store (SessionStore in crates/auth/src/session.rs) is written without a transaction",
+        "Learning",
+        "auth",
+    );
+    let out = hook(&env, &p, "subagent_start.explore.json");
+    let ctx = context_of(&out, "SubagentStart");
+    assert!(
+        ctx.starts_with("=== MEMORY: Context for subagent ===\n"),
+        "{ctx}"
+    );
+    assert!(ctx.contains(&format!("[MEM#{}]", mem_id(&id))), "{ctx}");
+
+    assert_eq!(hook(&env, &p, "subagent_stop.explore.json"), "");
+}
+
+#[test]
+fn stop_events_print_nothing() {
+    let env = TestEnv::new();
+    let p = project(&env, "stopproj");
+    env.remember(
+        &p.repo,
+        "Something long enough to be injected anywhere at all",
+        "Learning",
+        "x",
+    );
+    for f in [
+        "stop.normal.json",
+        "stop.hook_active.json",
+        "stop.plain_session.json",
+    ] {
+        assert_eq!(hook(&env, &p, f), "", "{f}");
+    }
+}
+
+#[test]
+fn eight_parallel_post_tool_use_hooks_keep_all_cache_keys() {
+    let env = TestEnv::new();
+    let p = project(&env, "parproj");
+    env.remember(
+        &p.repo,
+        "Every module under src/ has a matching test file under tests/",
+        "Learning",
+        "layout",
+    );
+    let template: Value =
+        serde_json::from_slice(&p.hook_payload("post_tool_use.read.json")).unwrap();
+    let payloads: Vec<Vec<u8>> = (0..8)
+        .map(|i| {
+            let mut payload = template.clone();
+            payload["tool_input"]["file_path"] =
+                Value::String(format!("{}/src/module{i}.rs", p.repo.display()));
+            serde_json::to_vec(&payload).unwrap()
+        })
+        .collect();
+    let outputs: Vec<(Output, Duration)> = std::thread::scope(|s| {
+        let handles: Vec<_> = payloads
+            .iter()
+            .map(|bytes| s.spawn(|| run_hook(&env, &p.repo, Some("PostToolUse"), bytes, &[])))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (out, _) in &outputs {
+        assert_eq!(out.status.code(), Some(0));
+        let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+        if !stdout.is_empty() {
+            context_of(&stdout, "PostToolUse");
+        }
+    }
+    assert_eq!(cache_keys(&env, SESSION).len(), 8, "{}", log_text(&env));
+}
+
+#[test]
+fn every_bad_input_under_every_event_exits_0_silently() {
+    let env = TestEnv::new();
+    let p = project(&env, "badproj");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures().join("bad"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 21);
+    for file in &files {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let payload = p.payload("bad", name);
+        for event in EVENT_ARGS {
+            let log_before = log_text(&env).len();
+            let (out, took) = run_hook(&env, &p.repo, *event, &payload, &[]);
+            assert_eq!(out.status.code(), Some(0), "{name} {event:?}");
+            assert!(
+                out.stdout.is_empty(),
+                "{name} {event:?}: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            assert!(
+                took < Duration::from_secs(8),
+                "{name} {event:?} took {took:?}"
+            );
+            // Invalid input is always logged; the valid-but-odd payloads may legitimately say nothing.
+            let odd = [
+                "duplicate_keys",
+                "huge_tool_response",
+                "wrong_types",
+                "unhandled_event",
+                "unknown_event",
+            ];
+            if !odd.iter().any(|o| name.starts_with(o)) {
+                assert!(
+                    log_text(&env).len() > log_before,
+                    "{name} {event:?} left no log line"
+                );
+            }
+        }
+    }
+    assert!(!log_text(&env).contains("panic"));
+}
+
+#[test]
+fn huge_tool_response_is_handled_quickly_and_not_stored() {
+    let env = TestEnv::new();
+    let p = project(&env, "hugeproj");
+    let payload = p.payload("bad", "huge_tool_response.json");
+    let (out, took) = run_hook(&env, &p.repo, Some("PostToolUse"), &payload, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(all_memories(&env, &p.repo).is_empty());
+}
+
+#[test]
+fn missing_or_hanging_wt_memory_gives_exit_0_and_no_output() {
+    let env = TestEnv::new();
+    let p = project(&env, "hangproj");
+    let payload = p.hook_payload("post_tool_use.read.json");
+
+    let (out, _) = run_hook(
+        &env,
+        &p.repo,
+        Some("PostToolUse"),
+        &payload,
+        &[("WT_MEMORY_BIN", "/nonexistent/wt-memory")],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(
+        log_text(&env).contains("wt-memory not found"),
+        "{}",
+        log_text(&env)
+    );
+
+    let script = env.path().join("hanging-wt-memory");
+    std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (out, took) = run_hook(
+        &env,
+        &p.repo,
+        Some("PostToolUse"),
+        &payload,
+        &[("WT_MEMORY_BIN", script.to_str().unwrap())],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(
+        took < Duration::from_secs(5),
+        "PostToolUse must finish inside its 5 s timeout, took {took:?}"
+    );
+    assert!(log_text(&env).contains("killed"), "{}", log_text(&env));
+}
+
+#[test]
+fn old_session_caches_are_swept_at_session_start() {
+    let env = TestEnv::new();
+    let p = project(&env, "sweepproj");
+    let dir = env.path().join("runtime/wt-tools");
+    std::fs::create_dir_all(&dir).unwrap();
+    let old = dir.join("session-old.json");
+    std::fs::write(&old, b"{}").unwrap();
+    let week_ago = std::time::SystemTime::now() - Duration::from_secs(7 * 24 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(week_ago)
+        .unwrap();
+    hook(&env, &p, "session_start.startup.json");
+    assert!(!old.exists());
+    assert!(cache_file(&env, SESSION).exists());
+}
