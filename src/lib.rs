@@ -5,6 +5,7 @@
 //! front ends: `wt-memory` (the only one that opens a store), `wt-hook-memory` and `wt-mcp-server`
 //! (both run `wt-memory` as a subprocess through [`runner`]) and `wt-project` (init/uninstall).
 
+pub mod hook;
 pub mod hygiene;
 pub mod init;
 pub mod mcp;
