@@ -34,6 +34,7 @@ enum Cmd {
     Recall(RecallArgs),
     /// Memories worth injecting for a context (gated by relevance; never stores the context).
     Proactive {
+        #[arg(allow_hyphen_values = true)]
         context: String,
         #[arg(long, default_value_t = 5)]
         limit: usize,
@@ -49,7 +50,10 @@ enum Cmd {
     #[command(alias = "inspect")]
     Get { id: String },
     /// Decisions, learnings and context, about a topic if given.
-    Context { topic: Option<String> },
+    Context {
+        #[arg(allow_hyphen_values = true)]
+        topic: Option<String>,
+    },
     /// Memory tiers (a CLI process keeps everything long-term).
     Brain,
     /// Counts by type and tag, importance histogram, noise ratio.
@@ -182,6 +186,7 @@ struct RememberArgs {
 
 #[derive(Args)]
 struct RecallArgs {
+    #[arg(allow_hyphen_values = true)]
     query: Option<String>,
     #[arg(long, default_value_t = 5)]
     limit: usize,
