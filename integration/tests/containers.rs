@@ -24,6 +24,10 @@ const WORKSPACE: &str = "/workspace";
 const FACT: &str = "Sync push retries live in src/sync/push.rs: exponential backoff with jitter, \
                     five attempts, then the export is queued for the next session.";
 
+/// An operational rule, saved with the `cheat-sheet` tag that SessionStart always injects.
+const CHEAT: &str = "Run the test suite with cargo nextest run --workspace; plain cargo test \
+                     misses the doctests' feature flags.";
+
 fn fixture(name: &str) -> String {
     format!("{FIXTURES}/hooks/{name}.json")
 }
@@ -111,6 +115,13 @@ async fn hook_round_trip_in_container() -> Result<()> {
         "the remembered fact is not in additionalContext:\n{ctx}"
     );
 
+    // SessionStart injects the project's operational cheat sheet (memories tagged cheat-sheet).
+    b.sh(&format!(
+        "cd {WORKSPACE} && {}",
+        remember_script(CHEAT, "Learning", "cheat-sheet,testing")
+    ))
+    .await?
+    .ok("wt-memory remember (cheat sheet)");
     let out = b
         .sh(&format!(
             "cd {WORKSPACE} && wt-hook-memory SessionStart < {}",
@@ -123,9 +134,13 @@ async fn hook_round_trip_in_container() -> Result<()> {
         v["hookSpecificOutput"]["hookEventName"], "SessionStart",
         "{v}"
     );
-    assert!(v["hookSpecificOutput"]["additionalContext"]
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
         .as_str()
-        .is_some_and(|s| !s.is_empty()));
+        .unwrap_or_default();
+    assert!(
+        ctx.contains("cargo nextest"),
+        "the cheat-sheet memory is not in the SessionStart context:\n{ctx}"
+    );
 
     let out = b
         .sh(&format!(
