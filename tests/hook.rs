@@ -660,6 +660,8 @@ fn missing_or_hanging_wt_memory_gives_exit_0_and_no_output() {
     let script = env.path().join("hanging-wt-memory");
     std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // Another query: the first one is already claimed in this session's cache.
+    let payload = p.hook_payload("post_tool_use.bash.json");
     let (out, took) = run_hook(
         &env,
         &p.repo,
