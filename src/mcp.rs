@@ -112,12 +112,13 @@ fn text_result(text: impl Into<String>) -> CallToolResult {
 
 fn error_result(text: impl Into<String>) -> CallToolResult {
     let text = text.into();
-    eprintln!("wt-mcp-server: {}", first_line(&text));
+    // One stderr line per failure, so a client's log stays readable.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    eprintln!(
+        "wt-mcp-server: {}",
+        crate::hygiene::truncate_with_ellipsis(&flat, 300)
+    );
     CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or("")
 }
 
 /// One planned `wt-memory` call.
@@ -467,39 +468,39 @@ pub struct DateRangeArgs {
     pub limit: u32,
 }
 
-fn check_limit(limit: u32) -> Result<String, CallToolResult> {
+fn check_limit(limit: u32) -> Result<String, String> {
     if limit == 0 {
-        Err(error_result("limit must be at least 1"))
+        Err("limit must be at least 1".to_string())
     } else {
         Ok(limit.to_string())
     }
 }
 
-fn check_threshold(threshold: f64) -> Result<String, CallToolResult> {
+fn check_threshold(threshold: f64) -> Result<String, String> {
     if (0.0..=1.0).contains(&threshold) {
         Ok(threshold.to_string())
     } else {
-        Err(error_result(format!(
+        Err(format!(
             "threshold must be between 0 and 1, got {threshold}"
-        )))
+        ))
     }
 }
 
-fn check_non_empty<'a>(what: &str, value: &'a str) -> Result<&'a str, CallToolResult> {
+fn check_non_empty<'a>(what: &str, value: &'a str) -> Result<&'a str, String> {
     let trimmed = value.trim();
     if trimmed.is_empty() {
-        Err(error_result(format!("{what} must not be empty")))
+        Err(format!("{what} must not be empty"))
     } else {
         Ok(trimmed)
     }
 }
 
-/// Unwraps a validated argument or returns its tool error from the enclosing tool.
+/// Unwraps a validated argument, or returns the complaint as a tool error from the enclosing tool.
 macro_rules! valid {
     ($e:expr) => {
         match $e {
             Ok(v) => v,
-            Err(result) => return Ok(result),
+            Err(msg) => return Ok(error_result(msg)),
         }
     };
 }
