@@ -788,3 +788,102 @@ async fn without_claude_project_dir_the_server_uses_and_reports_its_working_dire
         "Logs rotate daily and are kept for 14 days"
     );
 }
+
+/// A clone of `remote` at `<tmp>/<dir>` with its own git user (so its own sync identity and store).
+fn clone_as(env: &TestEnv, remote: &Path, dir: &str, user: &str) -> PathBuf {
+    let repo = env.path().join(dir);
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            &remote.display().to_string(),
+            &repo.display().to_string(),
+        ],
+    );
+    git(&repo, &["config", "user.name", user]);
+    git(
+        &repo,
+        &["config", "user.email", &format!("{dir}@example.com")],
+    );
+    repo
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sync_tools_share_memories_through_the_git_remote() {
+    let env = TestEnv::new();
+    let seed = env.git_repo("seed");
+    let remote = env.path().join("remote.git");
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &seed.display().to_string(),
+            &remote.display().to_string(),
+        ],
+    );
+    let alice = clone_as(&env, &remote, "alice", "Alice");
+    let bob = clone_as(&env, &remote, "bob", "Bob");
+    let shared = env.remember(
+        &alice,
+        "The staging database is reset every Sunday at 02:00 UTC; do not keep fixtures there",
+        "Context",
+        "",
+    );
+
+    let machine = |name: &str| vec![("WT_MEMORY_MACHINE", name.to_string())];
+    let alice_mcp = start(
+        &env,
+        Launch {
+            project_dir: Some(&alice),
+            cwd: env.path(),
+            extra_env: machine("laptop"),
+        },
+    )
+    .await;
+    let pushed = call_ok(&alice_mcp, "sync_push", json!({})).await;
+    assert!(pushed.contains("Pushed to alice/laptop"), "{pushed}");
+    let status = call_ok(&alice_mcp, "sync_status", json!({})).await;
+    assert!(status.contains("alice/laptop"), "{status}");
+    alice_mcp.cancel().await.unwrap();
+
+    let bob_mcp = start(
+        &env,
+        Launch {
+            project_dir: Some(&bob),
+            cwd: env.path(),
+            extra_env: machine("desktop"),
+        },
+    )
+    .await;
+    let pulled = call_ok(
+        &bob_mcp,
+        "sync_pull",
+        json!({"from_source": "alice/laptop"}),
+    )
+    .await;
+    assert!(pulled.contains("1 new"), "{pulled}");
+    let found = call_json(
+        &bob_mcp,
+        "recall",
+        json!({"query": "staging database reset"}),
+    )
+    .await;
+    let first = &found[0];
+    assert!(
+        first["content"]
+            .as_str()
+            .unwrap()
+            .contains("reset every Sunday"),
+        "{found}"
+    );
+    assert_eq!(first["metadata"]["original_id"], shared, "{first}");
+    let both_ways = call_ok(&bob_mcp, "sync", json!({})).await;
+    assert!(
+        both_ways.contains("--- Push ---") && both_ways.contains("--- Pull ---"),
+        "{both_ways}"
+    );
+    bob_mcp.cancel().await.unwrap();
+}
