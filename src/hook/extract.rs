@@ -531,12 +531,9 @@ mod tests {
             agent_saved: true,
         };
         let fresh = Window {
+            lines: vec!["AGENT: x".into()],
+            has_text: true,
             agent_saved: false,
-            ..Window {
-                lines: vec!["AGENT: x".into()],
-                has_text: true,
-                agent_saved: false,
-            }
         };
         assert!(build_prompt(&st, &saved).contains("only what the agent missed"));
         assert!(!build_prompt(&st, &fresh).contains("only what the agent missed"));
