@@ -600,3 +600,141 @@ async fn devcontainer_feature_installs() -> Result<()> {
         .ok("post-create registered the MCP server");
     Ok(())
 }
+
+/// `wt-project init --docker=IMAGE` on a host repository (no `claude` CLI: `.mcp.json`), returning
+/// the registered argv with the `wt-memory` volume swapped for a test volume.
+fn docker_registration(repo: &std::path::Path, image: &str, volume: &str) -> Result<Vec<String>> {
+    let bin = wt_memory_integration::bin_dir().join("wt-project");
+    let home = tempfile::tempdir()?;
+    let out = std::process::Command::new(&bin)
+        .args(["init", "--scope", "project"])
+        .arg(format!("--docker={image}"))
+        .current_dir(repo)
+        .env("HOME", home.path())
+        .env("CLAUDE_CONFIG_DIR", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "wt-project init --docker failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mcp: Value = serde_json::from_str(&std::fs::read_to_string(repo.join(".mcp.json"))?)?;
+    let server = &mcp["mcpServers"]["wt-tools"];
+    let mut argv: Vec<String> = vec![server["command"].as_str().context("no command")?.into()];
+    argv.extend(
+        server["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(String::from)),
+    );
+    assert_eq!(
+        argv[..3],
+        ["docker", "run", "-i"],
+        "registered command: {argv:?}"
+    );
+    assert_eq!(argv.last().map(String::as_str), Some(image), "{argv:?}");
+    let pos = argv
+        .iter()
+        .position(|a| a == "wt-memory:/data")
+        .with_context(|| format!("no wt-memory:/data volume in {argv:?}"))?;
+    argv[pos] = format!("{volume}:/data");
+    Ok(argv)
+}
+
+async fn mcp_call(argv: &[String], tool: &str, args: Value) -> Result<String> {
+    let mut cmd = tokio::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..]);
+    let client = tokio::time::timeout(
+        Duration::from_secs(60),
+        ().serve(TokioChildProcess::new(cmd)?),
+    )
+    .await
+    .context("MCP initialize timed out")??;
+    let args = args.as_object().cloned().unwrap_or_default();
+    let res = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await?;
+    assert_ne!(
+        res.is_error,
+        Some(true),
+        "{tool} failed: {}",
+        result_text(&res)
+    );
+    client.cancel().await?;
+    Ok(result_text(&res))
+}
+
+/// 6. The command `wt-project init --docker` registers is a working MCP server: what one session
+///    remembers through it, the next session recalls.
+#[tokio::test(flavor = "multi_thread")]
+async fn init_docker_registration_serves_mcp() -> Result<()> {
+    if !docker_or_skip("init_docker_registration_serves_mcp").await {
+        return Ok(());
+    }
+    let image = project_image().await?;
+    let vol = Volume::new("wt-it-reg");
+    let repo = host_git_repo()?;
+    let argv = docker_registration(repo.path(), &image, &vol.name)?;
+    mcp_call(
+        &argv,
+        "remember",
+        serde_json::json!({"content": FACT, "type": "Decision"}),
+    )
+    .await?;
+    let found = mcp_call(
+        &argv,
+        "recall",
+        serde_json::json!({"query": "sync push retry"}),
+    )
+    .await?;
+    assert!(
+        found.contains("exponential backoff"),
+        "second session did not recall: {found}"
+    );
+    Ok(())
+}
+
+/// Two projects registered with `--docker` share the `wt-memory` volume; each must still see only
+/// its own memories.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "known bug: every --docker project is mounted at /workspace, so all get the same store \
+            (workspace-<hash of /workspace/.git>); fix in the registered command (mount at the host path)"]
+async fn docker_registered_projects_do_not_share_memories() -> Result<()> {
+    if !docker_or_skip("docker_registered_projects_do_not_share_memories").await {
+        return Ok(());
+    }
+    let image = project_image().await?;
+    let vol = Volume::new("wt-it-iso");
+    let (a, b) = (host_git_repo()?, host_git_repo()?);
+    let argv_a = docker_registration(a.path(), &image, &vol.name)?;
+    let argv_b = docker_registration(b.path(), &image, &vol.name)?;
+    mcp_call(
+        &argv_a,
+        "remember",
+        serde_json::json!({"content": FACT, "type": "Decision"}),
+    )
+    .await?;
+    let in_a = mcp_call(
+        &argv_a,
+        "recall",
+        serde_json::json!({"query": "sync push retry"}),
+    )
+    .await?;
+    assert!(
+        in_a.contains("exponential backoff"),
+        "project A lost its memory: {in_a}"
+    );
+    let in_b = mcp_call(
+        &argv_b,
+        "recall",
+        serde_json::json!({"query": "sync push retry"}),
+    )
+    .await?;
+    assert!(
+        !in_b.contains("exponential backoff"),
+        "project B sees project A's memory: {in_b}"
+    );
+    Ok(())
+}
