@@ -151,29 +151,13 @@ pub fn run_with_features(set_dir: &Path, floor: f64, features: Option<&Path>) ->
 }
 
 fn write_features(store: &Store, queries: &[EvalQuery], to_eval: &HashMap<String, String>, path: &Path) -> anyhow::Result<()> {
-    use crate::rank::{cosine, terms, Corpus};
-    let all = store.all()?;
-    let mut mems: Vec<_> = all.iter().collect();
-    mems.sort_by_key(|m| m.created_at);
-    let embs: Vec<Vec<f32>> = mems.iter().map(|m| m.experience.embeddings.clone().unwrap_or_default()).collect();
-    let corpus = Corpus::new(mems.iter().map(|m| m.experience.content.as_str()));
-    // For each memory: its highest similarity to any newer memory (supersession candidate).
-    let newer_sim: Vec<f64> = (0..mems.len())
-        .map(|i| ((i + 1)..mems.len()).map(|j| cosine(&embs[i], &embs[j])).fold(0.0, f64::max))
-        .collect();
     let mut out = String::new();
     for q in queries {
-        let qe = store.embed(&q.query)?;
-        let qt = terms(&q.query);
-        let rows: Vec<serde_json::Value> = (0..mems.len())
-            .map(|i| {
-                serde_json::json!([
-                    to_eval.get(&mems[i].id.0.to_string()).cloned().unwrap_or_default(),
-                    (cosine(&qe, &embs[i]) * 10000.0).round() / 10000.0,
-                    (corpus.lexical(&qt, i) * 10000.0).round() / 10000.0,
-                    (newer_sim[i] * 10000.0).round() / 10000.0,
-                ])
-            })
+        let rq = RecallQuery { text: q.query.clone(), limit: 10, ..Default::default() };
+        let rows: Vec<serde_json::Value> = recall::ranked_raw(store, &rq)?
+            .into_iter()
+            .take(10)
+            .map(|(id, raw)| serde_json::json!([to_eval.get(&id).cloned().unwrap_or_default(), raw]))
             .collect();
         out.push_str(&serde_json::json!({"qid": q.qid, "kind": q.kind, "relevant": q.relevant, "rows": rows}).to_string());
         out.push('\n');

@@ -5,11 +5,23 @@
 //! front ends: `wt-memory` (the only one that opens a store), `wt-hook-memory` and `wt-mcp-server`
 //! (both run `wt-memory` as a subprocess through [`runner`]) and `wt-project` (init/uninstall).
 
+pub mod dedup;
+pub mod eval;
+pub mod exchange;
 pub mod hook;
 pub mod hygiene;
 pub mod init;
+pub mod lock;
 pub mod mcp;
+pub mod migrate;
+pub mod model;
 pub mod paths;
 pub mod project;
+pub mod rank;
+pub mod recall;
+pub mod record;
 pub mod rules;
 pub mod runner;
+pub mod store;
+pub mod sync;
+pub mod todo;

@@ -17,11 +17,11 @@
 use crate::record::MemoryRecord;
 use std::collections::{HashMap, HashSet};
 
-pub const LEXICAL_WEIGHT: f64 = 0.35;
-pub const SUPERSEDED_PENALTY: f64 = 0.06;
-pub const SAME_SUBJECT: f64 = 0.72;
-pub const CAL_MIDPOINT: f64 = 0.42;
-pub const CAL_SLOPE: f64 = 14.0;
+pub const LEXICAL_WEIGHT: f64 = 0.4;
+pub const SUPERSEDED_PENALTY: f64 = 0.03;
+pub const SAME_SUBJECT: f64 = 0.65;
+pub const CAL_MIDPOINT: f64 = 0.651;
+pub const CAL_SLOPE: f64 = 8.45;
 
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     if a.len() != b.len() || a.is_empty() {
@@ -133,6 +133,8 @@ pub struct Candidate<'a> {
 #[derive(Debug, Clone)]
 pub struct Scored {
     pub index: usize,
+    /// Score before calibration (what `scripts/tune_rank.py` fits the calibration on).
+    pub raw: f64,
     pub relevance: f64,
     pub semantic: f64,
     pub lexical: f64,
@@ -141,7 +143,7 @@ pub struct Scored {
 
 impl Scored {
     pub fn reason(&self) -> String {
-        let mut r = format!("semantic {:.2}, lexical {:.2}", self.semantic, self.lexical);
+        let mut r = format!("semantic {:.2}, lexical {:.2}", self.semantic + 0.0, self.lexical + 0.0);
         if self.superseded {
             r.push_str(", newer memory on the same subject");
         }
@@ -164,7 +166,7 @@ pub fn rank(query: &str, query_embedding: &[f32], candidates: &[Candidate]) -> V
         .map(|(i, c)| {
             let semantic = cosine(query_embedding, c.embedding);
             let lexical = corpus.lexical(&qterms, i);
-            Scored { index: i, relevance: semantic + LEXICAL_WEIGHT * lexical, semantic, lexical, superseded: false }
+            Scored { index: i, raw: 0.0, relevance: semantic + LEXICAL_WEIGHT * lexical, semantic, lexical, superseded: false }
         })
         .collect();
     // Supersession: among the strongest matches, an older memory loses to a newer one on the
@@ -187,7 +189,8 @@ pub fn rank(query: &str, query_embedding: &[f32], candidates: &[Candidate]) -> V
             s.superseded = true;
             s.relevance -= SUPERSEDED_PENALTY;
         }
-        s.relevance = calibrate(s.relevance);
+        s.raw = s.relevance;
+        s.relevance = calibrate(s.raw);
     }
     scored.sort_by(|a, b| {
         b.relevance
@@ -205,7 +208,7 @@ pub fn rank_semantic(query_embedding: &[f32], candidates: &[Candidate]) -> Vec<S
         .enumerate()
         .map(|(i, c)| {
             let semantic = cosine(query_embedding, c.embedding);
-            Scored { index: i, relevance: calibrate(semantic), semantic, lexical: 0.0, superseded: false }
+            Scored { index: i, raw: semantic, relevance: calibrate(semantic), semantic, lexical: 0.0, superseded: false }
         })
         .collect();
     scored.sort_by(|a, b| {

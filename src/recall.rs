@@ -46,6 +46,15 @@ fn passes_filters(r: &MemoryRecord, q: &RecallQuery) -> bool {
 
 /// All memories passing the filters, scored for the query, best first.
 pub fn ranked(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
+    Ok(scored(store, q)?.into_iter().map(|(r, _)| r).collect())
+}
+
+/// (id, score before calibration), best first: for refitting the calibration.
+pub fn ranked_raw(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(String, f64)>> {
+    Ok(scored(store, q)?.into_iter().map(|(r, raw)| (r.id, raw)).collect())
+}
+
+fn scored(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(MemoryRecord, f64)>> {
     if q.text.trim().is_empty() {
         return Ok(Vec::new());
     }
@@ -73,7 +82,7 @@ pub fn ranked(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord
             let mut r = candidates[s.index].record.clone();
             r.relevance_score = Some(round3(s.relevance));
             r.relevance_reason = Some(s.reason());
-            r
+            (r, s.raw)
         })
         .collect())
 }

@@ -469,5 +469,5 @@ fn eval_on_dev_set_does_not_regress() {
 }
 
 /// Levels reached on testdata/eval/dev (see README "Retrieval quality"); a drop fails the build.
-const MIN_RECALL_AT_5: f64 = 0.0;
-const MIN_ABSTENTION: f64 = 0.0;
+const MIN_RECALL_AT_5: f64 = 0.74;
+const MIN_ABSTENTION: f64 = 0.70;
