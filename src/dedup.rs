@@ -42,13 +42,20 @@ fn quick_ratio(a: &[String], b: &[String]) -> f64 {
 }
 
 /// Longest common run of `a[alo..ahi]` and `b[blo..bhi]`: (start in a, start in b, length).
-fn longest_match(a: &[String], b: &[String], alo: usize, ahi: usize, blo: usize, bhi: usize) -> (usize, usize, usize) {
+fn longest_match(
+    a: &[String],
+    b: &[String],
+    alo: usize,
+    ahi: usize,
+    blo: usize,
+    bhi: usize,
+) -> (usize, usize, usize) {
     let mut best = (alo, blo, 0);
     let mut prev = vec![0usize; bhi - blo + 1];
-    for i in alo..ahi {
+    for (i, ai) in a.iter().enumerate().take(ahi).skip(alo) {
         let mut cur = vec![0usize; bhi - blo + 1];
-        for j in blo..bhi {
-            if a[i] == b[j] {
+        for (j, bj) in b.iter().enumerate().take(bhi).skip(blo) {
+            if ai == bj {
                 let k = prev[j - blo] + 1;
                 cur[j - blo + 1] = k;
                 if k > best.2 {
@@ -118,7 +125,9 @@ fn find(parent: &mut [usize], x: usize) -> usize {
 }
 
 fn survivor_score(r: &MemoryRecord) -> f64 {
-    r.access_count as f64 * 10.0 + r.importance as f64 * 5.0 + r.content.chars().count() as f64 / 100.0
+    r.access_count as f64 * 10.0
+        + r.importance as f64 * 5.0
+        + r.content.chars().count() as f64 / 100.0
 }
 
 /// Group near-duplicates (ratio strictly above `threshold`) and pick each cluster's survivor:
@@ -133,7 +142,8 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
             if len_bound <= threshold || quick_ratio(a, b) <= threshold {
                 continue;
             }
-            let ratio = 2.0 * matched(a, b, 0, a.len(), 0, b.len()) as f64 / (a.len() + b.len()).max(1) as f64;
+            let ratio = 2.0 * matched(a, b, 0, a.len(), 0, b.len()) as f64
+                / (a.len() + b.len()).max(1) as f64;
             if ratio > threshold {
                 let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
                 parent[ri] = rj;
@@ -175,7 +185,11 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
             }
         })
         .collect();
-    clusters.sort_by(|a, b| b.count.cmp(&a.count).then(a.survivor_id.cmp(&b.survivor_id)));
+    clusters.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then(a.survivor_id.cmp(&b.survivor_id))
+    });
     let redundant: usize = clusters.iter().map(|c| c.count - 1).sum();
     let total = records.len();
     Audit {
@@ -183,7 +197,11 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
         clusters: clusters.len(),
         redundant,
         unique: total - redundant,
-        dedup_ratio: if total == 0 { 0.0 } else { (redundant as f64 / total as f64 * 1000.0).round() / 10.0 },
+        dedup_ratio: if total == 0 {
+            0.0
+        } else {
+            (redundant as f64 / total as f64 * 1000.0).round() / 10.0
+        },
         top_clusters: clusters,
     }
 }
@@ -197,6 +215,11 @@ mod tests {
         assert_eq!(similarity("a b c d", "a b c d"), 1.0);
         assert_eq!(similarity("a b c d", "a b x y"), 0.5);
         assert_eq!(similarity("one two", "three four"), 0.0);
-        assert!(similarity("Run cargo sqlx prepare before pushing", "Run cargo sqlx prepare before you push") > 0.75);
+        assert!(
+            similarity(
+                "Run cargo sqlx prepare before pushing",
+                "Run cargo sqlx prepare before you push"
+            ) > 0.75
+        );
     }
 }

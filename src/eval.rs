@@ -51,11 +51,15 @@ pub struct EvalReport {
 }
 
 fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(n, l)| serde_json::from_str(l).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1)))
+        .map(|(n, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1))
+        })
         .collect()
 }
 
@@ -64,13 +68,20 @@ fn is_annotation(tag: &str) -> bool {
     tag.starts_with("dupgroup:") || tag.starts_with("supersedes:")
 }
 
+/// Per query: recall@1, recall@5, reciprocal rank, abstained (abstain queries), covered (others).
+type Row = (f64, f64, f64, Option<bool>, Option<bool>);
+
 pub fn run(set_dir: &Path, floor: f64) -> anyhow::Result<EvalReport> {
     run_with_features(set_dir, floor, None)
 }
 
 /// Like [`run`]; with `features`, also writes the raw ranking features of every (query, memory)
 /// pair as JSONL, for refitting the constants in `rank.rs` (`scripts/tune_rank.py`).
-pub fn run_with_features(set_dir: &Path, floor: f64, features: Option<&Path>) -> anyhow::Result<EvalReport> {
+pub fn run_with_features(
+    set_dir: &Path,
+    floor: f64,
+    features: Option<&Path>,
+) -> anyhow::Result<EvalReport> {
     let memories: Vec<EvalMemory> = read_jsonl(&set_dir.join("memories.jsonl"))?;
     let queries: Vec<EvalQuery> = read_jsonl(&set_dir.join("queries.jsonl"))?;
     let tmp = tempfile::tempdir()?;
@@ -86,8 +97,16 @@ pub fn run_with_features(set_dir: &Path, floor: f64, features: Option<&Path>) ->
     let base = chrono::Utc::now() - chrono::Duration::days(400);
     let mut to_eval: HashMap<String, String> = HashMap::new();
     for (i, m) in memories.iter().enumerate() {
-        let mut new = NewMemory::new(&crate::hygiene::clean_content(&m.content), crate::record::parse_any_type(&m.ty));
-        new.tags = m.tags.iter().filter(|t| !is_annotation(t)).cloned().collect();
+        let mut new = NewMemory::new(
+            &crate::hygiene::clean_content(&m.content),
+            crate::record::parse_any_type(&m.ty),
+        );
+        new.tags = m
+            .tags
+            .iter()
+            .filter(|t| !is_annotation(t))
+            .cloned()
+            .collect();
         new.metadata.insert("eval_id".into(), m.id.clone());
         new.created_at = Some(base + chrono::Duration::hours(i as i64));
         let ins = store.insert(new)?;
@@ -97,13 +116,22 @@ pub fn run_with_features(set_dir: &Path, floor: f64, features: Option<&Path>) ->
         write_features(&store, &queries, &to_eval, path)?;
     }
     let mut results_jsonl = String::new();
-    let mut per_kind: BTreeMap<String, Vec<(f64, f64, f64, Option<bool>, Option<bool>)>> = BTreeMap::new();
+    let mut per_kind: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     for q in &queries {
-        let rq = RecallQuery { text: q.query.clone(), limit: 10, ..Default::default() };
+        let rq = RecallQuery {
+            text: q.query.clone(),
+            limit: 10,
+            ..Default::default()
+        };
         let got = recall::recall(&store, &rq)?;
         let ranked: Vec<(String, f64)> = got
             .iter()
-            .map(|r| (to_eval.get(&r.id).cloned().unwrap_or_default(), r.relevance_score.unwrap_or(0.0)))
+            .map(|r| {
+                (
+                    to_eval.get(&r.id).cloned().unwrap_or_default(),
+                    r.relevance_score.unwrap_or(0.0),
+                )
+            })
             .collect();
         let line = serde_json::json!({
             "qid": q.qid,
@@ -111,7 +139,12 @@ pub fn run_with_features(set_dir: &Path, floor: f64, features: Option<&Path>) ->
         });
         results_jsonl.push_str(&line.to_string());
         results_jsonl.push('\n');
-        let injected: Vec<&String> = ranked.iter().take(5).filter(|(_, s)| *s >= floor).map(|(id, _)| id).collect();
+        let injected: Vec<&String> = ranked
+            .iter()
+            .take(5)
+            .filter(|(_, s)| *s >= floor)
+            .map(|(id, _)| id)
+            .collect();
         let entry = if q.relevant.is_empty() {
             (0.0, 0.0, 0.0, Some(injected.is_empty()), None)
         } else {
@@ -119,45 +152,69 @@ pub fn run_with_features(set_dir: &Path, floor: f64, features: Option<&Path>) ->
             let hits_at = |k: usize| ranked.iter().take(k).filter(|(id, _)| rel(id)).count() as f64;
             let r1 = hits_at(1) / 1f64.min(q.relevant.len() as f64);
             let r5 = hits_at(5) / 5f64.min(q.relevant.len() as f64);
-            let mrr = ranked.iter().position(|(id, _)| rel(id)).map_or(0.0, |p| 1.0 / (p + 1) as f64);
+            let mrr = ranked
+                .iter()
+                .position(|(id, _)| rel(id))
+                .map_or(0.0, |p| 1.0 / (p + 1) as f64);
             (r1, r5, mrr, None, Some(injected.iter().any(|id| rel(id))))
         };
         per_kind.entry(q.kind.clone()).or_default().push(entry);
     }
-    let summarize = |rows: &[(f64, f64, f64, Option<bool>, Option<bool>)]| {
+    let summarize = |rows: &[Row]| {
         let answerable: Vec<_> = rows.iter().filter(|r| r.4.is_some()).collect();
         let abstain: Vec<_> = rows.iter().filter(|r| r.3.is_some()).collect();
-        let mean = |f: &dyn Fn(&&(f64, f64, f64, Option<bool>, Option<bool>)) -> f64| {
-            if answerable.is_empty() { 0.0 } else { answerable.iter().map(f).sum::<f64>() / answerable.len() as f64 }
+        let mean = |f: &dyn Fn(&&Row) -> f64| {
+            if answerable.is_empty() {
+                0.0
+            } else {
+                answerable.iter().map(f).sum::<f64>() / answerable.len() as f64
+            }
         };
         KindScore {
             n: rows.len(),
             recall_at_1: mean(&|r| r.0),
             recall_at_5: mean(&|r| r.1),
             mrr: mean(&|r| r.2),
-            abstention: (!abstain.is_empty())
-                .then(|| abstain.iter().filter(|r| r.3 == Some(true)).count() as f64 / abstain.len() as f64),
-            coverage: (!answerable.is_empty())
-                .then(|| answerable.iter().filter(|r| r.4 == Some(true)).count() as f64 / answerable.len() as f64),
+            abstention: (!abstain.is_empty()).then(|| {
+                abstain.iter().filter(|r| r.3 == Some(true)).count() as f64 / abstain.len() as f64
+            }),
+            coverage: (!answerable.is_empty()).then(|| {
+                answerable.iter().filter(|r| r.4 == Some(true)).count() as f64
+                    / answerable.len() as f64
+            }),
         }
     };
     let all: Vec<_> = per_kind.values().flatten().cloned().collect();
     Ok(EvalReport {
         floor,
         overall: summarize(&all),
-        by_kind: per_kind.iter().map(|(k, rows)| (k.clone(), summarize(rows))).collect(),
+        by_kind: per_kind
+            .iter()
+            .map(|(k, rows)| (k.clone(), summarize(rows)))
+            .collect(),
         results_jsonl,
     })
 }
 
-fn write_features(store: &Store, queries: &[EvalQuery], to_eval: &HashMap<String, String>, path: &Path) -> anyhow::Result<()> {
+fn write_features(
+    store: &Store,
+    queries: &[EvalQuery],
+    to_eval: &HashMap<String, String>,
+    path: &Path,
+) -> anyhow::Result<()> {
     let mut out = String::new();
     for q in queries {
-        let rq = RecallQuery { text: q.query.clone(), limit: 10, ..Default::default() };
+        let rq = RecallQuery {
+            text: q.query.clone(),
+            limit: 10,
+            ..Default::default()
+        };
         let rows: Vec<serde_json::Value> = recall::ranked_raw(store, &rq)?
             .into_iter()
             .take(10)
-            .map(|(id, raw)| serde_json::json!([to_eval.get(&id).cloned().unwrap_or_default(), raw]))
+            .map(|(id, raw)| {
+                serde_json::json!([to_eval.get(&id).cloned().unwrap_or_default(), raw])
+            })
             .collect();
         out.push_str(&serde_json::json!({"qid": q.qid, "kind": q.kind, "relevant": q.relevant, "rows": rows}).to_string());
         out.push('\n');
@@ -169,11 +226,24 @@ fn write_features(store: &Store, queries: &[EvalQuery], to_eval: &HashMap<String
 impl EvalReport {
     pub fn to_text(&self) -> String {
         let fmt = |o: Option<f64>| o.map_or("-".to_string(), |x| format!("{x:.3}"));
-        let mut s = format!("{:<12} {:>4} {:>9} {:>9} {:>7} {:>10} {:>9}\n", "kind", "n", "recall@1", "recall@5", "MRR", "abstain", "coverage");
-        for (k, v) in self.by_kind.iter().chain(std::iter::once((&"overall".to_string(), &self.overall))) {
+        let mut s = format!(
+            "{:<12} {:>4} {:>9} {:>9} {:>7} {:>10} {:>9}\n",
+            "kind", "n", "recall@1", "recall@5", "MRR", "abstain", "coverage"
+        );
+        for (k, v) in self
+            .by_kind
+            .iter()
+            .chain(std::iter::once((&"overall".to_string(), &self.overall)))
+        {
             s.push_str(&format!(
                 "{:<12} {:>4} {:>9.3} {:>9.3} {:>7.3} {:>10} {:>9}\n",
-                k, v.n, v.recall_at_1, v.recall_at_5, v.mrr, fmt(v.abstention), fmt(v.coverage)
+                k,
+                v.n,
+                v.recall_at_1,
+                v.recall_at_5,
+                v.mrr,
+                fmt(v.abstention),
+                fmt(v.coverage)
             ));
         }
         s.push_str(&format!(

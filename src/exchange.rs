@@ -45,7 +45,8 @@ pub fn export(store: &Store, exclude_private: bool) -> anyhow::Result<serde_json
 
 /// Parse and validate an export document; the error text names the problem.
 pub fn parse_doc(text: &str) -> Result<ExportDoc, String> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
     match value.get("format").and_then(|f| f.as_str()) {
         Some(FORMAT) => {}
         Some(other) => return Err(format!("unknown format '{other}' (expected '{FORMAT}')")),
@@ -53,7 +54,11 @@ pub fn parse_doc(text: &str) -> Result<ExportDoc, String> {
     }
     match value.get("version").and_then(|v| v.as_u64()) {
         Some(VERSION) => {}
-        other => return Err(format!("unsupported version {other:?} (expected {VERSION})")),
+        other => {
+            return Err(format!(
+                "unsupported version {other:?} (expected {VERSION})"
+            ))
+        }
     }
     serde_json::from_value(value).map_err(|e| format!("malformed export: {e}"))
 }
@@ -66,7 +71,9 @@ pub struct ImportReport {
 }
 
 fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    chrono::DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&chrono::Utc))
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&chrono::Utc))
 }
 
 /// Import records; with `dry_run` nothing is written and the counts say what would happen.
@@ -87,9 +94,16 @@ pub fn import(store: &Store, doc: &ExportDoc, dry_run: bool) -> anyhow::Result<I
             report.errors += 1;
             continue;
         };
-        let origin = rec.metadata.get("original_id").cloned().unwrap_or_else(|| rec.id.clone());
+        let origin = rec
+            .metadata
+            .get("original_id")
+            .cloned()
+            .unwrap_or_else(|| rec.id.clone());
         let content = hygiene::clean_content(&rec.content);
-        if known.contains(&rec.id) || known.contains(&origin) || known_content.contains(&hygiene::content_hash(&content)) {
+        if known.contains(&rec.id)
+            || known.contains(&origin)
+            || known_content.contains(&hygiene::content_hash(&content))
+        {
             report.skipped += 1;
             continue;
         }

@@ -25,7 +25,9 @@ pub fn truncate_with_ellipsis(s: &str, max_chars: usize) -> String {
     if s.chars().count() <= max_chars {
         return s.to_string();
     }
-    let mut out = truncate_chars(s, max_chars.saturating_sub(1)).trim_end().to_string();
+    let mut out = truncate_chars(s, max_chars.saturating_sub(1))
+        .trim_end()
+        .to_string();
     out.push('…');
     out
 }
@@ -201,11 +203,31 @@ mod tests {
 
     #[test]
     fn every_secret_kind_is_redacted() {
-        redacts("key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx here", "api-key", "AbCdEfGhIjKlMnOp");
-        redacts("OPENAI=sk-proj-abcdefghijklmnopqrstuvwx1234", "api-key", "abcdefghijklmnop");
-        redacts("token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "github-token", "ghp_abcdef");
-        redacts("aws AKIAIOSFODNN7EXAMPLE done", "aws-access-key", "AKIAIOSFODNN7EXAMPLE");
-        redacts("slack xoxb-123456789012-abcdefghij", "slack-token", "xoxb-1234");
+        redacts(
+            "key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx here",
+            "api-key",
+            "AbCdEfGhIjKlMnOp",
+        );
+        redacts(
+            "OPENAI=sk-proj-abcdefghijklmnopqrstuvwx1234",
+            "api-key",
+            "abcdefghijklmnop",
+        );
+        redacts(
+            "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "github-token",
+            "ghp_abcdef",
+        );
+        redacts(
+            "aws AKIAIOSFODNN7EXAMPLE done",
+            "aws-access-key",
+            "AKIAIOSFODNN7EXAMPLE",
+        );
+        redacts(
+            "slack xoxb-123456789012-abcdefghij",
+            "slack-token",
+            "xoxb-1234",
+        );
         redacts(
             "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
             "jwt",
@@ -216,9 +238,21 @@ mod tests {
             "private-key",
             "MIIEowIBAAKCAQEA",
         );
-        redacts("db postgres://app:s3cr3tPass@db:5432/app", "url-password", "s3cr3tPass");
-        redacts("set password=hunter2hunter2 now", "password", "hunter2hunter2");
-        redacts("x Zq8kP2mN7vR4tY6wB3cD9fG1hJ5kL0sA8xE end", "token", "Zq8kP2mN7vR4tY6wB3cD9fG1hJ5kL0sA8xE");
+        redacts(
+            "db postgres://app:s3cr3tPass@db:5432/app",
+            "url-password",
+            "s3cr3tPass",
+        );
+        redacts(
+            "set password=hunter2hunter2 now",
+            "password",
+            "hunter2hunter2",
+        );
+        redacts(
+            "x Zq8kP2mN7vR4tY6wB3cD9fG1hJ5kL0sA8xE end",
+            "token",
+            "Zq8kP2mN7vR4tY6wB3cD9fG1hJ5kL0sA8xE",
+        );
     }
 
     #[test]
@@ -241,7 +275,10 @@ mod tests {
 
     #[test]
     fn content_hash_ignores_spacing_and_case() {
-        assert_eq!(content_hash("We chose  Postgres\n"), content_hash("we chose postgres"));
+        assert_eq!(
+            content_hash("We chose  Postgres\n"),
+            content_hash("we chose postgres")
+        );
         assert_ne!(content_hash("a"), content_hash("b"));
     }
 }

@@ -4,7 +4,10 @@
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
 
-pub const MIGRATIONS: &[(&str, &str)] = &[("001", "tag memories without a branch tag with branch:unknown")];
+pub const MIGRATIONS: &[(&str, &str)] = &[(
+    "001",
+    "tag memories without a branch tag with branch:unknown",
+)];
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Applied {
@@ -27,7 +30,11 @@ pub fn applied(store_dir: &std::path::Path) -> Applied {
 
 pub fn pending(store_dir: &std::path::Path) -> Vec<&'static str> {
     let done = applied(store_dir);
-    MIGRATIONS.iter().map(|m| m.0).filter(|id| !done.applied.iter().any(|a| a == id)).collect()
+    MIGRATIONS
+        .iter()
+        .map(|m| m.0)
+        .filter(|id| !done.applied.iter().any(|a| a == id))
+        .collect()
 }
 
 fn run_one(store: &Store, id: &str) -> anyhow::Result<()> {
@@ -54,7 +61,10 @@ pub fn run_pending(store: &Store) -> anyhow::Result<Vec<String>> {
     }
     if !now.is_empty() {
         state.last_run = Store::now();
-        crate::paths::write_atomic(&path(store.dir()), serde_json::to_string(&state)?.as_bytes())?;
+        crate::paths::write_atomic(
+            &path(store.dir()),
+            serde_json::to_string(&state)?.as_bytes(),
+        )?;
     }
     Ok(now)
 }

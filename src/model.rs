@@ -54,7 +54,9 @@ fn env_path(var: &str) -> Option<PathBuf> {
 /// Lookup order: explicit `SHODH_MODEL_PATH` + `ORT_DYLIB_PATH`, then `SHODH_PACKAGE_DIR`, then the
 /// `setup` cache.
 pub fn find_assets() -> Option<Assets> {
-    if let (Some(model_dir), Some(ort_lib)) = (env_path("SHODH_MODEL_PATH"), env_path("ORT_DYLIB_PATH")) {
+    if let (Some(model_dir), Some(ort_lib)) =
+        (env_path("SHODH_MODEL_PATH"), env_path("ORT_DYLIB_PATH"))
+    {
         if model_ok(&model_dir) && ort_lib.is_file() {
             return Some(Assets {
                 model_dir,

@@ -46,7 +46,13 @@ pub fn current_branch(dir: &Path) -> Option<String> {
 pub fn sanitize_name(name: &str) -> String {
     let cleaned: String = name
         .chars()
-        .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '-' })
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     let cleaned = cleaned.trim_matches('.').to_string();
     if cleaned.is_empty() {
@@ -68,7 +74,11 @@ pub fn name_for_common_dir(common_dir: &Path) -> String {
         .map(|n| n.to_string_lossy().trim_end_matches(".git").to_string())
         .unwrap_or_else(|| "repo".to_string());
     let digest = Sha256::digest(common_dir.to_string_lossy().as_bytes());
-    format!("{}-{}", sanitize_name(&base), &crate::hygiene::hex(&digest)[..8])
+    format!(
+        "{}-{}",
+        sanitize_name(&base),
+        &crate::hygiene::hex(&digest)[..8]
+    )
 }
 
 /// Resolve the project of `cwd`; `override_name` (the global `--project`) wins.
@@ -76,9 +86,12 @@ pub fn resolve(cwd: &Path, override_name: Option<&str>) -> Project {
     let root = crate::paths::storage_root();
     let toplevel = git(cwd, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
     let common_dir = toplevel.as_ref().and_then(|_| {
-        git(cwd, &["rev-parse", "--path-format=absolute", "--git-common-dir"])
-            .map(PathBuf::from)
-            .map(|p| p.canonicalize().unwrap_or(p))
+        git(
+            cwd,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )
+        .map(PathBuf::from)
+        .map(|p| p.canonicalize().unwrap_or(p))
     });
     let main_root = common_dir.as_ref().and_then(|c| {
         (c.file_name().is_some_and(|n| n == ".git"))

@@ -42,13 +42,13 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 }
 
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from", "how",
-    "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so",
-    "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "what", "when",
-    "where", "which", "who", "why", "will", "with", "you", "your", "should", "would", "again", "all",
-    "any", "about", "after", "before", "have", "has", "had", "get", "got", "use", "used", "using",
-    "der", "die", "das", "und", "ist", "nicht", "mit", "wie", "ein", "eine", "a", "az", "és", "hogy",
-    "nem", "egy", "van", "meg",
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",
+    "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or",
+    "our", "so", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we",
+    "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "should",
+    "would", "again", "all", "any", "about", "after", "before", "have", "has", "had", "get", "got",
+    "use", "used", "using", "der", "die", "das", "und", "ist", "nicht", "mit", "wie", "ein",
+    "eine", "a", "az", "és", "hogy", "nem", "egy", "van", "meg",
 ];
 
 /// Light stemming so "workers"/"worker", "claiming"/"claim" meet; identifiers stay exact.
@@ -69,7 +69,10 @@ pub fn terms(text: &str) -> HashSet<String> {
     let lower = text.to_lowercase();
     let mut out = HashSet::new();
     for word in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-        if word.is_empty() || STOPWORDS.contains(&word) || (word.chars().count() < 2 && !word.chars().all(|c| c.is_ascii_digit())) {
+        if word.is_empty()
+            || STOPWORDS.contains(&word)
+            || (word.chars().count() < 2 && !word.chars().all(|c| c.is_ascii_digit()))
+        {
             continue;
         }
         out.insert(stem(word));
@@ -143,7 +146,11 @@ pub struct Scored {
 
 impl Scored {
     pub fn reason(&self) -> String {
-        let mut r = format!("semantic {:.2}, lexical {:.2}", self.semantic + 0.0, self.lexical + 0.0);
+        let mut r = format!(
+            "semantic {:.2}, lexical {:.2}",
+            self.semantic + 0.0,
+            self.lexical + 0.0
+        );
         if self.superseded {
             r.push_str(", newer memory on the same subject");
         }
@@ -166,7 +173,14 @@ pub fn rank(query: &str, query_embedding: &[f32], candidates: &[Candidate]) -> V
         .map(|(i, c)| {
             let semantic = cosine(query_embedding, c.embedding);
             let lexical = corpus.lexical(&qterms, i);
-            Scored { index: i, raw: 0.0, relevance: semantic + LEXICAL_WEIGHT * lexical, semantic, lexical, superseded: false }
+            Scored {
+                index: i,
+                raw: 0.0,
+                relevance: semantic + LEXICAL_WEIGHT * lexical,
+                semantic,
+                lexical,
+                superseded: false,
+            }
         })
         .collect();
     // Supersession: among the strongest matches, an older memory loses to a newer one on the
@@ -195,8 +209,18 @@ pub fn rank(query: &str, query_embedding: &[f32], candidates: &[Candidate]) -> V
     scored.sort_by(|a, b| {
         b.relevance
             .total_cmp(&a.relevance)
-            .then_with(|| candidates[b.index].record.created_at.cmp(&candidates[a.index].record.created_at))
-            .then_with(|| candidates[a.index].record.id.cmp(&candidates[b.index].record.id))
+            .then_with(|| {
+                candidates[b.index]
+                    .record
+                    .created_at
+                    .cmp(&candidates[a.index].record.created_at)
+            })
+            .then_with(|| {
+                candidates[a.index]
+                    .record
+                    .id
+                    .cmp(&candidates[b.index].record.id)
+            })
     });
     scored
 }
@@ -208,14 +232,31 @@ pub fn rank_semantic(query_embedding: &[f32], candidates: &[Candidate]) -> Vec<S
         .enumerate()
         .map(|(i, c)| {
             let semantic = cosine(query_embedding, c.embedding);
-            Scored { index: i, raw: semantic, relevance: calibrate(semantic), semantic, lexical: 0.0, superseded: false }
+            Scored {
+                index: i,
+                raw: semantic,
+                relevance: calibrate(semantic),
+                semantic,
+                lexical: 0.0,
+                superseded: false,
+            }
         })
         .collect();
     scored.sort_by(|a, b| {
         b.relevance
             .total_cmp(&a.relevance)
-            .then_with(|| candidates[b.index].record.created_at.cmp(&candidates[a.index].record.created_at))
-            .then_with(|| candidates[a.index].record.id.cmp(&candidates[b.index].record.id))
+            .then_with(|| {
+                candidates[b.index]
+                    .record
+                    .created_at
+                    .cmp(&candidates[a.index].record.created_at)
+            })
+            .then_with(|| {
+                candidates[a.index]
+                    .record
+                    .id
+                    .cmp(&candidates[b.index].record.id)
+            })
     });
     scored
 }
@@ -226,7 +267,9 @@ mod tests {
 
     #[test]
     fn compound_identifiers_and_paths_are_terms() {
-        let t = terms("See `crates/jobs/src/worker.rs` and InvoiceRepo::next_number, run with --all-targets");
+        let t = terms(
+            "See `crates/jobs/src/worker.rs` and InvoiceRepo::next_number, run with --all-targets",
+        );
         assert!(t.contains("~crates/jobs/src/worker.rs"));
         assert!(t.contains("~invoicerepo::next_number"));
         assert!(t.contains("~--all-targets"));
@@ -240,7 +283,10 @@ mod tests {
         let q = terms("40P01 retry");
         let first = c.lexical(&q, 0);
         assert!((first - 1.0).abs() < 1e-9);
-        assert!(c.lexical(&q, 2) > 0.0 && c.lexical(&q, 2) < 0.5, "rare code outweighs a common word");
+        assert!(
+            c.lexical(&q, 2) > 0.0 && c.lexical(&q, 2) < 0.5,
+            "rare code outweighs a common word"
+        );
         assert_eq!(c.lexical(&q, 1), 0.0);
     }
 

@@ -27,13 +27,15 @@ pub struct RecallQuery {
     pub semantic_only: bool,
 }
 
-/// Branch-query size of the dual query: (limit + 1) / 2 + 1.
+/// Branch-query size of the dual query: limit.div_ceil(2) + 1.
 pub fn branch_limit(limit: usize) -> usize {
-    (limit + 1) / 2 + 1
+    limit.div_ceil(2) + 1
 }
 
 fn in_range(r: &MemoryRecord, q: &RecallQuery) -> bool {
-    let Ok(t) = DateTime::parse_from_rfc3339(&r.created_at) else { return q.since.is_none() && q.until.is_none() };
+    let Ok(t) = DateTime::parse_from_rfc3339(&r.created_at) else {
+        return q.since.is_none() && q.until.is_none();
+    };
     let t = t.with_timezone(&Utc);
     q.since.is_none_or(|s| t >= s) && q.until.is_none_or(|u| t <= u)
 }
@@ -51,7 +53,10 @@ pub fn ranked(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord
 
 /// (id, score before calibration), best first: for refitting the calibration.
 pub fn ranked_raw(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(String, f64)>> {
-    Ok(scored(store, q)?.into_iter().map(|(r, raw)| (r.id, raw)).collect())
+    Ok(scored(store, q)?
+        .into_iter()
+        .map(|(r, raw)| (r.id, raw))
+        .collect())
 }
 
 fn scored(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(MemoryRecord, f64)>> {
@@ -60,14 +65,23 @@ fn scored(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(MemoryRecord, f
     }
     store.ensure_embedder()?;
     let memories = store.all()?;
-    let records: Vec<MemoryRecord> = memories.iter().map(|m| MemoryRecord::from_memory(m)).collect();
-    let keep: Vec<usize> = (0..records.len()).filter(|&i| passes_filters(&records[i], q)).collect();
+    let records: Vec<MemoryRecord> = memories
+        .iter()
+        .map(|m| MemoryRecord::from_memory(m))
+        .collect();
+    let keep: Vec<usize> = (0..records.len())
+        .filter(|&i| passes_filters(&records[i], q))
+        .collect();
     let empty: Vec<f32> = Vec::new();
     let candidates: Vec<Candidate> = keep
         .iter()
         .map(|&i| Candidate {
             record: &records[i],
-            embedding: memories[i].experience.embeddings.as_deref().unwrap_or(&empty),
+            embedding: memories[i]
+                .experience
+                .embeddings
+                .as_deref()
+                .unwrap_or(&empty),
         })
         .collect();
     let query_embedding = store.embed(&q.text)?;
@@ -92,12 +106,21 @@ fn round3(x: f64) -> f64 {
 }
 
 /// Reference 3.5: current-branch hits first (at most `branch_limit`), then the rest.
-fn branch_merge(ranked: Vec<MemoryRecord>, branch: Option<&str>, limit: usize) -> Vec<MemoryRecord> {
+fn branch_merge(
+    ranked: Vec<MemoryRecord>,
+    branch: Option<&str>,
+    limit: usize,
+) -> Vec<MemoryRecord> {
     let Some(branch) = branch else {
         return ranked.into_iter().take(limit).collect();
     };
     let tag = format!("branch:{branch}");
-    let mut out: Vec<MemoryRecord> = ranked.iter().filter(|r| r.has_tag(&tag)).take(branch_limit(limit)).cloned().collect();
+    let mut out: Vec<MemoryRecord> = ranked
+        .iter()
+        .filter(|r| r.has_tag(&tag))
+        .take(branch_limit(limit))
+        .cloned()
+        .collect();
     for r in ranked {
         if out.len() >= limit {
             break;
@@ -112,24 +135,45 @@ fn branch_merge(ranked: Vec<MemoryRecord>, branch: Option<&str>, limit: usize) -
 
 /// `wt-memory recall`: the best `limit` memories with their relevance, branch hits first.
 pub fn recall(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
-    let branch = if q.tags.is_empty() { q.branch.as_deref() } else { None };
+    let branch = if q.tags.is_empty() {
+        q.branch.as_deref()
+    } else {
+        None
+    };
     Ok(branch_merge(ranked(store, q)?, branch, q.limit))
 }
 
 /// `wt-memory proactive`: like recall, but only what clears the absolute floor and a fraction of
 /// the best score, so a hook can inject it without adding noise. Never stores the context.
-pub fn proactive(store: &Store, context: &str, limit: usize, branch: Option<&str>) -> anyhow::Result<Vec<MemoryRecord>> {
-    let q = RecallQuery { text: context.to_string(), limit, branch: branch.map(str::to_string), ..Default::default() };
+pub fn proactive(
+    store: &Store,
+    context: &str,
+    limit: usize,
+    branch: Option<&str>,
+) -> anyhow::Result<Vec<MemoryRecord>> {
+    let q = RecallQuery {
+        text: context.to_string(),
+        limit,
+        branch: branch.map(str::to_string),
+        ..Default::default()
+    };
     let all = ranked(store, &q)?;
     let top = all.first().and_then(|r| r.relevance_score).unwrap_or(0.0);
     let gate = PROACTIVE_FLOOR.max(top * PROACTIVE_RELATIVE);
-    let passing: Vec<MemoryRecord> = all.into_iter().filter(|r| r.relevance_score.unwrap_or(0.0) >= gate).collect();
+    let passing: Vec<MemoryRecord> = all
+        .into_iter()
+        .filter(|r| r.relevance_score.unwrap_or(0.0) >= gate)
+        .collect();
     Ok(branch_merge(passing, branch, limit))
 }
 
 /// `recall --tags-only` and date-only recall: filtered memories, newest first (no query needed).
 pub fn filtered_newest(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
-    let mut records: Vec<MemoryRecord> = store.records()?.into_iter().filter(|r| passes_filters(r, q)).collect();
+    let mut records: Vec<MemoryRecord> = store
+        .records()?
+        .into_iter()
+        .filter(|r| passes_filters(r, q))
+        .collect();
     records.truncate(q.limit);
     Ok(records)
 }
@@ -168,10 +212,21 @@ mod tests {
 
     #[test]
     fn branch_hits_come_first_then_the_rest_without_repeats() {
-        let ranked = vec![rec("a", &[]), rec("b", &["branch:x"]), rec("c", &[]), rec("d", &["branch:x"])];
-        let ids: Vec<String> = branch_merge(ranked.clone(), Some("x"), 3).into_iter().map(|r| r.id).collect();
+        let ranked = vec![
+            rec("a", &[]),
+            rec("b", &["branch:x"]),
+            rec("c", &[]),
+            rec("d", &["branch:x"]),
+        ];
+        let ids: Vec<String> = branch_merge(ranked.clone(), Some("x"), 3)
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
         assert_eq!(ids, ["b", "d", "a"]);
-        let ids: Vec<String> = branch_merge(ranked, None, 3).into_iter().map(|r| r.id).collect();
+        let ids: Vec<String> = branch_merge(ranked, None, 3)
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
         assert_eq!(ids, ["a", "b", "c"]);
     }
 }

@@ -62,7 +62,11 @@ impl MemoryRecord {
             created_at: rfc3339(&m.created_at),
             last_accessed: rfc3339(&m.last_accessed()),
             compressed: m.compressed,
-            metadata: e.metadata.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            metadata: e
+                .metadata
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             entities: e.entities.clone(),
             is_failure: e.is_failure,
             is_anomaly: e.is_anomaly,

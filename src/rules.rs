@@ -146,8 +146,14 @@ mod tests {
     #[test]
     fn ids_are_slugs_with_collision_suffixes() {
         let existing = vec![rule("use-the-read-only-role", &[])];
-        assert_eq!(rule_id("Use the READ-only role!", &[]), "use-the-read-only-role");
-        assert_eq!(rule_id("Use the read-only role", &existing), "use-the-read-only-role-2");
+        assert_eq!(
+            rule_id("Use the READ-only role!", &[]),
+            "use-the-read-only-role"
+        );
+        assert_eq!(
+            rule_id("Use the read-only role", &existing),
+            "use-the-read-only-role-2"
+        );
         assert_eq!(rule_id("x".repeat(60).as_str(), &[]).len(), 40);
         assert_eq!(rule_id("!!!", &[]), "rule");
     }

@@ -149,8 +149,12 @@ impl Store {
             storage_path: project.store_dir.clone(),
             ..MemoryConfig::default()
         };
-        let ms = with_stderr_silenced(|| MemorySystem::new(config, None))
-            .map_err(|e| anyhow::anyhow!("cannot open the memory store at {}: {e:#}", project.store_dir.display()))?;
+        let ms = with_stderr_silenced(|| MemorySystem::new(config, None)).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot open the memory store at {}: {e:#}",
+                project.store_dir.display()
+            )
+        })?;
         Ok(Store {
             ms,
             project: project.clone(),
@@ -193,7 +197,9 @@ impl Store {
     /// Make sure vectors written or compared now come from the embedder that wrote the store.
     /// Records the embedder of a new store. Called before anything that embeds.
     pub fn ensure_embedder(&self) -> anyhow::Result<EmbedderKind> {
-        let res = self.embedder_checked.get_or_init(|| self.check_embedder().map_err(|e| format!("{e:#}")));
+        let res = self
+            .embedder_checked
+            .get_or_init(|| self.check_embedder().map_err(|e| format!("{e:#}")));
         res.clone().map_err(|e| anyhow::anyhow!(e))
     }
 
@@ -222,8 +228,15 @@ impl Store {
     /// A store without our meta file (older wt-memory, or the Python implementation): if it holds
     /// memories, re-embed the newest one and see whether its stored vector matches.
     fn infer_legacy_embedder(&self, current: EmbedderKind) -> anyhow::Result<Option<EmbedderKind>> {
-        let all = self.ms.get_all_memories().map_err(|e| anyhow::anyhow!("{e:#}"))?;
-        let Some(sample) = all.iter().filter(|m| m.experience.embeddings.is_some()).max_by_key(|m| m.created_at) else {
+        let all = self
+            .ms
+            .get_all_memories()
+            .map_err(|e| anyhow::anyhow!("{e:#}"))?;
+        let Some(sample) = all
+            .iter()
+            .filter(|m| m.experience.embeddings.is_some())
+            .max_by_key(|m| m.created_at)
+        else {
             return Ok(None);
         };
         let stored = sample.experience.embeddings.as_ref().unwrap();
@@ -244,22 +257,33 @@ impl Store {
             embedder,
             created_by: format!("wt-memory {}", env!("CARGO_PKG_VERSION")),
         };
-        crate::paths::write_atomic(&self.dir().join(META_FILE), serde_json::to_string_pretty(&meta)?.as_bytes())?;
+        crate::paths::write_atomic(
+            &self.dir().join(META_FILE),
+            serde_json::to_string_pretty(&meta)?.as_bytes(),
+        )?;
         Ok(())
     }
 
     /// Embedding of `text` with the store's embedder (no embedder check; see [`ensure_embedder`]).
     pub fn embed(&self, text: &str) -> anyhow::Result<Vec<f32>> {
-        self.ms.compute_embedding(text).map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))
+        self.ms
+            .compute_embedding(text)
+            .map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))
     }
 
     /// Every memory of the project.
     pub fn all(&self) -> anyhow::Result<Vec<Arc<Memory>>> {
-        self.ms.get_all_memories().map_err(|e| anyhow::anyhow!("cannot read memories: {e:#}"))
+        self.ms
+            .get_all_memories()
+            .map_err(|e| anyhow::anyhow!("cannot read memories: {e:#}"))
     }
 
     pub fn records(&self) -> anyhow::Result<Vec<MemoryRecord>> {
-        let mut all: Vec<MemoryRecord> = self.all()?.iter().map(|m| MemoryRecord::from_memory(m)).collect();
+        let mut all: Vec<MemoryRecord> = self
+            .all()?
+            .iter()
+            .map(|m| MemoryRecord::from_memory(m))
+            .collect();
         all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
         Ok(all)
     }
@@ -270,7 +294,11 @@ impl Store {
         if let Ok(uuid) = uuid::Uuid::parse_str(id) {
             return Ok(self.ms.get_memory(&MemoryId(uuid)).ok().map(Arc::new));
         }
-        let matches: Vec<_> = self.all()?.into_iter().filter(|m| m.id.0.to_string().starts_with(id)).collect();
+        let matches: Vec<_> = self
+            .all()?
+            .into_iter()
+            .filter(|m| m.id.0.to_string().starts_with(id))
+            .collect();
         match matches.len() {
             0 => Ok(None),
             1 => Ok(matches.into_iter().next()),
@@ -281,7 +309,10 @@ impl Store {
     /// An existing memory with the same normalised content.
     pub fn find_same_content(&self, content: &str) -> anyhow::Result<Option<Arc<Memory>>> {
         let want = hygiene::content_hash(content);
-        Ok(self.all()?.into_iter().find(|m| hygiene::content_hash(&m.experience.content) == want))
+        Ok(self
+            .all()?
+            .into_iter()
+            .find(|m| hygiene::content_hash(&m.experience.content) == want))
     }
 
     /// Write one memory. Content must already be cleaned; identical (normalised) content returns
@@ -291,7 +322,10 @@ impl Store {
             bail!("empty content");
         }
         if let Some(existing) = self.find_same_content(&new.content)? {
-            return Ok(Inserted { id: existing.id.0.to_string(), duplicate: true });
+            return Ok(Inserted {
+                id: existing.id.0.to_string(),
+                duplicate: true,
+            });
         }
         self.ensure_embedder()?;
         let embedding = self.embed(&new.content)?;
@@ -317,23 +351,34 @@ impl Store {
             .ms
             .remember_with_id(MemoryId(uuid), experience, new.created_at)
             .map_err(|e| anyhow::anyhow!("the engine refused the write: {e:#}"))?;
-        self.ms.flush_storage().map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
-        Ok(Inserted { id: id.0.to_string(), duplicate: false })
+        self.ms
+            .flush_storage()
+            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
+        Ok(Inserted {
+            id: id.0.to_string(),
+            duplicate: false,
+        })
     }
 
     /// Replace a memory's tags in place (same id).
     pub fn set_tags(&self, memory: &Memory, tags: Vec<String>) -> anyhow::Result<()> {
         let mut updated = memory.clone();
         updated.experience.tags = tags;
-        self.ms.update_memory(&updated).map_err(|e| anyhow::anyhow!("update failed: {e:#}"))?;
-        self.ms.flush_storage().map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))
+        self.ms
+            .update_memory(&updated)
+            .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))?;
+        self.ms
+            .flush_storage()
+            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))
     }
 
     /// Replace a memory's embedding (used by `reembed`).
     pub fn set_embedding(&self, memory: &Memory, embedding: Vec<f32>) -> anyhow::Result<()> {
         let mut updated = memory.clone();
         updated.experience.embeddings = Some(embedding);
-        self.ms.update_memory(&updated).map_err(|e| anyhow::anyhow!("update failed: {e:#}"))
+        self.ms
+            .update_memory(&updated)
+            .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))
     }
 
     /// Re-embed every memory with the current embedder and record it (after `setup` on a store
@@ -345,14 +390,18 @@ impl Store {
             let e = self.embed(&m.experience.content)?;
             self.set_embedding(m, e)?;
         }
-        self.ms.flush_storage().map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
+        self.ms
+            .flush_storage()
+            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
         self.write_meta(current)?;
         Ok(all.len())
     }
 
     /// Delete one memory; false when it did not exist.
     pub fn delete(&self, id: &str) -> anyhow::Result<bool> {
-        let Ok(uuid) = uuid::Uuid::parse_str(id) else { return Ok(false) };
+        let Ok(uuid) = uuid::Uuid::parse_str(id) else {
+            return Ok(false);
+        };
         if self.ms.get_memory(&MemoryId(uuid)).is_err() {
             return Ok(false);
         }
@@ -371,7 +420,9 @@ impl Store {
                 n += 1;
             }
         }
-        self.ms.flush_storage().map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
+        self.ms
+            .flush_storage()
+            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
         Ok(n)
     }
 

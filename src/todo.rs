@@ -11,16 +11,32 @@ pub fn is_open(r: &MemoryRecord) -> bool {
 /// The first in-progress OpenSpec change, if the `openspec` CLI is installed.
 pub fn active_change(dir: &std::path::Path) -> Option<String> {
     let bin = which::which("openspec").ok()?;
-    let out = duct::cmd!(bin, "list", "--json").dir(dir).stdout_capture().stderr_null().unchecked().run().ok()?;
+    let out = duct::cmd!(bin, "list", "--json")
+        .dir(dir)
+        .stdout_capture()
+        .stderr_null()
+        .unchecked()
+        .run()
+        .ok()?;
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    let changes = v.get("changes").and_then(|c| c.as_array()).or_else(|| v.as_array())?;
+    let changes = v
+        .get("changes")
+        .and_then(|c| c.as_array())
+        .or_else(|| v.as_array())?;
     changes.iter().find_map(|c| {
         let status = c.get("status").and_then(|s| s.as_str()).unwrap_or("");
-        (status == "in-progress").then(|| c.get("name").and_then(|n| n.as_str()).map(str::to_string)).flatten()
+        (status == "in-progress")
+            .then(|| c.get("name").and_then(|n| n.as_str()).map(str::to_string))
+            .flatten()
     })
 }
 
-pub fn add(store: &Store, text: &str, extra_tags: &[String], branch: Option<&str>) -> anyhow::Result<String> {
+pub fn add(
+    store: &Store,
+    text: &str,
+    extra_tags: &[String],
+    branch: Option<&str>,
+) -> anyhow::Result<String> {
     let mut tags = vec!["todo".to_string(), "backlog".to_string()];
     tags.extend(extra_tags.iter().cloned());
     if let Some(change) = active_change(&store.project.cwd) {

@@ -7,7 +7,11 @@ use std::path::Path;
 use support::{git, TestEnv};
 
 fn ids(v: &Value) -> Vec<String> {
-    v.as_array().expect("array").iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn stderr(out: &std::process::Output) -> String {
@@ -30,7 +34,12 @@ fn readme_round_trip_finds_the_decision_first() {
     for n in NOTES {
         env.remember(&repo, n, "Learning", "");
     }
-    let id = env.remember(&repo, "We chose Postgres over SQLite because of concurrent writers", "Decision", "");
+    let id = env.remember(
+        &repo,
+        "We chose Postgres over SQLite because of concurrent writers",
+        "Decision",
+        "",
+    );
     let got = env.wt_json(&repo, &["recall", "which database and why"], None);
     assert_eq!(ids(&got)[0], id);
     let score = got[0]["relevance_score"].as_f64().unwrap();
@@ -48,14 +57,21 @@ fn paraphrase_needs_the_neural_model() {
     for n in &NOTES[1..] {
         env.remember(&repo, n, "Learning", "");
     }
-    assert_eq!(ids(&env.wt_json(&repo, &["recall", query], None))[0], target, "neural model ranks the paraphrase first");
+    assert_eq!(
+        ids(&env.wt_json(&repo, &["recall", query], None))[0],
+        target,
+        "neural model ranks the paraphrase first"
+    );
 
     // Same notes, no model: the hash fallback does not find it, and every diagnostic says so.
     let hashed = TestEnv::new();
     let repo2 = hashed.git_repo("app");
     let no_model = |args: &[&str], stdin: Option<&str>| {
         let mut c = hashed.cmd("wt-memory", &repo2);
-        c.args(args).env("XDG_DATA_HOME", hashed.path().join("no-data")).env_remove("SHODH_PACKAGE_DIR").env_remove("SHODH_MODEL_PATH");
+        c.args(args)
+            .env("XDG_DATA_HOME", hashed.path().join("no-data"))
+            .env_remove("SHODH_PACKAGE_DIR")
+            .env_remove("SHODH_MODEL_PATH");
         support::run(&mut c, stdin)
     };
     let mut first = None;
@@ -66,10 +82,17 @@ fn paraphrase_needs_the_neural_model() {
     }
     let out = no_model(&["recall", query], None);
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_ne!(ids(&got)[0], first.unwrap(), "hash embeddings are not semantic");
+    assert_ne!(
+        ids(&got)[0],
+        first.unwrap(),
+        "hash embeddings are not semantic"
+    );
     for args in [&["health"][..], &["status"], &["doctor"]] {
         let text = String::from_utf8_lossy(&no_model(args, None).stdout).into_owned();
-        assert!(text.contains("NOT semantic") && text.contains("wt-memory setup"), "{args:?}: {text}");
+        assert!(
+            text.contains("NOT semantic") && text.contains("wt-memory setup"),
+            "{args:?}: {text}"
+        );
     }
 }
 
@@ -79,14 +102,28 @@ fn neural_store_without_model_refuses_to_write_or_rank() {
     let repo = env.git_repo("app");
     env.remember(&repo, NOTES[0], "Learning", "");
     let mut c = env.cmd("wt-memory", &repo);
-    c.args(["remember", "--type", "Learning"]).env("XDG_DATA_HOME", env.path().join("none")).env_remove("SHODH_PACKAGE_DIR");
+    c.args(["remember", "--type", "Learning"])
+        .env("XDG_DATA_HOME", env.path().join("none"))
+        .env_remove("SHODH_PACKAGE_DIR");
     let out = support::run(&mut c, Some("a new note written without the model"));
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("model is not available") && stderr(&out).contains("wt-memory setup"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("model is not available") && stderr(&out).contains("wt-memory setup"),
+        "{}",
+        stderr(&out)
+    );
     let mut c = env.cmd("wt-memory", &repo);
-    c.args(["recall", "pods"]).env("XDG_DATA_HOME", env.path().join("none"));
+    c.args(["recall", "pods"])
+        .env("XDG_DATA_HOME", env.path().join("none"));
     assert!(!support::run(&mut c, None).status.success());
-    assert_eq!(env.wt_json(&repo, &["list"], None).as_array().unwrap().len(), 1, "nothing was written");
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "nothing was written"
+    );
 }
 
 #[test]
@@ -95,77 +132,203 @@ fn identity_worktrees_share_and_same_named_repos_do_not() {
     let a = env.git_repo("one/app");
     let b = env.git_repo("two/app");
     let wt = env.path().join("app-wt");
-    git(&a, &["worktree", "add", "-q", "-b", "feature-x", wt.to_str().unwrap()]);
+    git(
+        &a,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature-x",
+            wt.to_str().unwrap(),
+        ],
+    );
     let sa: Value = env.wt_json(&a, &["status", "--json"], None);
     let sb: Value = env.wt_json(&b, &["status", "--json"], None);
     let sw: Value = env.wt_json(&wt, &["status", "--json"], None);
     let name = |v: &Value| v["project"].as_str().unwrap().to_string();
     assert!(name(&sa).starts_with("app-") && name(&sb).starts_with("app-"));
     assert_ne!(name(&sa), name(&sb), "two repos called app get two stores");
-    assert_eq!(name(&sa), name(&sw), "a linked worktree shares its repository's store");
+    assert_eq!(
+        name(&sa),
+        name(&sw),
+        "a linked worktree shares its repository's store"
+    );
     let id = env.remember(&wt, "Worktree note about the login flow", "Context", "");
     assert!(ids(&env.wt_json(&a, &["list"], None)).contains(&id));
-    assert!(env.wt_json(&b, &["list"], None).as_array().unwrap().is_empty());
+    assert!(env
+        .wt_json(&b, &["list"], None)
+        .as_array()
+        .unwrap()
+        .is_empty());
     let outside = env.path().join("plain");
     std::fs::create_dir_all(&outside).unwrap();
-    assert_eq!(env.wt_json(&outside, &["status", "--json"], None)["project"], "_global");
-    assert_eq!(env.wt_json(&outside, &["--project", "named", "status", "--json"], None)["project"], "named");
+    assert_eq!(
+        env.wt_json(&outside, &["status", "--json"], None)["project"],
+        "_global"
+    );
+    assert_eq!(
+        env.wt_json(&outside, &["--project", "named", "status", "--json"], None)["project"],
+        "named"
+    );
 }
 
 #[test]
 fn branch_tags_and_boost() {
     let env = TestEnv::new();
     let repo = env.git_repo("app");
-    let on_main = env.remember(&repo, "Retry the payment webhook with exponential backoff", "Learning", "");
+    let on_main = env.remember(
+        &repo,
+        "Retry the payment webhook with exponential backoff",
+        "Learning",
+        "",
+    );
     git(&repo, &["checkout", "-q", "-b", "feature/pay-retry"]);
-    let on_branch = env.remember(&repo, "Payment webhook retries are capped at five attempts", "Learning", "");
-    let tagged = env.remember(&repo, "Explicit branch tag wins over the current branch", "Context", "branch:other");
+    let on_branch = env.remember(
+        &repo,
+        "Payment webhook retries are capped at five attempts",
+        "Learning",
+        "",
+    );
+    let tagged = env.remember(
+        &repo,
+        "Explicit branch tag wins over the current branch",
+        "Context",
+        "branch:other",
+    );
     let rec = |id: &str| env.wt_json(&repo, &["get", id], None);
-    assert!(rec(&on_branch)["tags"].as_array().unwrap().contains(&Value::from("branch:feature/pay-retry")));
-    assert!(rec(&on_main)["tags"].as_array().unwrap().contains(&Value::from("branch:main")));
+    assert!(rec(&on_branch)["tags"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("branch:feature/pay-retry")));
+    assert!(rec(&on_main)["tags"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("branch:main")));
     let t = rec(&tagged)["tags"].clone();
-    assert_eq!(t.as_array().unwrap().iter().filter(|x| x.as_str().unwrap().starts_with("branch:")).count(), 1);
-    let got = ids(&env.wt_json(&repo, &["recall", "payment webhook retry backoff", "--limit", "2"], None));
+    assert_eq!(
+        t.as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x.as_str().unwrap().starts_with("branch:"))
+            .count(),
+        1
+    );
+    let got = ids(&env.wt_json(
+        &repo,
+        &["recall", "payment webhook retry backoff", "--limit", "2"],
+        None,
+    ));
     assert_eq!(got[0], on_branch, "current-branch hit first");
-    let filtered = ids(&env.wt_json(&repo, &["recall", "payment webhook", "--tags", "branch:main"], None));
-    assert_eq!(filtered, vec![on_main.clone()], "--tags filters and disables the boost");
+    let filtered = ids(&env.wt_json(
+        &repo,
+        &["recall", "payment webhook", "--tags", "branch:main"],
+        None,
+    ));
+    assert_eq!(
+        filtered,
+        vec![on_main.clone()],
+        "--tags filters and disables the boost"
+    );
     let outside = env.path().join("plain");
     std::fs::create_dir_all(&outside).unwrap();
     let id = env.remember(&outside, "A note outside any repository", "Context", "");
-    assert!(!env.wt_json(&outside, &["get", &id], None)["tags"].as_array().unwrap().iter().any(|t| t.as_str().unwrap().starts_with("branch:")));
+    assert!(!env.wt_json(&outside, &["get", &id], None)["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t.as_str().unwrap().starts_with("branch:")));
 }
 
 #[test]
 fn remember_prints_ids_dedups_and_validates() {
     let env = TestEnv::new();
     let repo = env.git_repo("app");
-    let id = env.remember(&repo, "Use the  read-only role for ad-hoc queries", "Decision", "db,ops");
+    let id = env.remember(
+        &repo,
+        "Use the  read-only role for ad-hoc queries",
+        "Decision",
+        "db,ops",
+    );
     assert_eq!(id.len(), 36);
-    let again = env.wt_json(&repo, &["remember", "--type", "Decision", "--json"], Some("use the read-only ROLE for ad-hoc queries\n"));
+    let again = env.wt_json(
+        &repo,
+        &["remember", "--type", "Decision", "--json"],
+        Some("use the read-only ROLE for ad-hoc queries\n"),
+    );
     assert_eq!(again["id"], Value::from(id.clone()));
     assert_eq!(again["duplicate"], true);
     let rec = env.wt_json(&repo, &["get", &id[..8]], None);
-    for field in ["id", "content", "experience_type", "tags", "importance", "access_count", "created_at", "last_accessed", "compressed", "metadata", "entities", "is_failure", "is_anomaly"] {
+    for field in [
+        "id",
+        "content",
+        "experience_type",
+        "tags",
+        "importance",
+        "access_count",
+        "created_at",
+        "last_accessed",
+        "compressed",
+        "metadata",
+        "entities",
+        "is_failure",
+        "is_anomaly",
+    ] {
         assert!(rec.get(field).is_some(), "record has {field}");
     }
     assert_eq!(rec["experience_type"], "Decision");
     assert_eq!(rec["importance"], 0.5);
-    let legacy = env.wt(&repo, &["remember", "--type", "Observation"], Some("legacy type note mapped to learning"));
+    let legacy = env.wt(
+        &repo,
+        &["remember", "--type", "Observation"],
+        Some("legacy type note mapped to learning"),
+    );
     assert!(legacy.status.success() && stderr(&legacy).contains("Learning"));
-    let meta = env.wt_json(&repo, &["remember", "--type", "Context", "--metadata", r#"{"source":"x","n":3}"#, "--json"], Some("note with metadata values"));
+    let meta = env.wt_json(
+        &repo,
+        &[
+            "remember",
+            "--type",
+            "Context",
+            "--metadata",
+            r#"{"source":"x","n":3}"#,
+            "--json",
+        ],
+        Some("note with metadata values"),
+    );
     let rec = env.wt_json(&repo, &["get", meta["id"].as_str().unwrap()], None);
     assert_eq!(rec["metadata"]["n"], "3");
     // Empty stdin stores nothing and succeeds.
     let out = env.wt(&repo, &["remember", "--type", "Learning"], Some("   \n"));
     assert!(out.status.success() && out.stdout.is_empty());
-    let count = env.wt_json(&repo, &["list"], None).as_array().unwrap().len();
+    let count = env
+        .wt_json(&repo, &["list"], None)
+        .as_array()
+        .unwrap()
+        .len();
     for (args, stdin, needle) in [
         (vec!["remember"], Some("x"), "--type"),
-        (vec!["remember", "--type", "Banana"], Some("x"), "invalid type"),
-        (vec!["remember", "--type", "Learning", "--metadata", "{bad"], Some("x"), "not valid JSON"),
-        (vec!["remember", "--type", "Learning", "--metadata", "[1]"], Some("x"), "JSON object"),
+        (
+            vec!["remember", "--type", "Banana"],
+            Some("x"),
+            "invalid type",
+        ),
+        (
+            vec!["remember", "--type", "Learning", "--metadata", "{bad"],
+            Some("x"),
+            "not valid JSON",
+        ),
+        (
+            vec!["remember", "--type", "Learning", "--metadata", "[1]"],
+            Some("x"),
+            "JSON object",
+        ),
         (vec!["frobnicate"], None, "frobnicate"),
-        (vec!["import", "/nonexistent/file.json"], None, "cannot read"),
+        (
+            vec!["import", "/nonexistent/file.json"],
+            None,
+            "cannot read",
+        ),
         (vec!["forget", "--pattern", "(unclosed"], None, "regex"),
         (vec!["forget"], None, "forget"),
         (vec!["forget", "--all"], None, "--confirm"),
@@ -175,9 +338,19 @@ fn remember_prints_ids_dedups_and_validates() {
         assert_eq!(out.status.code(), Some(1), "{args:?} exits 1");
         let err = stderr(&out);
         assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(err.trim().lines().count() <= 3 || args[0] == "frobnicate", "{args:?}: short error: {err}");
+        assert!(
+            err.trim().lines().count() <= 3 || args[0] == "frobnicate",
+            "{args:?}: short error: {err}"
+        );
     }
-    assert_eq!(env.wt_json(&repo, &["list"], None).as_array().unwrap().len(), count, "bad input wrote nothing");
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        count,
+        "bad input wrote nothing"
+    );
 }
 
 #[test]
@@ -187,64 +360,196 @@ fn content_hygiene_on_every_write() {
     let raw = "Deploy key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx and ghp_abcdefghijklmnopqrstuvwxyz0123456789 \
                via postgres://app:s3cr3tPass@db/app <private>my home address</private> AKIAIOSFODNN7EXAMPLE done";
     let id = env.remember(&repo, raw, "Learning", "");
-    let content = env.wt_json(&repo, &["get", &id], None)["content"].as_str().unwrap().to_string();
-    for secret in ["AbCdEfGhIjKl", "ghp_abc", "s3cr3tPass", "home address", "AKIAIOSFODNN7EXAMPLE"] {
+    let content = env.wt_json(&repo, &["get", &id], None)["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for secret in [
+        "AbCdEfGhIjKl",
+        "ghp_abc",
+        "s3cr3tPass",
+        "home address",
+        "AKIAIOSFODNN7EXAMPLE",
+    ] {
         assert!(!content.contains(secret), "{secret} leaked: {content}");
     }
     for kind in ["api-key", "github-token", "url-password", "aws-access-key"] {
-        assert!(content.contains(&format!("[REDACTED:{kind}]")), "{kind}: {content}");
+        assert!(
+            content.contains(&format!("[REDACTED:{kind}]")),
+            "{kind}: {content}"
+        );
     }
     // Invalid UTF-8 on stdin becomes U+FFFD instead of failing or dropping the note.
     let mut c = env.cmd("wt-memory", &repo);
     c.args(["remember", "--type", "Learning"]);
-    c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
     let mut child = c.spawn().unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(b"broken bytes \xff\xfe in a Hungarian note: \xc3\xa1rv\xc3\xadz").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"broken bytes \xff\xfe in a Hungarian note: \xc3\xa1rv\xc3\xadz")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let content = env.wt_json(&repo, &["get", &id], None)["content"].as_str().unwrap().to_string();
-    assert!(content.contains('\u{FFFD}') && content.contains("árvíz"), "{content}");
+    let content = env.wt_json(&repo, &["get", &id], None)["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        content.contains('\u{FFFD}') && content.contains("árvíz"),
+        "{content}"
+    );
 }
 
 #[test]
 fn forget_variants() {
     let env = TestEnv::new();
     let repo = env.git_repo("app");
-    let a = env.remember(&repo, "Alpha note about caching layers", "Learning", "cache");
-    let b = env.remember(&repo, "Beta note about the ticket TKT-1234 workflow", "Learning", "tickets");
-    let c = env.remember(&repo, "Gamma note about release trains", "Context", "release");
-    env.remember(&repo, "Delta note about release branches", "Context", "release");
-    assert_eq!(env.wt_json(&repo, &["forget", &a], None), serde_json::json!({"deleted": true, "id": a}));
+    let a = env.remember(
+        &repo,
+        "Alpha note about caching layers",
+        "Learning",
+        "cache",
+    );
+    let b = env.remember(
+        &repo,
+        "Beta note about the ticket TKT-1234 workflow",
+        "Learning",
+        "tickets",
+    );
+    let c = env.remember(
+        &repo,
+        "Gamma note about release trains",
+        "Context",
+        "release",
+    );
+    env.remember(
+        &repo,
+        "Delta note about release branches",
+        "Context",
+        "release",
+    );
+    assert_eq!(
+        env.wt_json(&repo, &["forget", &a], None),
+        serde_json::json!({"deleted": true, "id": a})
+    );
     assert_eq!(env.wt_json(&repo, &["forget", &a], None)["deleted"], false);
-    assert_eq!(env.wt_json(&repo, &["forget", "--pattern", "TKT-\\d+"], None)["deleted_count"], 1);
-    assert!(env.wt_json(&repo, &["get", &b], None).as_object().unwrap().is_empty());
-    assert_eq!(env.wt_json(&repo, &["forget", "--older-than", "1"], None)["deleted_count"], 0);
-    assert_eq!(env.wt_json(&repo, &["forget", "--since", "2000-01-01", "--until", "2001-01-01", "--confirm"], None)["deleted_count"], 0);
-    assert_eq!(env.wt_json(&repo, &["forget", "--tags", "release"], None)["deleted_count"], 2);
-    assert!(env.wt_json(&repo, &["get", &c], None).as_object().unwrap().is_empty());
-    env.remember(&repo, "Epsilon survives until everything goes", "Context", "");
-    assert_eq!(env.wt_json(&repo, &["forget", "--all", "--confirm"], None)["deleted_count"], 1);
-    assert!(env.wt_json(&repo, &["list"], None).as_array().unwrap().is_empty());
+    assert_eq!(
+        env.wt_json(&repo, &["forget", "--pattern", "TKT-\\d+"], None)["deleted_count"],
+        1
+    );
+    assert!(env
+        .wt_json(&repo, &["get", &b], None)
+        .as_object()
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        env.wt_json(&repo, &["forget", "--older-than", "1"], None)["deleted_count"],
+        0
+    );
+    assert_eq!(
+        env.wt_json(
+            &repo,
+            &[
+                "forget",
+                "--since",
+                "2000-01-01",
+                "--until",
+                "2001-01-01",
+                "--confirm"
+            ],
+            None
+        )["deleted_count"],
+        0
+    );
+    assert_eq!(
+        env.wt_json(&repo, &["forget", "--tags", "release"], None)["deleted_count"],
+        2
+    );
+    assert!(env
+        .wt_json(&repo, &["get", &c], None)
+        .as_object()
+        .unwrap()
+        .is_empty());
+    env.remember(
+        &repo,
+        "Epsilon survives until everything goes",
+        "Context",
+        "",
+    );
+    assert_eq!(
+        env.wt_json(&repo, &["forget", "--all", "--confirm"], None)["deleted_count"],
+        1
+    );
+    assert!(env
+        .wt_json(&repo, &["list"], None)
+        .as_array()
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
 fn list_get_context_brain_stats_status_projects() {
     let env = TestEnv::new();
     let repo = env.git_repo("app");
-    let d = env.remember(&repo, "We deploy to Fly.io with blue-green releases", "Decision", "deploy");
-    env.remember(&repo, "Flaky test: the clock mock must be reset between cases", "Learning", "testing");
-    env.remember(&repo, "The staging database is refreshed every Sunday night", "Context", "db");
+    let d = env.remember(
+        &repo,
+        "We deploy to Fly.io with blue-green releases",
+        "Decision",
+        "deploy",
+    );
+    env.remember(
+        &repo,
+        "Flaky test: the clock mock must be reset between cases",
+        "Learning",
+        "testing",
+    );
+    env.remember(
+        &repo,
+        "The staging database is refreshed every Sunday night",
+        "Context",
+        "db",
+    );
     let list = env.wt_json(&repo, &["list", "--type", "Decision"], None);
     assert_eq!(ids(&list), vec![d.clone()]);
-    assert_eq!(env.wt_json(&repo, &["list", "--limit", "2"], None).as_array().unwrap().len(), 2);
-    assert!(env.wt_json(&repo, &["get", "00000000-0000-0000-0000-000000000000"], None).as_object().unwrap().is_empty());
-    let ctx = env.wt_json(&repo, &["context", "how do releases reach production"], None);
+    assert_eq!(
+        env.wt_json(&repo, &["list", "--limit", "2"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(env
+        .wt_json(
+            &repo,
+            &["get", "00000000-0000-0000-0000-000000000000"],
+            None
+        )
+        .as_object()
+        .unwrap()
+        .is_empty());
+    let ctx = env.wt_json(
+        &repo,
+        &["context", "how do releases reach production"],
+        None,
+    );
     assert_eq!(ctx["decisions"][0]["id"], Value::from(d.clone()));
-    assert!(ctx["learnings"].as_array().unwrap().is_empty(), "the topic filters out unrelated learnings: {ctx}");
+    assert!(
+        ctx["learnings"].as_array().unwrap().is_empty(),
+        "the topic filters out unrelated learnings: {ctx}"
+    );
     let all = env.wt_json(&repo, &["context"], None);
     assert_eq!(all["learnings"].as_array().unwrap().len(), 1);
-    assert_eq!(env.wt_json(&repo, &["brain"], None)["longterm"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        env.wt_json(&repo, &["brain"], None)["longterm"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     let stats = env.wt_json(&repo, &["stats", "--json"], None);
     assert_eq!(stats["total"], 3);
     assert_eq!(stats["type_distribution"]["Decision"], 1);
@@ -256,32 +561,86 @@ fn list_get_context_brain_stats_status_projects() {
     assert_eq!(status["semantic"], true);
     assert!(Path::new(status["storage_path"].as_str().unwrap()).starts_with(env.store_root()));
     let projects = env.wt_ok(&repo, &["projects"], None);
-    assert!(projects.contains(&format!("{}: 3 memories", status["project"].as_str().unwrap())), "{projects}");
+    assert!(
+        projects.contains(&format!(
+            "{}: 3 memories",
+            status["project"].as_str().unwrap()
+        )),
+        "{projects}"
+    );
     assert_eq!(env.wt_ok(&repo, &["health"], None).trim(), "ok");
     let index = env.wt_json(&repo, &["health", "--index"], None);
     assert!(index.get("index_health").is_some() && index.get("verify").is_some());
     let doctor = env.wt_ok(&repo, &["doctor"], None);
-    assert!(doctor.contains("3 memories") && doctor.contains("wt-project init"), "{doctor}");
+    assert!(
+        doctor.contains("3 memories") && doctor.contains("wt-project init"),
+        "{doctor}"
+    );
 }
 
 #[test]
 fn proactive_is_gated_and_never_stores_the_query() {
     let env = TestEnv::new();
     let repo = env.git_repo("app");
-    let pg = env.remember(&repo, "Rotate the staging Postgres password through Vault, never by hand", "Decision", "");
-    env.remember(&repo, "Frontend code style: Prettier with 100 columns, no semicolons", "Context", "");
-    let got = env.wt_json(&repo, &["proactive", "I need to rotate the Postgres password for staging"], None);
+    let pg = env.remember(
+        &repo,
+        "Rotate the staging Postgres password through Vault, never by hand",
+        "Decision",
+        "",
+    );
+    env.remember(
+        &repo,
+        "Frontend code style: Prettier with 100 columns, no semicolons",
+        "Context",
+        "",
+    );
+    let got = env.wt_json(
+        &repo,
+        &[
+            "proactive",
+            "I need to rotate the Postgres password for staging",
+        ],
+        None,
+    );
     assert_eq!(ids(&got), vec![pg]);
     assert!(got[0]["relevance_score"].as_f64().unwrap() >= 0.3);
     assert!(got[0]["relevance_reason"].is_string());
-    let none = env.wt_json(&repo, &["proactive", "favourite pizza toppings for the team lunch"], None);
-    assert!(none.as_array().unwrap().is_empty(), "nothing relevant, nothing injected: {none}");
-    assert_eq!(env.wt_json(&repo, &["list"], None).as_array().unwrap().len(), 2, "queries are not stored");
+    let none = env.wt_json(
+        &repo,
+        &["proactive", "favourite pizza toppings for the team lunch"],
+        None,
+    );
+    assert!(
+        none.as_array().unwrap().is_empty(),
+        "nothing relevant, nothing injected: {none}"
+    );
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "queries are not stored"
+    );
     // Deterministic: the same query gives the same ids and scores, reading changes nothing.
-    let a = env.wt_ok(&repo, &["recall", "database credentials", "--limit", "2"], None);
-    let b = env.wt_ok(&repo, &["recall", "database credentials", "--limit", "2"], None);
+    let a = env.wt_ok(
+        &repo,
+        &["recall", "database credentials", "--limit", "2"],
+        None,
+    );
+    let b = env.wt_ok(
+        &repo,
+        &["recall", "database credentials", "--limit", "2"],
+        None,
+    );
     let strip = |s: &str| -> Vec<(Value, Value)> {
-        serde_json::from_str::<Value>(s).unwrap().as_array().unwrap().iter().map(|r| (r["id"].clone(), r["relevance_score"].clone())).collect()
+        serde_json::from_str::<Value>(s)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["id"].clone(), r["relevance_score"].clone()))
+            .collect()
     };
     assert_eq!(strip(&a), strip(&b));
 }
@@ -290,47 +649,140 @@ fn proactive_is_gated_and_never_stores_the_query() {
 fn recall_filters_tags_importance_dates() {
     let env = TestEnv::new();
     let repo = env.git_repo("app");
-    let cs = env.remember(&repo, "Build with `just build`; tests with `just test`", "Context", "cheat-sheet");
-    let low = env.wt_ok(&repo, &["remember", "--type", "Learning", "--importance", "0.1"], Some("Low importance note about builds"));
-    let tags_only = env.wt_json(&repo, &["recall", "--tags", "cheat-sheet", "--tags-only"], None);
+    let cs = env.remember(
+        &repo,
+        "Build with `just build`; tests with `just test`",
+        "Context",
+        "cheat-sheet",
+    );
+    let low = env.wt_ok(
+        &repo,
+        &["remember", "--type", "Learning", "--importance", "0.1"],
+        Some("Low importance note about builds"),
+    );
+    let tags_only = env.wt_json(
+        &repo,
+        &["recall", "--tags", "cheat-sheet", "--tags-only"],
+        None,
+    );
     assert_eq!(ids(&tags_only), vec![cs.clone()]);
-    let got = ids(&env.wt_json(&repo, &["recall", "how to build", "--min-importance", "0.3"], None));
+    let got = ids(&env.wt_json(
+        &repo,
+        &["recall", "how to build", "--min-importance", "0.3"],
+        None,
+    ));
     assert!(!got.contains(&low.trim().to_string()) && got.contains(&cs));
-    let dated = env.wt_json(&repo, &["recall", "--since", "2000-01-01", "--until", "2001-01-01"], None);
+    let dated = env.wt_json(
+        &repo,
+        &["recall", "--since", "2000-01-01", "--until", "2001-01-01"],
+        None,
+    );
     assert!(dated.as_array().unwrap().is_empty());
-    assert_eq!(env.wt_json(&repo, &["recall", "--since", "2020-01-01T00:00:00Z", "--limit", "10"], None).as_array().unwrap().len(), 2);
-    assert_eq!(env.wt_json(&repo, &["recall", ""], None), serde_json::json!([]));
-    assert_eq!(env.wt(&repo, &["recall", "x", "--mode", "psychic"], None).status.code(), Some(1));
-    assert_eq!(env.wt(&repo, &["recall", "x", "--since", "yesterday"], None).status.code(), Some(1));
+    assert_eq!(
+        env.wt_json(
+            &repo,
+            &["recall", "--since", "2020-01-01T00:00:00Z", "--limit", "10"],
+            None
+        )
+        .as_array()
+        .unwrap()
+        .len(),
+        2
+    );
+    assert_eq!(
+        env.wt_json(&repo, &["recall", ""], None),
+        serde_json::json!([])
+    );
+    assert_eq!(
+        env.wt(&repo, &["recall", "x", "--mode", "psychic"], None)
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        env.wt(&repo, &["recall", "x", "--since", "yesterday"], None)
+            .status
+            .code(),
+        Some(1)
+    );
 }
 
 #[test]
 fn audit_dedup_cleanup() {
     let env = TestEnv::new();
     let repo = env.git_repo("app");
-    let old = env.remember(&repo, "Run cargo sqlx prepare before pushing or CI fails offline", "Learning", "sqlx");
-    let new = env.remember(&repo, "Run cargo sqlx prepare before pushing, or CI fails offline!", "Learning", "ci");
-    env.remember(&repo, "Completely different note about Stripe webhooks", "Context", "");
+    let old = env.remember(
+        &repo,
+        "Run cargo sqlx prepare before pushing or CI fails offline",
+        "Learning",
+        "sqlx",
+    );
+    let new = env.remember(
+        &repo,
+        "Run cargo sqlx prepare before pushing, or CI fails offline!",
+        "Learning",
+        "ci",
+    );
+    env.remember(
+        &repo,
+        "Completely different note about Stripe webhooks",
+        "Context",
+        "",
+    );
     env.remember(&repo, "tiny", "Context", "");
     let audit = env.wt_json(&repo, &["audit", "--json"], None);
     assert_eq!(audit["clusters"], 1);
     assert_eq!(audit["redundant"], 1);
     let cluster = &audit["top_clusters"][0];
     assert_eq!(cluster["count"], 2);
-    assert_eq!(cluster["survivor_id"], Value::from(new.clone()), "ties keep the most recent");
+    assert_eq!(
+        cluster["survivor_id"],
+        Value::from(new.clone()),
+        "ties keep the most recent"
+    );
     let dry = env.wt_json(&repo, &["dedup", "--dry-run"], None);
     assert_eq!(dry["would_delete"], 1);
-    assert_eq!(env.wt_json(&repo, &["list"], None).as_array().unwrap().len(), 4);
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
     let done = env.wt_json(&repo, &["dedup"], None);
-    assert_eq!(done, serde_json::json!({"deleted_count": 1, "merged_count": 1}));
+    assert_eq!(
+        done,
+        serde_json::json!({"deleted_count": 1, "merged_count": 1})
+    );
     let survivor = env.wt_json(&repo, &["get", &new], None);
-    let tags: Vec<&str> = survivor["tags"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-    assert!(tags.contains(&"sqlx") && tags.contains(&"ci"), "survivor keeps its id and gains the tags: {tags:?}");
-    assert!(env.wt_json(&repo, &["get", &old], None).as_object().unwrap().is_empty());
+    let tags: Vec<&str> = survivor["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(
+        tags.contains(&"sqlx") && tags.contains(&"ci"),
+        "survivor keeps its id and gains the tags: {tags:?}"
+    );
+    assert!(env
+        .wt_json(&repo, &["get", &old], None)
+        .as_object()
+        .unwrap()
+        .is_empty());
     let dry = env.wt_json(&repo, &["cleanup", "--dry-run"], None);
-    assert_eq!(dry, serde_json::json!({"garbage": 1, "low_importance": 0, "would_delete": 1, "dry_run": true}));
+    assert_eq!(
+        dry,
+        serde_json::json!({"garbage": 1, "low_importance": 0, "would_delete": 1, "dry_run": true})
+    );
     assert_eq!(env.wt_json(&repo, &["cleanup"], None)["deleted_count"], 1);
-    assert_eq!(env.wt_json(&repo, &["list"], None).as_array().unwrap().len(), 2);
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[test]
@@ -338,31 +790,81 @@ fn export_import_round_trip_keeps_ids_dates_and_importance() {
     let env = TestEnv::new();
     let a = env.git_repo("a");
     let b = env.git_repo("b");
-    let id = env.wt_ok(&a, &["remember", "--type", "Decision", "--importance", "0.9"], Some("Invoices are numbered per tenant")).trim().to_string();
-    env.remember(&a, "Private: my salary negotiation notes", "Context", "private");
+    let id = env
+        .wt_ok(
+            &a,
+            &["remember", "--type", "Decision", "--importance", "0.9"],
+            Some("Invoices are numbered per tenant"),
+        )
+        .trim()
+        .to_string();
+    env.remember(
+        &a,
+        "Private: my salary negotiation notes",
+        "Context",
+        "private",
+    );
     let file = env.path().join("export.json");
     let out = env.wt_ok(&a, &["export", "--output", file.to_str().unwrap()], None);
     assert!(out.is_empty(), "--output writes only the file");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!((doc["version"].clone(), doc["format"].clone(), doc["count"].clone()), (Value::from(1), Value::from("wt-memory-export"), Value::from(2)));
+    assert_eq!(
+        (
+            doc["version"].clone(),
+            doc["format"].clone(),
+            doc["count"].clone()
+        ),
+        (
+            Value::from(1),
+            Value::from("wt-memory-export"),
+            Value::from(2)
+        )
+    );
     let public = env.wt_json(&a, &["export", "--exclude-private"], None);
     assert_eq!(public["count"], 1);
     let dry = env.wt_json(&b, &["import", file.to_str().unwrap(), "--dry-run"], None);
-    assert_eq!(dry, serde_json::json!({"would_import": 2, "would_skip": 0, "errors": 0, "dry_run": true}));
-    assert!(env.wt_json(&b, &["list"], None).as_array().unwrap().is_empty());
-    assert_eq!(env.wt_json(&b, &["import", file.to_str().unwrap()], None), serde_json::json!({"imported": 2, "skipped": 0, "errors": 0}));
+    assert_eq!(
+        dry,
+        serde_json::json!({"would_import": 2, "would_skip": 0, "errors": 0, "dry_run": true})
+    );
+    assert!(env
+        .wt_json(&b, &["list"], None)
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        env.wt_json(&b, &["import", file.to_str().unwrap()], None),
+        serde_json::json!({"imported": 2, "skipped": 0, "errors": 0})
+    );
     let orig = env.wt_json(&a, &["get", &id], None);
     let copy = env.wt_json(&b, &["get", &id], None);
     assert_eq!(copy["created_at"], orig["created_at"]);
     assert_eq!(copy["importance"], 0.9);
     assert_eq!(copy["metadata"]["original_id"], Value::from(id.clone()));
-    assert_eq!(env.wt_json(&b, &["import", file.to_str().unwrap()], None)["skipped"], 2, "double import skips");
+    assert_eq!(
+        env.wt_json(&b, &["import", file.to_str().unwrap()], None)["skipped"],
+        2,
+        "double import skips"
+    );
     // B -> A: nothing new comes back.
     let back = env.path().join("back.json");
     env.wt_ok(&b, &["export", "--output", back.to_str().unwrap()], None);
-    assert_eq!(env.wt_json(&a, &["import", back.to_str().unwrap()], None), serde_json::json!({"imported": 0, "skipped": 2, "errors": 0}));
-    assert_eq!(env.wt_json(&a, &["list"], None).as_array().unwrap().len(), 2);
-    for (text, needle) in [("{not json", "invalid JSON"), (r#"{"format":"wt-memory-export","version":2,"records":[]}"#, "version"), (r#"{"version":1,"records":[]}"#, "format")] {
+    assert_eq!(
+        env.wt_json(&a, &["import", back.to_str().unwrap()], None),
+        serde_json::json!({"imported": 0, "skipped": 2, "errors": 0})
+    );
+    assert_eq!(
+        env.wt_json(&a, &["list"], None).as_array().unwrap().len(),
+        2
+    );
+    for (text, needle) in [
+        ("{not json", "invalid JSON"),
+        (
+            r#"{"format":"wt-memory-export","version":2,"records":[]}"#,
+            "version",
+        ),
+        (r#"{"version":1,"records":[]}"#, "format"),
+    ] {
         let bad = env.path().join("bad.json");
         std::fs::write(&bad, text).unwrap();
         let out = env.wt(&b, &["import", bad.to_str().unwrap()], None);
@@ -377,51 +879,146 @@ fn migration_001_tags_unbranched_memories_once() {
     let env = TestEnv::new();
     let dir = env.path().join("plain");
     std::fs::create_dir_all(&dir).unwrap();
-    let id = env.wt_ok(&dir, &["--no-migrate", "remember", "--type", "Context"], Some("Written before migrations existed")).trim().to_string();
-    assert!(env.wt_ok(&dir, &["migrate", "--status"], None).contains("pending"));
+    let id = env
+        .wt_ok(
+            &dir,
+            &["--no-migrate", "remember", "--type", "Context"],
+            Some("Written before migrations existed"),
+        )
+        .trim()
+        .to_string();
+    assert!(env
+        .wt_ok(&dir, &["migrate", "--status"], None)
+        .contains("pending"));
     let _ = env.wt_json(&dir, &["list", "--no-migrate"], None);
-    assert!(env.wt_ok(&dir, &["migrate", "--status"], None).contains("pending"), "--no-migrate after the subcommand works too");
+    assert!(
+        env.wt_ok(&dir, &["migrate", "--status"], None)
+            .contains("pending"),
+        "--no-migrate after the subcommand works too"
+    );
     let out = env.wt(&dir, &["list"], None);
     assert!(stderr(&out).contains("1 migration(s) applied"));
     let tags = env.wt_json(&dir, &["get", &id], None)["tags"].clone();
     assert_eq!(tags, serde_json::json!(["branch:unknown"]));
-    assert!(!stderr(&env.wt(&dir, &["list"], None)).contains("Migrating"), "runs once");
-    assert!(env.wt_ok(&dir, &["migrate"], None).contains("All migrations applied."));
+    assert!(
+        !stderr(&env.wt(&dir, &["list"], None)).contains("Migrating"),
+        "runs once"
+    );
+    assert!(env
+        .wt_ok(&dir, &["migrate"], None)
+        .contains("All migrations applied."));
 }
 
 #[test]
 fn todos_rules_and_seed() {
     let env = TestEnv::new();
     let repo = env.git_repo("app");
-    assert_eq!(env.wt_ok(&repo, &["todo", "list"], None).trim(), "No open todos.");
-    assert!(env.wt_ok(&repo, &["todo", "add", "--tags", "ui"], Some("Add dark mode to settings")).contains("Todo saved: \"Add dark mode"));
+    assert_eq!(
+        env.wt_ok(&repo, &["todo", "list"], None).trim(),
+        "No open todos."
+    );
+    assert!(env
+        .wt_ok(
+            &repo,
+            &["todo", "add", "--tags", "ui"],
+            Some("Add dark mode to settings")
+        )
+        .contains("Todo saved: \"Add dark mode"));
     let todos = env.wt_json(&repo, &["todo", "list", "--json"], None);
     let id = todos[0]["id"].as_str().unwrap().to_string();
     assert_eq!(todos[0]["metadata"]["todo_status"], "open");
-    assert!(todos[0]["tags"].as_array().unwrap().contains(&Value::from("ui")));
-    assert_eq!(env.wt(&repo, &["todo", "done", "ffffffff"], None).status.code(), Some(1));
-    assert!(env.wt_ok(&repo, &["todo", "done", &id[..8]], None).contains("Todo done"));
-    assert_eq!(env.wt(&repo, &["todo", "add"], Some("")).status.code(), Some(1));
-    assert_eq!(env.wt(&repo, &["todo", "clear"], None).status.code(), Some(1));
+    assert!(todos[0]["tags"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("ui")));
+    assert_eq!(
+        env.wt(&repo, &["todo", "done", "ffffffff"], None)
+            .status
+            .code(),
+        Some(1)
+    );
+    assert!(env
+        .wt_ok(&repo, &["todo", "done", &id[..8]], None)
+        .contains("Todo done"));
+    assert_eq!(
+        env.wt(&repo, &["todo", "add"], Some("")).status.code(),
+        Some(1)
+    );
+    assert_eq!(
+        env.wt(&repo, &["todo", "clear"], None).status.code(),
+        Some(1)
+    );
 
-    assert!(env.wt_ok(&repo, &["rules", "list"], None).contains("No rules"));
-    let added = env.wt_ok(&repo, &["rules", "add", "--topics", "database,psql", "Use the read-only role for ad-hoc queries"], None);
-    assert!(added.contains("Rule added: use-the-read-only-role-for-ad-hoc-querie\n"), "{added}");
+    assert!(env
+        .wt_ok(&repo, &["rules", "list"], None)
+        .contains("No rules"));
+    let added = env.wt_ok(
+        &repo,
+        &[
+            "rules",
+            "add",
+            "--topics",
+            "database,psql",
+            "Use the read-only role for ad-hoc queries",
+        ],
+        None,
+    );
+    assert!(
+        added.contains("Rule added: use-the-read-only-role-for-ad-hoc-querie\n"),
+        "{added}"
+    );
     assert!(repo.join(".claude/rules.yaml").is_file());
-    assert!(env.wt_ok(&repo, &["rules", "list"], None).contains("Rules (1):"));
-    assert_eq!(env.wt(&repo, &["rules", "add", "--topics", "x"], None).status.code(), Some(1));
-    assert_eq!(env.wt(&repo, &["rules", "remove", "nope"], None).status.code(), Some(1));
-    assert!(env.wt_ok(&repo, &["rules", "remove", "use-the-read-only-role-for-ad-hoc-querie"], None).contains("removed"));
+    assert!(env
+        .wt_ok(&repo, &["rules", "list"], None)
+        .contains("Rules (1):"));
+    assert_eq!(
+        env.wt(&repo, &["rules", "add", "--topics", "x"], None)
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        env.wt(&repo, &["rules", "remove", "nope"], None)
+            .status
+            .code(),
+        Some(1)
+    );
+    assert!(env
+        .wt_ok(
+            &repo,
+            &[
+                "rules",
+                "remove",
+                "use-the-read-only-role-for-ad-hoc-querie"
+            ],
+            None
+        )
+        .contains("removed"));
 
     let seed = repo.join("wt/knowledge/memory-seed.yaml");
     std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
     std::fs::write(&seed, "version: 1\nseeds:\n  - type: Learning\n    content: \"Run the e2e suite with make e2e\"\n    tags: \"testing,e2e\"\n  - type: Decision\n    content: \"Money is stored as integer cents\"\n    tags: \"money\"\n").unwrap();
-    assert!(env.wt_ok(&repo, &["seed", "--dry-run"], None).contains("Would import 2 seed(s)"));
-    assert!(env.wt_ok(&repo, &["seed"], None).contains("Imported 2 seed(s), skipped 0"));
-    assert!(env.wt_ok(&repo, &["seed"], None).contains("Imported 0 seed(s), skipped 2"));
-    let tagged = env.wt_json(&repo, &["recall", "--tags", "source:seed", "--tags-only"], None);
+    assert!(env
+        .wt_ok(&repo, &["seed", "--dry-run"], None)
+        .contains("Would import 2 seed(s)"));
+    assert!(env
+        .wt_ok(&repo, &["seed"], None)
+        .contains("Imported 2 seed(s), skipped 0"));
+    assert!(env
+        .wt_ok(&repo, &["seed"], None)
+        .contains("Imported 0 seed(s), skipped 2"));
+    let tagged = env.wt_json(
+        &repo,
+        &["recall", "--tags", "source:seed", "--tags-only"],
+        None,
+    );
     assert_eq!(tagged.as_array().unwrap().len(), 2);
-    assert_eq!(env.wt(&repo, &["seed", "--file", "/nonexistent.yaml"], None).status.code(), Some(1));
+    assert_eq!(
+        env.wt(&repo, &["seed", "--file", "/nonexistent.yaml"], None)
+            .status
+            .code(),
+        Some(1)
+    );
 }
 
 #[test]
@@ -433,27 +1030,52 @@ fn concurrent_writers_both_land_and_a_held_lock_times_out_clearly() {
         .map(|i| {
             let mut c = env.cmd("wt-memory", &repo);
             c.args(["remember", "--type", "Learning"]);
-            std::thread::spawn(move || support::run(&mut c, Some(&format!("Concurrent writer number {i} stores its own note"))))
+            std::thread::spawn(move || {
+                support::run(
+                    &mut c,
+                    Some(&format!("Concurrent writer number {i} stores its own note")),
+                )
+            })
         })
         .collect();
     for h in handles {
         let out = h.join().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
     }
-    assert_eq!(env.wt_json(&repo, &["list"], None).as_array().unwrap().len(), 5);
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
 
     // Hold the project lock in this process: a writer waits, then fails loudly, storing nothing.
-    let name = env.wt_json(&repo, &["status", "--json"], None)["project"].as_str().unwrap().to_string();
-    let lock_file = std::fs::File::open(env.store_root().join(".locks").join(format!("{name}.lock"))).unwrap();
+    let name = env.wt_json(&repo, &["status", "--json"], None)["project"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let lock_file =
+        std::fs::File::open(env.store_root().join(".locks").join(format!("{name}.lock"))).unwrap();
     use std::os::unix::io::AsRawFd;
-    assert_eq!(unsafe { libc::flock(lock_file.as_raw_fd(), libc::LOCK_EX) }, 0);
+    assert_eq!(
+        unsafe { libc::flock(lock_file.as_raw_fd(), libc::LOCK_EX) },
+        0
+    );
     let mut c = env.cmd("wt-memory", &repo);
-    c.args(["remember", "--type", "Learning"]).env("WT_MEMORY_LOCK_WAIT_SECS", "1");
+    c.args(["remember", "--type", "Learning"])
+        .env("WT_MEMORY_LOCK_WAIT_SECS", "1");
     let out = support::run(&mut c, Some("blocked write"));
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("lock timeout"), "{}", stderr(&out));
     drop(lock_file);
-    assert_eq!(env.wt_json(&repo, &["list"], None).as_array().unwrap().len(), 5);
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
 }
 
 #[test]
@@ -466,7 +1088,10 @@ fn eval_on_dev_set_does_not_regress() {
     let abstain = overall["abstention"].as_f64().unwrap();
     eprintln!("dev eval: {overall}");
     assert!(r5 >= MIN_RECALL_AT_5, "recall@5 {r5} < {MIN_RECALL_AT_5}");
-    assert!(abstain >= MIN_ABSTENTION, "abstention {abstain} < {MIN_ABSTENTION}");
+    assert!(
+        abstain >= MIN_ABSTENTION,
+        "abstention {abstain} < {MIN_ABSTENTION}"
+    );
 }
 
 /// Levels reached on testdata/eval/dev (see README "Retrieval quality"); a drop fails the build.

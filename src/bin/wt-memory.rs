@@ -5,8 +5,8 @@ use clap::{Args, Parser, Subcommand};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use wt_memory::record::{parse_user_type, split_tags, MemoryRecord};
 use wt_memory::recall::RecallQuery;
+use wt_memory::record::{parse_user_type, split_tags, MemoryRecord};
 use wt_memory::store::{NewMemory, Store};
 use wt_memory::{dedup, exchange, hygiene, lock, migrate, model, paths, project, rules, todo};
 
@@ -18,7 +18,11 @@ const MAX_CONTENT_CHARS: usize = 100_000;
 const CONTEXT_FLOOR: f64 = 0.1;
 
 #[derive(Parser)]
-#[command(name = "wt-memory", version, about = "Persistent per-project memory for coding agents")]
+#[command(
+    name = "wt-memory",
+    version,
+    about = "Persistent per-project memory for coding agents"
+)]
 struct Cli {
     /// Use this project's store instead of the one of the current directory.
     #[arg(long, global = true, value_name = "NAME")]
@@ -295,7 +299,11 @@ fn main() -> ExitCode {
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let project = project::resolve(&cwd, cli.project.as_deref());
-    let ctx = Ctx { project, no_migrate: cli.no_migrate, project_flag: cli.project.clone() };
+    let ctx = Ctx {
+        project,
+        no_migrate: cli.no_migrate,
+        project_flag: cli.project.clone(),
+    };
     match run(&ctx, command) {
         Ok(code) => code,
         Err(Fail(msg)) => {
@@ -347,7 +355,9 @@ fn parse_time(s: &str, what: &str) -> Result<chrono::DateTime<chrono::Utc>, Fail
     if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         return Ok(d.and_hms_opt(0, 0, 0).unwrap().and_utc());
     }
-    fail(format!("{what}: '{s}' is not an ISO date (2026-01-31 or RFC 3339)"))
+    fail(format!(
+        "{what}: '{s}' is not an ISO date (2026-01-31 or RFC 3339)"
+    ))
 }
 
 fn read_stdin() -> Result<String, Fail> {
@@ -369,7 +379,8 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
                 println!("[]");
                 return Ok(ExitCode::SUCCESS);
             };
-            let out = wt_memory::recall::proactive(&store, &context, limit, ctx.branch().as_deref())?;
+            let out =
+                wt_memory::recall::proactive(&store, &context, limit, ctx.branch().as_deref())?;
             print_json(&out);
             Ok(ExitCode::SUCCESS)
         }
@@ -380,7 +391,8 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             };
             let mut records = store.records()?;
             if let Some(t) = ty {
-                let (want, _) = parse_user_type(&t).or_else(|_| Ok::<_, Fail>((wt_memory::record::parse_any_type(&t), None)))?;
+                let (want, _) = parse_user_type(&t)
+                    .or_else(|_| Ok::<_, Fail>((wt_memory::record::parse_any_type(&t), None)))?;
                 let want = wt_memory::record::type_name(&want);
                 records.retain(|r| r.experience_type == want);
             }
@@ -428,9 +440,21 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             if json {
                 print_json(&report);
             } else {
-                println!("Memories: {}  clusters: {}  redundant: {}  unique: {}  ({}% redundant)", report.total, report.clusters, report.redundant, report.unique, report.dedup_ratio);
+                println!(
+                    "Memories: {}  clusters: {}  redundant: {}  unique: {}  ({}% redundant)",
+                    report.total,
+                    report.clusters,
+                    report.redundant,
+                    report.unique,
+                    report.dedup_ratio
+                );
                 for c in &report.top_clusters {
-                    println!("  [{}] {} | {}", c.count, &c.survivor_id[..8.min(c.survivor_id.len())], c.preview);
+                    println!(
+                        "  [{}] {} | {}",
+                        c.count,
+                        &c.survivor_id[..8.min(c.survivor_id.len())],
+                        c.preview
+                    );
                 }
                 if report.clusters > 0 {
                     println!("Run `wt-memory dedup --dry-run` to see what dedup would delete.");
@@ -439,31 +463,54 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Dedup { threshold, dry_run } => dedup_cmd(ctx, threshold, dry_run),
-        Cmd::Cleanup { threshold, min_length, dry_run } => {
+        Cmd::Cleanup {
+            threshold,
+            min_length,
+            dry_run,
+        } => {
             let Some(store) = ctx.open_existing()? else {
-                print_json(&serde_json::json!({"deleted_count": 0, "garbage": 0, "low_importance": 0}));
+                print_json(
+                    &serde_json::json!({"deleted_count": 0, "garbage": 0, "low_importance": 0}),
+                );
                 return Ok(ExitCode::SUCCESS);
             };
             let records = store.records()?;
-            let garbage: Vec<&MemoryRecord> = records.iter().filter(|r| r.content.chars().count() < min_length).collect();
-            let low: Vec<&MemoryRecord> = records.iter().filter(|r| r.content.chars().count() >= min_length && r.importance < threshold).collect();
+            let garbage: Vec<&MemoryRecord> = records
+                .iter()
+                .filter(|r| r.content.chars().count() < min_length)
+                .collect();
+            let low: Vec<&MemoryRecord> = records
+                .iter()
+                .filter(|r| r.content.chars().count() >= min_length && r.importance < threshold)
+                .collect();
             if dry_run {
-                print_json(&serde_json::json!({"garbage": garbage.len(), "low_importance": low.len(), "would_delete": garbage.len() + low.len(), "dry_run": true}));
+                print_json(
+                    &serde_json::json!({"garbage": garbage.len(), "low_importance": low.len(), "would_delete": garbage.len() + low.len(), "dry_run": true}),
+                );
             } else {
-                let n = store.delete_many(garbage.iter().chain(low.iter()).map(|r| r.id.as_str()))?;
-                print_json(&serde_json::json!({"deleted_count": n, "garbage": garbage.len(), "low_importance": low.len()}));
+                let n =
+                    store.delete_many(garbage.iter().chain(low.iter()).map(|r| r.id.as_str()))?;
+                print_json(
+                    &serde_json::json!({"deleted_count": n, "garbage": garbage.len(), "low_importance": low.len()}),
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Export { output, exclude_private } => {
+        Cmd::Export {
+            output,
+            exclude_private,
+        } => {
             let doc = match ctx.open_existing()? {
                 Some(store) => exchange::export(&store, exclude_private)?,
-                None => serde_json::json!({"version": 1, "format": exchange::FORMAT, "project": ctx.project.name,
-                    "exported_at": Store::now(), "count": 0, "records": []}),
+                None => {
+                    serde_json::json!({"version": 1, "format": exchange::FORMAT, "project": ctx.project.name,
+                    "exported_at": Store::now(), "count": 0, "records": []})
+                }
             };
             let text = serde_json::to_string_pretty(&doc)?;
             match output {
-                Some(path) => paths::write_atomic(&path, text.as_bytes()).map_err(|e| Fail(format!("cannot write {}: {e}", path.display())))?,
+                Some(path) => paths::write_atomic(&path, text.as_bytes())
+                    .map_err(|e| Fail(format!("cannot write {}: {e}", path.display())))?,
                 None => println!("{text}"),
             }
             Ok(ExitCode::SUCCESS)
@@ -473,7 +520,11 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             if status {
                 let done = migrate::applied(&ctx.project.store_dir);
                 for (id, desc) in migrate::MIGRATIONS {
-                    let state = if done.applied.iter().any(|a| a == id) { format!("applied ({})", done.last_run) } else { "pending".into() };
+                    let state = if done.applied.iter().any(|a| a == id) {
+                        format!("applied ({})", done.last_run)
+                    } else {
+                        "pending".into()
+                    };
                     println!("{id}: {desc} — {state}");
                 }
                 return Ok(ExitCode::SUCCESS);
@@ -482,7 +533,11 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             let pending = migrate::pending(store.dir());
             migrate::run_pending(&store)?;
             for (id, desc) in migrate::MIGRATIONS {
-                let what = if pending.contains(id) { "applied" } else { "already applied" };
+                let what = if pending.contains(id) {
+                    "applied"
+                } else {
+                    "already applied"
+                };
                 println!("{id}: {desc} — {what}");
             }
             if pending.is_empty() {
@@ -501,13 +556,23 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Doctor => doctor(ctx),
-        Cmd::Eval { set_dir, floor, results, json, features } => {
+        Cmd::Eval {
+            set_dir,
+            floor,
+            results,
+            json,
+            features,
+        } => {
             if model::find_assets().is_none() {
-                eprintln!("warning: no embedding model; the evaluation measures the hash fallback ({})", model::FIX_HINT);
+                eprintln!(
+                    "warning: no embedding model; the evaluation measures the hash fallback ({})",
+                    model::FIX_HINT
+                );
             }
             let report = wt_memory::eval::run_with_features(&set_dir, floor, features.as_deref())?;
             if let Some(path) = results {
-                std::fs::write(&path, &report.results_jsonl).map_err(|e| Fail(format!("cannot write {}: {e}", path.display())))?;
+                std::fs::write(&path, &report.results_jsonl)
+                    .map_err(|e| Fail(format!("cannot write {}: {e}", path.display())))?;
             }
             if json {
                 print_json(&report);
@@ -519,7 +584,10 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
         Cmd::Reembed => {
             let store = ctx.open()?;
             let n = store.reembed()?;
-            println!("Re-embedded {n} memories with {}.", store.current_embedder().label());
+            println!(
+                "Re-embedded {n} memories with {}.",
+                store.current_embedder().label()
+            );
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Sync(args) => {
@@ -539,7 +607,14 @@ fn remember(ctx: &Ctx, a: RememberArgs) -> Res {
         Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
             Ok(serde_json::Value::Object(map)) => map
                 .into_iter()
-                .map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+                .map(|(k, v)| {
+                    (
+                        k,
+                        v.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| v.to_string()),
+                    )
+                })
                 .collect(),
             Ok(_) => return fail("remember: --metadata must be a JSON object"),
             Err(e) => return fail(format!("remember: --metadata is not valid JSON: {e}")),
@@ -576,9 +651,14 @@ fn remember(ctx: &Ctx, a: RememberArgs) -> Res {
         new.importance = i;
     }
     let store = ctx.open()?;
-    let ins = store.insert(new).map_err(|e| Fail(format!("remember failed, nothing stored: {e:#}")))?;
+    let ins = store
+        .insert(new)
+        .map_err(|e| Fail(format!("remember failed, nothing stored: {e:#}")))?;
     if a.json {
-        println!("{}", serde_json::json!({"id": ins.id, "duplicate": ins.duplicate}));
+        println!(
+            "{}",
+            serde_json::json!({"id": ins.id, "duplicate": ins.duplicate})
+        );
     } else {
         println!("{}", ins.id);
     }
@@ -592,15 +672,27 @@ fn recall(ctx: &Ctx, a: RecallArgs) -> Res {
     }
     const MODES: [&str; 5] = ["hybrid", "semantic", "temporal", "causal", "associative"];
     if !MODES.contains(&a.mode.as_str()) {
-        return fail(format!("recall: unknown --mode '{}' (use one of {})", a.mode, MODES.join(", ")));
+        return fail(format!(
+            "recall: unknown --mode '{}' (use one of {})",
+            a.mode,
+            MODES.join(", ")
+        ));
     }
     let q = RecallQuery {
         text: a.query.clone().unwrap_or_default(),
         limit: a.limit,
         tags,
         min_importance: a.min_importance,
-        since: a.since.as_deref().map(|s| parse_time(s, "--since")).transpose()?,
-        until: a.until.as_deref().map(|s| parse_time(s, "--until")).transpose()?,
+        since: a
+            .since
+            .as_deref()
+            .map(|s| parse_time(s, "--since"))
+            .transpose()?,
+        until: a
+            .until
+            .as_deref()
+            .map(|s| parse_time(s, "--until"))
+            .transpose()?,
         branch: ctx.branch(),
         semantic_only: a.mode == "semantic",
     };
@@ -626,7 +718,11 @@ fn context(ctx: &Ctx, topic: Option<String>) -> Res {
     let topic = topic.filter(|t| !t.trim().is_empty());
     let records = match &topic {
         Some(t) => {
-            let q = RecallQuery { text: t.clone(), limit: usize::MAX, ..Default::default() };
+            let q = RecallQuery {
+                text: t.clone(),
+                limit: usize::MAX,
+                ..Default::default()
+            };
             wt_memory::recall::ranked(&store, &q)?
                 .into_iter()
                 .filter(|r| r.relevance_score.unwrap_or(0.0) >= CONTEXT_FLOOR)
@@ -634,7 +730,13 @@ fn context(ctx: &Ctx, topic: Option<String>) -> Res {
         }
         None => store.records()?,
     };
-    let pick = |ty: &str| -> Vec<&MemoryRecord> { records.iter().filter(|r| r.experience_type == ty).take(5).collect() };
+    let pick = |ty: &str| -> Vec<&MemoryRecord> {
+        records
+            .iter()
+            .filter(|r| r.experience_type == ty)
+            .take(5)
+            .collect()
+    };
     print_json(&serde_json::json!({
         "topic": topic,
         "decisions": pick("Decision"),
@@ -673,7 +775,11 @@ fn stats(ctx: &Ctx, json: bool) -> Res {
     for (l, n) in labels.iter().zip(hist) {
         hist_map.insert(l.to_string(), n.into());
     }
-    let ratio = if records.is_empty() { 0.0 } else { noise as f64 / records.len() as f64 };
+    let ratio = if records.is_empty() {
+        0.0
+    } else {
+        noise as f64 / records.len() as f64
+    };
     let v = serde_json::json!({
         "total": records.len(),
         "type_distribution": types,
@@ -706,7 +812,10 @@ fn stats(ctx: &Ctx, json: bool) -> Res {
 fn semantic_line(assets: Option<&model::Assets>) -> String {
     match assets {
         Some(a) => format!("semantic (MiniLM-L6 from {})", a.source),
-        None => format!("NOT semantic: no embedding model found, recall falls back to hash embeddings; fix: {}", model::FIX_HINT),
+        None => format!(
+            "NOT semantic: no embedding model found, recall falls back to hash embeddings; fix: {}",
+            model::FIX_HINT
+        ),
     }
 }
 
@@ -750,7 +859,13 @@ fn projects() -> Res {
         return Ok(ExitCode::SUCCESS);
     }
     for name in names {
-        let p = project::Project { name: name.clone(), store_dir: root.join(&name), toplevel: None, main_root: None, cwd: root.clone() };
+        let p = project::Project {
+            name: name.clone(),
+            store_dir: root.join(&name),
+            toplevel: None,
+            main_root: None,
+            cwd: root.clone(),
+        };
         match Store::open(&p) {
             Ok(s) => println!("  {name}: {} memories", s.count()),
             Err(e) => println!("  {name}: (unavailable: {e:#})"),
@@ -790,19 +905,44 @@ fn health(ctx: &Ctx, index: bool) -> Res {
 
 fn forget(ctx: &Ctx, a: ForgetArgs) -> Res {
     let dated = a.since.is_some() || a.until.is_some();
-    let nothing = a.id.is_none() && !a.all && a.older_than.is_none() && a.tags.is_none() && a.pattern.is_none() && !dated;
+    let nothing = a.id.is_none()
+        && !a.all
+        && a.older_than.is_none()
+        && a.tags.is_none()
+        && a.pattern.is_none()
+        && !dated;
     if nothing {
         return fail("forget: say what to forget: <id>, --tags, --pattern, --older-than, --since/--until --confirm, or --all --confirm");
     }
     if (a.all || dated) && !a.confirm {
         return fail("forget: --all and date ranges delete many memories; add --confirm");
     }
-    let pattern = a.pattern.as_deref().map(regex::Regex::new).transpose().map_err(|e| {
-            let why = e.to_string().lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+    let pattern = a
+        .pattern
+        .as_deref()
+        .map(regex::Regex::new)
+        .transpose()
+        .map_err(|e| {
+            let why = e
+                .to_string()
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim()
+                .to_string();
             Fail(format!("forget: --pattern is not a valid regex: {why}"))
         })?;
-    let since = a.since.as_deref().map(|s| parse_time(s, "--since")).transpose()?;
-    let until = a.until.as_deref().map(|s| parse_time(s, "--until")).transpose()?;
+    let since = a
+        .since
+        .as_deref()
+        .map(|s| parse_time(s, "--since"))
+        .transpose()?;
+    let until = a
+        .until
+        .as_deref()
+        .map(|s| parse_time(s, "--until"))
+        .transpose()?;
     let Some(store) = ctx.open_existing()? else {
         match a.id {
             Some(id) => print_json(&serde_json::json!({"deleted": false, "id": id})),
@@ -821,17 +961,24 @@ fn forget(ctx: &Ctx, a: ForgetArgs) -> Res {
         return Ok(ExitCode::SUCCESS);
     }
     let tags = a.tags.as_deref().map(split_tags).unwrap_or_default();
-    let cutoff = a.older_than.map(|d| chrono::Utc::now() - chrono::Duration::days(d as i64));
+    let cutoff = a
+        .older_than
+        .map(|d| chrono::Utc::now() - chrono::Duration::days(d as i64));
     let records = store.records()?;
     let victims: Vec<&str> = records
         .iter()
         .filter(|r| {
-            let created = chrono::DateTime::parse_from_rfc3339(&r.created_at).map(|t| t.with_timezone(&chrono::Utc)).ok();
+            let created = chrono::DateTime::parse_from_rfc3339(&r.created_at)
+                .map(|t| t.with_timezone(&chrono::Utc))
+                .ok();
             a.all
                 || (!tags.is_empty() && tags.iter().any(|t| r.has_tag(t)))
                 || pattern.as_ref().is_some_and(|p| p.is_match(&r.content))
                 || cutoff.is_some_and(|c| created.is_some_and(|t| t < c))
-                || (dated && created.is_some_and(|t| since.is_none_or(|s| t >= s) && until.is_none_or(|u| t <= u)))
+                || (dated
+                    && created.is_some_and(|t| {
+                        since.is_none_or(|s| t >= s) && until.is_none_or(|u| t <= u)
+                    }))
         })
         .map(|r| r.id.as_str())
         .collect();
@@ -847,7 +994,9 @@ fn dedup_cmd(ctx: &Ctx, threshold: f64, dry_run: bool) -> Res {
     };
     let report = dedup::audit(&store.records()?, threshold);
     if dry_run {
-        print_json(&serde_json::json!({"dry_run": true, "clusters": report.clusters, "would_delete": report.redundant, "top_clusters": report.top_clusters}));
+        print_json(
+            &serde_json::json!({"dry_run": true, "clusters": report.clusters, "would_delete": report.redundant, "top_clusters": report.top_clusters}),
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let mut merged = 0;
@@ -869,7 +1018,8 @@ fn import(ctx: &Ctx, file: Option<PathBuf>, dry_run: bool) -> Res {
     let Some(path) = file else {
         return fail("import: give the export file to import");
     };
-    let text = std::fs::read(&path).map_err(|e| Fail(format!("import: cannot read {}: {e}", path.display())))?;
+    let text = std::fs::read(&path)
+        .map_err(|e| Fail(format!("import: cannot read {}: {e}", path.display())))?;
     let doc = match exchange::parse_doc(&hygiene::decode_lossy(&text)) {
         Ok(d) => d,
         Err(msg) => {
@@ -881,7 +1031,9 @@ fn import(ctx: &Ctx, file: Option<PathBuf>, dry_run: bool) -> Res {
     let store = ctx.open()?;
     let report = exchange::import(&store, &doc, dry_run)?;
     if dry_run {
-        print_json(&serde_json::json!({"would_import": report.imported, "would_skip": report.skipped, "errors": report.errors, "dry_run": true}));
+        print_json(
+            &serde_json::json!({"would_import": report.imported, "would_skip": report.skipped, "errors": report.errors, "dry_run": true}),
+        );
     } else {
         print_json(&report);
     }
@@ -910,22 +1062,41 @@ fn todo_cmd(ctx: &Ctx, action: TodoCmd) -> Res {
                 println!("No open todos.");
             } else {
                 for t in &todos {
-                    let tags: Vec<&str> = t.tags.iter().map(String::as_str).filter(|x| *x != "todo" && *x != "backlog").collect();
-                    println!("  {}  {} [{}]  ({})", &t.id[..8], hygiene::truncate_chars(&t.content, 72), tags.join(","), hygiene::truncate_chars(&t.created_at, 10));
+                    let tags: Vec<&str> = t
+                        .tags
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|x| *x != "todo" && *x != "backlog")
+                        .collect();
+                    println!(
+                        "  {}  {} [{}]  ({})",
+                        &t.id[..8],
+                        hygiene::truncate_chars(&t.content, 72),
+                        tags.join(","),
+                        hygiene::truncate_chars(&t.created_at, 10)
+                    );
                 }
                 println!("{} open todo(s)", todos.len());
             }
         }
         TodoCmd::Done { id } => {
             let store = ctx.open()?;
-            let matches: Vec<MemoryRecord> = todo::open_todos(&store)?.into_iter().filter(|t| t.id.starts_with(id.trim())).collect();
+            let matches: Vec<MemoryRecord> = todo::open_todos(&store)?
+                .into_iter()
+                .filter(|t| t.id.starts_with(id.trim()))
+                .collect();
             match matches.as_slice() {
                 [] => return fail("Todo not found"),
                 [t] => {
                     store.delete_many([t.id.as_str()])?;
                     println!("Todo done: \"{}\"", hygiene::truncate_chars(&t.content, 80));
                 }
-                _ => return fail(format!("Ambiguous ID prefix '{id}': {} todos match", matches.len())),
+                _ => {
+                    return fail(format!(
+                        "Ambiguous ID prefix '{id}': {} todos match",
+                        matches.len()
+                    ))
+                }
             }
         }
         TodoCmd::Clear { confirm } => {
@@ -933,7 +1104,12 @@ fn todo_cmd(ctx: &Ctx, action: TodoCmd) -> Res {
                 return fail("todo clear deletes every todo; add --confirm");
             }
             let store = ctx.open()?;
-            let ids: Vec<String> = store.records()?.into_iter().filter(|r| r.has_tag("todo")).map(|r| r.id).collect();
+            let ids: Vec<String> = store
+                .records()?
+                .into_iter()
+                .filter(|r| r.has_tag("todo"))
+                .map(|r| r.id)
+                .collect();
             let n = store.delete_many(ids.iter().map(String::as_str))?;
             println!("Cleared {n} todos.");
         }
@@ -1000,16 +1176,30 @@ fn default_seed_type() -> String {
 }
 
 fn seed(ctx: &Ctx, file: Option<PathBuf>, dry_run: bool) -> Res {
-    let path = file.unwrap_or_else(|| ctx.project.files_root().join("wt/knowledge/memory-seed.yaml"));
-    let text = std::fs::read_to_string(&path).map_err(|e| Fail(format!("seed: cannot read {}: {e}", path.display())))?;
-    let parsed: SeedFile = serde_yaml::from_str(&text).map_err(|e| Fail(format!("seed: {} is not valid seed YAML: {e}", path.display())))?;
+    let path = file.unwrap_or_else(|| {
+        ctx.project
+            .files_root()
+            .join("wt/knowledge/memory-seed.yaml")
+    });
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Fail(format!("seed: cannot read {}: {e}", path.display())))?;
+    let parsed: SeedFile = serde_yaml::from_str(&text).map_err(|e| {
+        Fail(format!(
+            "seed: {} is not valid seed YAML: {e}",
+            path.display()
+        ))
+    })?;
     let store = ctx.open()?;
     let (mut imported, mut skipped) = (0, 0);
     for s in parsed.seeds {
         let (ty, _) = parse_user_type(&s.ty).map_err(|e| Fail(format!("seed: {e}")))?;
         let mut tags = match &s.tags {
             serde_yaml::Value::String(t) => split_tags(t),
-            serde_yaml::Value::Sequence(seq) => seq.iter().filter_map(|v| v.as_str()).map(str::to_string).collect(),
+            serde_yaml::Value::Sequence(seq) => seq
+                .iter()
+                .filter_map(|v| v.as_str())
+                .map(str::to_string)
+                .collect(),
             _ => Vec::new(),
         };
         tags.push("source:seed".into());
@@ -1026,7 +1216,10 @@ fn seed(ctx: &Ctx, file: Option<PathBuf>, dry_run: bool) -> Res {
         imported += 1;
     }
     let verb = if dry_run { "Would import" } else { "Imported" };
-    println!("{verb} {imported} seed(s), skipped {skipped} duplicate(s) from {}", path.display());
+    println!(
+        "{verb} {imported} seed(s), skipped {skipped} duplicate(s) from {}",
+        path.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1064,45 +1257,113 @@ fn doctor(ctx: &Ctx) -> Res {
     println!("Binaries:");
     for name in ["wt-memory", "wt-hook-memory", "wt-mcp-server", "wt-project"] {
         match find_sibling(name) {
-            Some(p) => line(true, format!("{name}: {} ({})", p.display(), version_of(&p)), ""),
-            None => line(false, format!("{name}: not found"), "cargo install --path . (installs all four binaries)"),
+            Some(p) => line(
+                true,
+                format!("{name}: {} ({})", p.display(), version_of(&p)),
+                "",
+            ),
+            None => line(
+                false,
+                format!("{name}: not found"),
+                "cargo install --path . (installs all four binaries)",
+            ),
         }
     }
     println!("Model:");
     let assets = model::find_assets();
-    line(assets.is_some(), format!("recall is {}", semantic_line(assets.as_ref())), "wt-memory setup");
+    line(
+        assets.is_some(),
+        format!("recall is {}", semantic_line(assets.as_ref())),
+        "wt-memory setup",
+    );
     println!("Store:");
-    println!("  project {} at {}", ctx.project.name, ctx.project.store_dir.display());
+    println!(
+        "  project {} at {}",
+        ctx.project.name,
+        ctx.project.store_dir.display()
+    );
     let lock_path = lock::lock_path(&paths::storage_root(), &ctx.project.name);
     let free = lock::is_free(&lock_path);
-    let holder = lock::holder_pid(&lock_path).map(|p| format!(" (pid {p})")).unwrap_or_default();
-    line(free, if free { "lock free".into() } else { format!("lock held{holder}") }, "wait for the other wt-memory process, or stop it");
+    let holder = lock::holder_pid(&lock_path)
+        .map(|p| format!(" (pid {p})"))
+        .unwrap_or_default();
+    line(
+        free,
+        if free {
+            "lock free".into()
+        } else {
+            format!("lock held{holder}")
+        },
+        "wait for the other wt-memory process, or stop it",
+    );
     if free {
         match ctx.open_existing() {
             Ok(Some(store)) => {
                 let count = store.count();
                 match store.ensure_embedder() {
-                    Ok(kind) => line(true, format!("{count} memories, vectors from {}", kind.label()), ""),
-                    Err(e) => line(false, format!("{count} memories, {e:#}"), "see the message above"),
+                    Ok(kind) => line(
+                        true,
+                        format!("{count} memories, vectors from {}", kind.label()),
+                        "",
+                    ),
+                    Err(e) => line(
+                        false,
+                        format!("{count} memories, {e:#}"),
+                        "see the message above",
+                    ),
                 }
             }
             Ok(None) => println!("  --   no store yet (created by the first `wt-memory remember`)"),
-            Err(Fail(e)) => line(false, format!("store does not open: {e}"), "wt-memory health"),
+            Err(Fail(e)) => line(
+                false,
+                format!("store does not open: {e}"),
+                "wt-memory health",
+            ),
         }
     }
     println!("Project wiring:");
-    let root = ctx.project.main_root.clone().or(ctx.project.toplevel.clone()).unwrap_or_else(|| ctx.project.cwd.clone());
-    let settings = std::fs::read_to_string(ctx.project.files_root().join(".claude/settings.json")).unwrap_or_default();
-    line(settings.contains("wt-hook-memory"), "hooks in .claude/settings.json".into(), "wt-project init");
-    let mcp_json = std::fs::read_to_string(ctx.project.files_root().join(".mcp.json")).unwrap_or_default();
+    let root = ctx
+        .project
+        .main_root
+        .clone()
+        .or(ctx.project.toplevel.clone())
+        .unwrap_or_else(|| ctx.project.cwd.clone());
+    let settings = std::fs::read_to_string(ctx.project.files_root().join(".claude/settings.json"))
+        .unwrap_or_default();
+    line(
+        settings.contains("wt-hook-memory"),
+        "hooks in .claude/settings.json".into(),
+        "wt-project init",
+    );
+    let mcp_json =
+        std::fs::read_to_string(ctx.project.files_root().join(".mcp.json")).unwrap_or_default();
     let claude_cfg = std::env::var_os("CLAUDE_CONFIG_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude.json")))
-        .map(|p| if p.is_dir() { p.join(".claude.json") } else { p })
+        .map(|p| {
+            if p.is_dir() {
+                p.join(".claude.json")
+            } else {
+                p
+            }
+        })
         .and_then(|p| std::fs::read_to_string(p).ok())
         .unwrap_or_default();
-    let mcp_ok = mcp_json.contains("wt-mcp-server") || mcp_json.contains("\"wt-tools\"") || claude_cfg.contains("wt-mcp-server");
-    line(mcp_ok, format!("MCP server registered for {}", root.display()), "wt-project init");
-    println!("{}", if problems == 0 { "All good.".to_string() } else { format!("{problems} problem(s).") });
+    let mcp_ok = mcp_json.contains("wt-mcp-server")
+        || mcp_json.contains("\"wt-tools\"")
+        || claude_cfg.contains("wt-mcp-server");
+    line(
+        mcp_ok,
+        format!("MCP server registered for {}", root.display()),
+        "wt-project init",
+    );
+    println!(
+        "{}",
+        if problems == 0 {
+            "All good.".to_string()
+        } else {
+            format!("{problems} problem(s).")
+        }
+    );
     Ok(ExitCode::SUCCESS)
 }

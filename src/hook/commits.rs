@@ -125,6 +125,63 @@ pub fn new_commits(root: &Path, last: Option<&str>) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Stop: for commits since the recorded HEAD, store each OpenSpec change's design choices once.
+pub fn on_stop(ctx: &super::Ctx) -> Result<(), String> {
+    use std::path::PathBuf;
+    let Some(root) =
+        crate::project::git(&ctx.project_dir, &["rev-parse", "--show-toplevel"]).map(PathBuf::from)
+    else {
+        return Ok(());
+    };
+    let Some(head) = crate::project::git(&root, &["rev-parse", "HEAD"]) else {
+        return Ok(());
+    };
+    let marker = root.join(LAST_COMMIT_MARKER);
+    let _lock = super::cache::lock_exclusive(&root.join(".wt-tools/.hook.lock"), ctx.deadline)?;
+    let last = std::fs::read_to_string(&marker)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    if last.as_deref() == Some(head.as_str()) {
+        return Ok(());
+    }
+    let saved_path = root.join(SAVED_DESIGNS);
+    let mut saved: Vec<String> = std::fs::read_to_string(&saved_path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    for (_, subject) in new_commits(&root, last.as_deref()) {
+        let change = change_of_subject(&subject).unwrap_or_else(|| "general".to_string());
+        if saved.contains(&change) {
+            continue;
+        }
+        let design = root
+            .join("openspec/changes")
+            .join(&change)
+            .join("design.md");
+        let Ok(text) = std::fs::read_to_string(&design) else {
+            continue;
+        };
+        let Some(content) = design_memory(&change, &text) else {
+            continue;
+        };
+        // On failure the HEAD marker stays put, so the next Stop retries.
+        super::memory::remember(
+            ctx,
+            &content,
+            "Decision",
+            &format!("change:{change},{DESIGN_TAGS_BASE}"),
+        )?;
+        saved.push(change);
+        let mut list = saved.join("\n");
+        list.push('\n');
+        crate::paths::write_atomic(&saved_path, list.as_bytes()).map_err(|e| e.to_string())?;
+    }
+    crate::paths::write_atomic(&marker, format!("{head}\n").as_bytes()).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,61 +249,4 @@ mod tests {
         assert_eq!(m.chars().count(), 300);
         assert!(m.ends_with("..."));
     }
-}
-
-/// Stop: for commits since the recorded HEAD, store each OpenSpec change's design choices once.
-pub fn on_stop(ctx: &super::Ctx) -> Result<(), String> {
-    use std::path::PathBuf;
-    let Some(root) =
-        crate::project::git(&ctx.project_dir, &["rev-parse", "--show-toplevel"]).map(PathBuf::from)
-    else {
-        return Ok(());
-    };
-    let Some(head) = crate::project::git(&root, &["rev-parse", "HEAD"]) else {
-        return Ok(());
-    };
-    let marker = root.join(LAST_COMMIT_MARKER);
-    let _lock = super::cache::lock_exclusive(&root.join(".wt-tools/.hook.lock"), ctx.deadline)?;
-    let last = std::fs::read_to_string(&marker)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty());
-    if last.as_deref() == Some(head.as_str()) {
-        return Ok(());
-    }
-    let saved_path = root.join(SAVED_DESIGNS);
-    let mut saved: Vec<String> = std::fs::read_to_string(&saved_path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
-    for (_, subject) in new_commits(&root, last.as_deref()) {
-        let change = change_of_subject(&subject).unwrap_or_else(|| "general".to_string());
-        if saved.contains(&change) {
-            continue;
-        }
-        let design = root
-            .join("openspec/changes")
-            .join(&change)
-            .join("design.md");
-        let Ok(text) = std::fs::read_to_string(&design) else {
-            continue;
-        };
-        let Some(content) = design_memory(&change, &text) else {
-            continue;
-        };
-        // On failure the HEAD marker stays put, so the next Stop retries.
-        super::memory::remember(
-            ctx,
-            &content,
-            "Decision",
-            &format!("change:{change},{DESIGN_TAGS_BASE}"),
-        )?;
-        saved.push(change);
-        let mut list = saved.join("\n");
-        list.push('\n');
-        crate::paths::write_atomic(&saved_path, list.as_bytes()).map_err(|e| e.to_string())?;
-    }
-    crate::paths::write_atomic(&marker, format!("{head}\n").as_bytes()).map_err(|e| e.to_string())
 }

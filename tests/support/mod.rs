@@ -57,7 +57,8 @@ impl TestEnv {
         for (k, v) in self.envs() {
             c.env(k, v);
         }
-        c.env_remove("SHODH_STORAGE").env_remove("CLAUDE_PROJECT_DIR");
+        c.env_remove("SHODH_STORAGE")
+            .env_remove("CLAUDE_PROJECT_DIR");
         c
     }
 
@@ -125,12 +126,21 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 
 pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
     use std::io::Write;
-    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     if let Some(input) = stdin {
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
     }
     child.wait_with_output().expect("wait")
 }
