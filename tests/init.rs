@@ -219,7 +219,7 @@ fn expected_memory_handlers(pretool: bool) -> Vec<Handler> {
         h("PostToolUseFailure", "Bash", 5, false),
         h("SubagentStart", "", 10, false),
         h("SubagentStop", "", 5, false),
-        h("Stop", "", 30, true),
+        h("Stop", "", 60, true),
     ]);
     v
 }
@@ -809,7 +809,11 @@ fn docker_and_project_scope_registration() {
             "-i",
             "--rm",
             "-v",
-            format!("{}:/workspace", repo.display()),
+            format!("{}:{}", repo.display(), repo.display()),
+            "-w",
+            repo.display().to_string(),
+            "-e",
+            format!("CLAUDE_PROJECT_DIR={}", repo.display()),
             "-v",
             "wt-memory:/data",
             "wt-memory:latest"
@@ -823,7 +827,7 @@ fn docker_and_project_scope_registration() {
     );
     let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
     assert_eq!(
-        mcp["mcpServers"]["wt-tools"]["args"][7],
+        mcp["mcpServers"]["wt-tools"]["args"][11],
         "registry.local/wt:2"
     );
     assert_eq!(mcp["mcpServers"].as_object().unwrap().len(), 1);

@@ -699,8 +699,6 @@ async fn init_docker_registration_serves_mcp() -> Result<()> {
 /// Two projects registered with `--docker` share the `wt-memory` volume; each must still see only
 /// its own memories.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "known bug: every --docker project is mounted at /workspace, so all get the same store \
-            (workspace-<hash of /workspace/.git>); fix in the registered command (mount at the host path)"]
 async fn docker_registered_projects_do_not_share_memories() -> Result<()> {
     if !docker_or_skip("docker_registered_projects_do_not_share_memories").await {
         return Ok(());

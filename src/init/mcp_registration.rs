@@ -41,7 +41,8 @@ impl Scope {
 pub enum Launch {
     /// The local `wt-mcp-server` binary.
     Local(PathBuf),
-    /// `docker run` of this image, with the project mounted at `/workspace`.
+    /// `docker run` of this image, with the project mounted at its own host path, so each project
+    /// keeps its own store on the shared volume (at `/workspace` every project would share one).
     Docker(String),
 }
 
@@ -60,7 +61,11 @@ pub fn server_command(target: &Path, launch: &Launch) -> Vec<String> {
             "-i".into(),
             "--rm".into(),
             "-v".into(),
-            format!("{target}:/workspace"),
+            format!("{target}:{target}"),
+            "-w".into(),
+            target.to_string(),
+            "-e".into(),
+            format!("CLAUDE_PROJECT_DIR={target}"),
             "-v".into(),
             "wt-memory:/data".into(),
             image.clone(),
@@ -446,7 +451,7 @@ mod tests {
         );
         assert_eq!(
             server_command(t, &Launch::Docker(DEFAULT_IMAGE.into())).join(" "),
-            "docker run -i --rm -v /w/proj:/workspace -v wt-memory:/data wt-memory:latest"
+            "docker run -i --rm -v /w/proj:/w/proj -w /w/proj -e CLAUDE_PROJECT_DIR=/w/proj -v wt-memory:/data wt-memory:latest"
         );
     }
 

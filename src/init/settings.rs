@@ -42,7 +42,8 @@ pub fn canonical_specs(pretool: bool) -> Vec<HookSpec> {
         spec("PostToolUseFailure", Some("Bash"), 5, false),
         spec("SubagentStart", None, 10, false),
         spec("SubagentStop", None, 5, false),
-        spec("Stop", None, 30, true),
+        // The Stop handler may wait up to 30 s for the model, then store: 60 s leaves room.
+        spec("Stop", None, 60, true),
     ]);
     specs
 }
