@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn calibration_is_monotone_and_bounded() {
-        let xs = [-1.0, 0.0, 0.3, CAL_MIDPOINT, 0.6, 1.5];
+        let xs = [-1.0, 0.0, 0.3, 0.6, CAL_MIDPOINT, 0.9, 1.5];
         let ys: Vec<f64> = xs.iter().map(|&x| calibrate(x)).collect();
         assert!(ys.windows(2).all(|w| w[0] < w[1]));
         assert!(ys.iter().all(|&y| (0.0..=1.0).contains(&y)));
