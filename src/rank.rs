@@ -206,23 +206,19 @@ pub fn rank(query: &str, query_embedding: &[f32], candidates: &[Candidate]) -> V
         s.raw = s.relevance;
         s.relevance = calibrate(s.raw);
     }
+    sort_best_first(&mut scored, candidates);
+    scored
+}
+
+/// Best first; ties go to the newer memory, then the smaller id, so the order is deterministic.
+fn sort_best_first(scored: &mut [Scored], candidates: &[Candidate]) {
     scored.sort_by(|a, b| {
+        let (ra, rb) = (candidates[a.index].record, candidates[b.index].record);
         b.relevance
             .total_cmp(&a.relevance)
-            .then_with(|| {
-                candidates[b.index]
-                    .record
-                    .created_at
-                    .cmp(&candidates[a.index].record.created_at)
-            })
-            .then_with(|| {
-                candidates[a.index]
-                    .record
-                    .id
-                    .cmp(&candidates[b.index].record.id)
-            })
+            .then_with(|| rb.created_at.cmp(&ra.created_at))
+            .then_with(|| ra.id.cmp(&rb.id))
     });
-    scored
 }
 
 /// Meaning alone (`--mode semantic`): calibrated cosine, no lexical or supersession terms.
@@ -242,22 +238,7 @@ pub fn rank_semantic(query_embedding: &[f32], candidates: &[Candidate]) -> Vec<S
             }
         })
         .collect();
-    scored.sort_by(|a, b| {
-        b.relevance
-            .total_cmp(&a.relevance)
-            .then_with(|| {
-                candidates[b.index]
-                    .record
-                    .created_at
-                    .cmp(&candidates[a.index].record.created_at)
-            })
-            .then_with(|| {
-                candidates[a.index]
-                    .record
-                    .id
-                    .cmp(&candidates[b.index].record.id)
-            })
-    });
+    sort_best_first(&mut scored, candidates);
     scored
 }
 
