@@ -605,6 +605,13 @@ fn proactive_is_gated_and_never_stores_the_query() {
     assert_eq!(ids(&got), vec![pg]);
     assert!(got[0]["relevance_score"].as_f64().unwrap() >= 0.3);
     assert!(got[0]["relevance_reason"].is_string());
+    // Hooks pass the query after `--`, so a command like `--version` is a query, not a flag.
+    let dashed = env.wt_json(
+        &repo,
+        &["proactive", "--limit", "2", "--", "--version"],
+        None,
+    );
+    assert!(dashed.is_array());
     let none = env.wt_json(
         &repo,
         &["proactive", "favourite pizza toppings for the team lunch"],

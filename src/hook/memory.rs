@@ -108,11 +108,13 @@ pub fn parse_records(stdout: &str) -> Result<Vec<Memory>, String> {
 }
 
 pub fn proactive(ctx: &Ctx, query: &str, limit: usize) -> Result<Vec<Memory>, String> {
+    // The query goes after `--`: a Bash command such as `--version` must not become a flag.
     let args = vec![
         "proactive".into(),
-        query.into(),
         "--limit".into(),
         limit.to_string(),
+        "--".into(),
+        query.into(),
     ];
     parse_records(&run(ctx, args, None, QUERY_TIMEOUT)?)
 }
@@ -126,7 +128,6 @@ pub fn recall(
 ) -> Result<Vec<Memory>, String> {
     let mut args: Vec<String> = vec![
         "recall".into(),
-        query.into(),
         "--limit".into(),
         limit.to_string(),
         "--mode".into(),
@@ -135,6 +136,7 @@ pub fn recall(
     if let Some(t) = tags {
         args.extend(["--tags".into(), t.into()]);
     }
+    args.extend(["--".into(), query.into()]);
     parse_records(&run(ctx, args, None, QUERY_TIMEOUT)?)
 }
 
