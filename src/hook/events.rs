@@ -297,19 +297,24 @@ fn tool_memory(ctx: &Ctx, tool: &str, query: &str, header: &str) -> Result<Optio
         return Ok(None);
     }
     let found = memory::proactive(ctx, query, 2)?;
+    Ok(inject_for_tool(ctx, header, &found))
+}
+
+/// Format memories for a tool event within its budget, recording what was injected.
+fn inject_for_tool(ctx: &Ctx, header: &str, found: &[Memory]) -> Option<String> {
     let mut state = load_session(ctx);
     let text = render(
         &mut state,
         header,
         None,
-        &found,
+        found,
         TOOL_BUDGET,
         TOOL_BUDGET.total,
     );
     if text.is_some() {
         save_session(ctx, &[], &state);
     }
-    Ok(text)
+    text
 }
 
 fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
@@ -383,19 +388,11 @@ fn post_tool_use_failure(ctx: &Ctx, input: &HookInput) -> Result<Option<String>,
     };
     // No dedup by design: a fix may have been stored since the last identical failure.
     let found = memory::recall(ctx, &query, 3, None)?;
-    let mut state = load_session(ctx);
-    let text = render(
-        &mut state,
+    Ok(inject_for_tool(
+        ctx,
         "=== MEMORY: Past fix for this error ===",
-        None,
         &found,
-        TOOL_BUDGET,
-        TOOL_BUDGET.total,
-    );
-    if text.is_some() {
-        save_session(ctx, &[], &state);
-    }
-    Ok(text)
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------
