@@ -8,7 +8,7 @@ cargo fmt --all -- --check
 # One build of the root package, with the same features the tests use (a separate `cargo build`
 # would resolve features without dev-dependencies and compile the engine a second time).
 cargo test --no-run
-./target/debug/wt-memory setup
+"${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup
 cargo test --no-fail-fast -- --test-threads=2
 if docker info >/dev/null 2>&1; then
   .ci/integration.sh
