@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: formatting, unit and end-to-end tests against the real
-# engine and model, then the container integration tests.
+# The whole test suite, as CI runs it: the fresh-machine install check, formatting, unit and
+# end-to-end tests against the real engine and model, then the container integration tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
+have_docker=0
+if docker info >/dev/null 2>&1; then
+  have_docker=1
+elif [ "${WT_REQUIRE_DOCKER:-0}" = "1" ]; then
+  echo "ERROR: no Docker daemon reachable, and WT_REQUIRE_DOCKER=1 (CI): container tests cannot run" >&2
+  exit 1
+fi
+skipped() {
+  echo "################################################################################" >&2
+  echo "# SKIPPED: $1: no Docker daemon reachable" >&2
+  echo "################################################################################" >&2
+}
+# First and cheap (~1.5 min): a missing install step fails here, before a 30-minute build.
+if [ "$have_docker" = 1 ]; then .ci/fresh-machine.sh; else skipped "fresh-machine install check (.ci/fresh-machine.sh)"; fi
 cargo fmt --all -- --check
 # One build of the root package, with the same features the tests use (a separate `cargo build`
 # would resolve features without dev-dependencies and compile the engine a second time).
 cargo test --no-run
 "${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup
 cargo test --no-fail-fast -- --test-threads=2
-if docker info >/dev/null 2>&1; then
-  .ci/integration.sh
-elif [ "${WT_REQUIRE_DOCKER:-0}" = "1" ]; then
-  echo "ERROR: no Docker daemon reachable, and WT_REQUIRE_DOCKER=1 (CI): container tests cannot run" >&2
-  exit 1
-else
-  echo "################################################################################" >&2
-  echo "# SKIPPED: container integration tests (integration/): no Docker daemon reachable #" >&2
-  echo "################################################################################" >&2
-fi
+if [ "$have_docker" = 1 ]; then .ci/integration.sh; else skipped "container integration tests (integration/)"; fi
