@@ -43,24 +43,33 @@ pub fn export(store: &Store, exclude_private: bool) -> anyhow::Result<serde_json
     }))
 }
 
-/// Parse and validate an export document; the error text names the problem.
+/// Parse and validate an export document; the error text names the problem in the previous
+/// implementation's words (`Invalid JSON: …`, `Unsupported version: 99 (only version 1 supported)`).
 pub fn parse_doc(text: &str) -> Result<ExportDoc, String> {
     let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-    match value.get("format").and_then(|f| f.as_str()) {
-        Some(FORMAT) => {}
-        Some(other) => return Err(format!("unknown format '{other}' (expected '{FORMAT}')")),
-        None => return Err(format!("missing 'format' (expected '{FORMAT}')")),
+        serde_json::from_str(text).map_err(|e| format!("Invalid JSON: {e}"))?;
+    if !value.is_object() {
+        return Err("Invalid export: the file holds JSON but not an object".into());
     }
-    match value.get("version").and_then(|v| v.as_u64()) {
-        Some(VERSION) => {}
-        other => {
+    match value.get("format") {
+        Some(serde_json::Value::String(f)) if f == FORMAT => {}
+        Some(other) => return Err(format!("Unknown format: {other} (expected \"{FORMAT}\")")),
+        None => return Err(format!("Unknown format: missing (expected \"{FORMAT}\")")),
+    }
+    match value.get("version") {
+        Some(v) if v.as_u64() == Some(VERSION) => {}
+        Some(other) => {
             return Err(format!(
-                "unsupported version {other:?} (expected {VERSION})"
+                "Unsupported version: {other} (only version {VERSION} supported)"
+            ))
+        }
+        None => {
+            return Err(format!(
+                "Unsupported version: missing (only version {VERSION} supported)"
             ))
         }
     }
-    serde_json::from_value(value).map_err(|e| format!("malformed export: {e}"))
+    serde_json::from_value(value).map_err(|e| format!("Invalid export: {e}"))
 }
 
 #[derive(Debug, Default, Serialize)]

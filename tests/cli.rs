@@ -864,21 +864,36 @@ fn export_import_round_trip_keeps_ids_dates_and_importance() {
         env.wt_json(&a, &["list"], None).as_array().unwrap().len(),
         2
     );
-    for (text, needle) in [
-        ("{not json", "invalid JSON"),
+    // The previous implementation's messages, word for word where its users' tests read them.
+    for (text, expected) in [
+        ("{not json", "Invalid JSON: "),
         (
-            r#"{"format":"wt-memory-export","version":2,"records":[]}"#,
-            "version",
+            r#"{"format":"wt-memory-export","version":99,"records":[]}"#,
+            "Unsupported version: 99 (only version 1 supported)",
         ),
-        (r#"{"version":1,"records":[]}"#, "format"),
+        (
+            r#"{"format":"wt-memory-export","records":[]}"#,
+            "Unsupported version: missing (only version 1 supported)",
+        ),
+        (
+            r#"{"version":1,"records":[]}"#,
+            "Unknown format: missing (expected \"wt-memory-export\")",
+        ),
     ] {
         let bad = env.path().join("bad.json");
         std::fs::write(&bad, text).unwrap();
         let out = env.wt(&b, &["import", bad.to_str().unwrap()], None);
         assert_eq!(out.status.code(), Some(1));
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert!(v["error"].as_str().unwrap().contains(needle), "{v}");
+        let error = v["error"].as_str().unwrap();
+        assert!(error.starts_with(expected), "{v}");
+        assert!(!error.contains("Some("), "no Rust debug text: {v}");
     }
+    assert_eq!(
+        env.wt_json(&b, &["list"], None).as_array().unwrap().len(),
+        2,
+        "a refused import changes nothing"
+    );
 }
 
 #[test]

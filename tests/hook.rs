@@ -208,6 +208,57 @@ fn post_tool_use_read_injects_exactly_once_per_session() {
     assert_eq!(cache_keys(&env, SESSION).len(), 1);
 }
 
+/// The fixture payload with its `hook_event_name` removed or replaced.
+fn with_event_name(p: &Proj, name: &str, event: Option<&str>) -> Vec<u8> {
+    let mut v: Value = serde_json::from_slice(&p.hook_payload(name)).unwrap();
+    let obj = v.as_object_mut().unwrap();
+    match event {
+        Some(e) => obj.insert("hook_event_name".into(), Value::from(e)),
+        None => obj.remove("hook_event_name"),
+    };
+    serde_json::to_vec(&v).unwrap()
+}
+
+#[test]
+fn the_argument_names_the_event_when_the_payload_does_not() {
+    let env = TestEnv::new();
+    let p = project(&env, "argproj");
+    let id = env.remember(&p.repo, LOGIN_NOTE, "Learning", "auth");
+    let payload = with_event_name(&p, "post_tool_use.read.json", None);
+
+    // No field, no argument: nothing to handle, and the log says why.
+    let (out, _) = run_hook(&env, &p.repo, None, &payload, &[]);
+    assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0));
+    assert!(
+        log_text(&env).contains("no hook_event_name"),
+        "{}",
+        log_text(&env)
+    );
+
+    // No field, argument PostToolUse: handled as PostToolUse, as the previous system did.
+    let (out, _) = run_hook(&env, &p.repo, Some("PostToolUse"), &payload, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let ctx = context_of(&String::from_utf8(out.stdout).unwrap(), "PostToolUse");
+    assert!(ctx.contains(&format!("[MEM#{}]", mem_id(&id))), "{ctx}");
+}
+
+#[test]
+fn the_payload_wins_over_a_different_argument_and_the_mismatch_is_logged() {
+    let env = TestEnv::new();
+    let p = project(&env, "mismatchproj");
+    let id = env.remember(&p.repo, LOGIN_NOTE, "Learning", "auth");
+    let payload = p.hook_payload("post_tool_use.read.json");
+    let (out, _) = run_hook(&env, &p.repo, Some("Stop"), &payload, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let ctx = context_of(&String::from_utf8(out.stdout).unwrap(), "PostToolUse");
+    assert!(ctx.contains(&format!("[MEM#{}]", mem_id(&id))), "{ctx}");
+    assert!(
+        log_text(&env).contains("argument Stop but stdin says PostToolUse"),
+        "{}",
+        log_text(&env)
+    );
+}
+
 #[test]
 fn post_tool_use_scope_read_and_bash_only() {
     let env = TestEnv::new();
@@ -608,6 +659,7 @@ fn every_bad_input_under_every_event_exits_0_silently() {
             // Invalid input is always logged; the valid-but-odd payloads may legitimately say nothing.
             let odd = [
                 "duplicate_keys",
+                "missing_hook_event_name",
                 "huge_tool_response",
                 "wrong_types",
                 "unhandled_event",

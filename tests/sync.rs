@@ -762,5 +762,12 @@ fn command_errors_are_one_line_and_exit_1() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 
     let out = team.sync(&team.bob, "desktop", &["bogus"]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("Error: unknown sync subcommand 'bogus'"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(stdout(&out).is_empty());
 }

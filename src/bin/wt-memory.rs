@@ -287,6 +287,10 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
+            if let Some(msg) = unknown_group_subcommand(&e) {
+                eprintln!("{msg}");
+                return ExitCode::from(2);
+            }
             let code = if e.use_stderr() { 1 } else { 0 };
             let _ = e.print();
             return ExitCode::from(code);
@@ -311,6 +315,25 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `wt-memory sync bogus` says `Error: unknown sync subcommand 'bogus'`, in the previous
+/// implementation's words, rather than clap's generic text. Top-level mistakes keep clap's message
+/// (it suggests the nearest command).
+fn unknown_group_subcommand(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let at = args.iter().position(|a| a == bad)?;
+    let group = args[..at].iter().rev().find(|a| !a.starts_with('-'))?;
+    Some(format!(
+        "Error: unknown {group} subcommand '{bad}'; see `wt-memory {group} --help`"
+    ))
 }
 
 struct Ctx {
@@ -1023,7 +1046,7 @@ fn import(ctx: &Ctx, file: Option<PathBuf>, dry_run: bool) -> Res {
     let doc = match exchange::parse_doc(&hygiene::decode_lossy(&text)) {
         Ok(d) => d,
         Err(msg) => {
-            print_json(&serde_json::json!({"error": format!("{}: {msg}", path.display())}));
+            print_json(&serde_json::json!({ "error": msg }));
             eprintln!("wt-memory: import: {}: {msg}", path.display());
             return Ok(ExitCode::FAILURE);
         }

@@ -146,20 +146,26 @@ fn run(args: &[String]) {
         Ok(i) => i,
         Err(e) => return log::error(tag, &e),
     };
-    let Some(event) = input.text("hook_event_name").map(String::from) else {
-        return log::error(
-            tag,
-            "input has no hook_event_name: nothing to echo, nothing printed",
-        );
-    };
-    if let Some(arg) = argv_event {
-        if arg != event {
+    // The payload names the event; the argument (what settings.json registered) stands in when
+    // the field is missing, as older payloads and the previous system's callers rely on.
+    let event = match (input.text("hook_event_name"), argv_event) {
+        (Some(named), Some(arg)) if named != arg => {
+            log::error(
+                tag,
+                &format!("argument {arg} but stdin says {named}: handling it as {named}"),
+            );
+            named.to_string()
+        }
+        (Some(named), _) => named.to_string(),
+        (None, Some(arg)) => arg.to_string(),
+        (None, None) => {
             return log::error(
                 tag,
-                &format!("argument {arg} but stdin says {event}: nothing printed"),
-            );
+                "no event: stdin has no hook_event_name and no argument was given",
+            )
         }
-    } else {
+    };
+    if argv_event != Some(event.as_str()) {
         deadline = started + internal_deadline(&event);
         WATCHDOG_MS.store(
             epoch_ms(deadline + Duration::from_millis(500)),
