@@ -48,6 +48,26 @@ fn readme_round_trip_finds_the_decision_first() {
 }
 
 #[test]
+fn a_reader_that_closes_early_gets_no_panic_text() {
+    let env = TestEnv::new();
+    let dir = env.git_repo("pipe");
+    env.remember(&dir, "One fact to print to a closed reader", "Context", "");
+    // `wt-memory list | true`: the reader is gone before the list is printed (EPIPE on write).
+    let mut child = env
+        .cmd("wt-memory", &dir)
+        .args(["list", "--limit", "1000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(141), "{err}");
+}
+
+#[test]
 fn paraphrase_needs_the_neural_model() {
     // "container killed for running out of RAM" shares no word with the OOMKilled note.
     let query = "container killed for running out of RAM";

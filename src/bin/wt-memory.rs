@@ -283,7 +283,26 @@ fn print_json(v: &impl serde::Serialize) {
     println!("{}", serde_json::to_string_pretty(v).expect("serializable"));
 }
 
+/// `wt-memory list | head` closes our stdout early: leave quietly with the shell's SIGPIPE status
+/// instead of a panic message (print! panics on EPIPE, since Rust ignores SIGPIPE). Child processes
+/// are unaffected: a write to a git child that died still returns an error.
+fn quiet_on_closed_stdout() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or_default();
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default_hook(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
