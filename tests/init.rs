@@ -28,11 +28,15 @@ fn fake_claude_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_claude")
 }
 
-/// The inherited PATH minus every directory that holds a `claude`.
+/// The inherited PATH minus every directory that holds a `claude` or one of our binaries.
 fn path_without_claude() -> String {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs: Vec<PathBuf> = std::env::split_paths(&path)
-        .filter(|d| !d.join("claude").exists())
+        .filter(|d| {
+            ["claude", "wt-hook-memory", "wt-mcp-server"]
+                .iter()
+                .all(|b| !d.join(b).exists())
+        })
         .collect();
     std::env::join_paths(dirs)
         .unwrap()
@@ -40,12 +44,29 @@ fn path_without_claude() -> String {
         .into_owned()
 }
 
+/// The directory of the binaries under test (`target/debug`).
+fn bin_dir() -> PathBuf {
+    bin_path("wt-hook-memory").parent().unwrap().to_path_buf()
+}
+
+/// [`path_without_claude`] with the binaries under test first, as after `cargo install`.
+fn path_with_bins() -> String {
+    format!("{}:{}", bin_dir().display(), path_without_claude())
+}
+
+/// The hook command init writes when the binaries are on PATH (bare name).
 fn hook_command(event: &str) -> String {
+    format!("wt-hook-memory {event}")
+}
+
+/// The hook command init writes when they are not (absolute path).
+fn abs_hook_command(event: &str) -> String {
     format!("{} {event}", bin_path("wt-hook-memory").display())
 }
 
+/// The MCP server command when it is on PATH.
 fn mcp_server() -> String {
-    bin_path("wt-mcp-server").display().to_string()
+    "wt-mcp-server".to_string()
 }
 
 impl Harness {
@@ -59,7 +80,8 @@ impl Harness {
         self.env.path().join("claude-calls.jsonl")
     }
 
-    /// Run `wt-project args…` in `cwd`; `with_claude` puts the fake `claude` first on PATH.
+    /// Run `wt-project args…` in `cwd` with the binaries on PATH; `with_claude` puts the fake
+    /// `claude` first on PATH.
     fn project(&self, cwd: &Path, args: &[&str], with_claude: bool) -> Output {
         self.project_env(cwd, args, with_claude, &[])
     }
@@ -71,7 +93,23 @@ impl Harness {
         with_claude: bool,
         extra: &[(&str, &Path)],
     ) -> Output {
-        let clean = path_without_claude();
+        self.project_with(cwd, args, with_claude, true, extra)
+    }
+
+    /// `bins_on_path`: whether the directory of the binaries under test is on PATH.
+    fn project_with(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        with_claude: bool,
+        bins_on_path: bool,
+        extra: &[(&str, &Path)],
+    ) -> Output {
+        let clean = if bins_on_path {
+            path_with_bins()
+        } else {
+            path_without_claude()
+        };
         let path = if with_claude {
             format!("{}:{clean}", fake_claude_dir().display())
         } else {
@@ -90,7 +128,17 @@ impl Harness {
     }
 
     fn project_ok(&self, cwd: &Path, args: &[&str], with_claude: bool) -> String {
-        let out = self.project(cwd, args, with_claude);
+        self.project_ok_with(cwd, args, with_claude, true)
+    }
+
+    fn project_ok_with(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        with_claude: bool,
+        bins_on_path: bool,
+    ) -> String {
+        let out = self.project_with(cwd, args, with_claude, bins_on_path, &[]);
         assert!(
             out.status.success(),
             "wt-project {args:?} failed: {}{}",
@@ -252,27 +300,19 @@ fn fresh_repo_gets_hooks_mcp_registration_and_claude_md() {
 
     // MCP: legacy name and old registration removed, then one add with the exact command.
     let calls = h.calls();
-    let expected_add: Vec<String> = ["mcp", "add", "wt-tools", "-s", "local", "--", "env"]
+    let expected_add: Vec<String> = ["mcp", "add", "wt-tools", "-s", "local", "--"]
         .iter()
         .map(|s| s.to_string())
-        .chain([
-            format!("CLAUDE_PROJECT_DIR={}", repo.display()),
-            mcp_server(),
-        ])
+        .chain([mcp_server()])
         .collect();
     assert_eq!(calls[0], ["mcp", "remove", "wt-memory"]);
     assert_eq!(calls[1], ["mcp", "remove", "wt-tools"]);
     assert_eq!(calls.last().unwrap(), &expected_add);
     let entry = &h.local_servers(&repo)["wt-tools"];
-    assert_eq!(entry["command"], "env");
-    assert_eq!(
-        entry["args"],
-        json!([
-            format!("CLAUDE_PROJECT_DIR={}", repo.display()),
-            mcp_server()
-        ])
-    );
+    assert_eq!(entry["command"], mcp_server());
+    assert_eq!(entry["args"], json!([]));
     assert!(!repo.join(".mcp.json").exists());
+    assert!(!repo.join(".claude/settings.local.json").exists());
 
     let md = read(repo.join("CLAUDE.md"));
     assert!(
@@ -579,7 +619,7 @@ fn legacy_memory_instructions_and_registrations_are_cleaned_up() {
     }
     let servers = h.local_servers(&repo);
     assert!(servers.get("wt-memory").is_none(), "{servers}");
-    assert_eq!(servers["wt-tools"]["args"][1], mcp_server());
+    assert_eq!(servers["wt-tools"]["command"], mcp_server());
     assert_eq!(servers["github"]["command"], "gh-mcp", "other servers stay");
 }
 
@@ -604,7 +644,7 @@ fn registration_in_several_scopes_is_replaced_by_one() {
     h.project_ok(&repo, &["init"], true);
     let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
     assert!(mcp["mcpServers"].get("wt-tools").is_none(), "{mcp}");
-    assert_eq!(h.local_servers(&repo)["wt-tools"]["args"][1], mcp_server());
+    assert_eq!(h.local_servers(&repo)["wt-tools"]["command"], mcp_server());
 }
 
 #[test]
@@ -669,15 +709,7 @@ fn worktree_sets_up_main_checkout_and_worktree() {
             dir.display()
         );
         let entry = &h.local_servers(dir)["wt-tools"];
-        assert_eq!(
-            entry["args"][0],
-            format!(
-                "CLAUDE_PROJECT_DIR={}",
-                dir.canonicalize().unwrap().display()
-            ),
-            "{}",
-            dir.display()
-        );
+        assert_eq!(entry["command"], mcp_server(), "{}", dir.display());
         assert!(read(dir.join("CLAUDE.md")).contains("wt-memory:managed start"));
     }
     let adds: Vec<_> = h.calls().into_iter().filter(|c| c[1] == "add").collect();
@@ -697,7 +729,7 @@ fn without_the_claude_cli_mcp_json_is_written() {
     let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
     assert_eq!(
         mcp["mcpServers"]["wt-tools"],
-        json!({"type": "stdio", "command": "env", "args": [format!("CLAUDE_PROJECT_DIR={}", repo.display()), mcp_server()], "env": {}})
+        json!({"type": "stdio", "command": mcp_server(), "args": [], "env": {}})
     );
     assert_eq!(mcp["mcpServers"]["github"]["command"], "gh-mcp");
     assert!(stdout.contains("approve"), "{stdout}");
@@ -801,24 +833,16 @@ fn docker_and_project_scope_registration() {
     h.project_ok(&repo, &["init", "--scope", "project", "--docker"], true);
     let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
     let entry = &mcp["mcpServers"]["wt-tools"];
-    assert_eq!(entry["command"], "docker");
+    // The project directory is resolved when the server starts, never baked in.
+    assert_eq!(entry["command"], "sh");
     assert_eq!(
         entry["args"],
         json!([
-            "run",
-            "-i",
-            "--rm",
-            "-v",
-            format!("{}:{}", repo.display(), repo.display()),
-            "-w",
-            repo.display().to_string(),
-            "-e",
-            format!("CLAUDE_PROJECT_DIR={}", repo.display()),
-            "-v",
-            "wt-memory:/data",
-            "wt-memory:latest"
+            "-c",
+            "d=$CLAUDE_PROJECT_DIR; [ -n \"$d\" ] || d=$PWD; exec docker run -i --rm -v \"$d:$d\" -w \"$d\" -e CLAUDE_PROJECT_DIR=\"$d\" -v wt-memory:/data wt-memory:latest"
         ])
     );
+    assert!(!read(repo.join(".mcp.json")).contains(&repo.display().to_string()));
     // Same target, another image: replaced, not duplicated.
     h.project_ok(
         &repo,
@@ -826,9 +850,10 @@ fn docker_and_project_scope_registration() {
         true,
     );
     let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
-    assert_eq!(
-        mcp["mcpServers"]["wt-tools"]["args"][11],
-        "registry.local/wt:2"
+    let script = mcp["mcpServers"]["wt-tools"]["args"][1].as_str().unwrap();
+    assert!(
+        script.ends_with("-v wt-memory:/data registry.local/wt:2"),
+        "{script}"
     );
     assert_eq!(mcp["mcpServers"].as_object().unwrap().len(), 1);
 }
@@ -878,7 +903,7 @@ fn written_hook_commands_run_with_each_event_fixture() {
         }
         cmd.env("CLAUDE_PROJECT_DIR", &repo)
             .env("HOME", h.env.path().join("home"))
-            .env("PATH", path_without_claude());
+            .env("PATH", path_with_bins());
         let out = run(&mut cmd, Some(&input));
         assert!(
             out.status.success(),
@@ -911,11 +936,10 @@ fn user_scope_goes_to_the_global_config() {
     let h = Harness::new();
     let repo = h.env.git_repo("user-scope");
     h.project_ok(&repo, &["init", "--scope", "user"], true);
+    // Path-free, so one user-scope registration serves every project.
     let entry = &h.claude_json()["mcpServers"]["wt-tools"];
-    assert_eq!(
-        entry["args"][0],
-        format!("CLAUDE_PROJECT_DIR={}", repo.display())
-    );
+    assert_eq!(entry["command"], mcp_server());
+    assert_eq!(entry["args"], json!([]));
     assert!(h.local_servers(&repo).get("wt-tools").is_none());
     assert!(h
         .project_ok(&repo, &["init", "--scope", "user"], true)
@@ -938,6 +962,194 @@ fn a_failing_claude_mcp_add_falls_back_to_mcp_json_with_a_warning() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("`claude mcp add` failed"), "{stderr}");
     let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
-    assert_eq!(mcp["mcpServers"]["wt-tools"]["args"][1], mcp_server());
+    assert_eq!(mcp["mcpServers"]["wt-tools"]["command"], mcp_server());
     assert!(h.calls().iter().any(|c| c[1] == "add"));
+}
+
+/// The memory handlers of `settings` must be exactly the canonical set with absolute paths.
+fn expected_absolute_handlers() -> Vec<Handler> {
+    expected_memory_handlers(false)
+        .into_iter()
+        .map(|mut h| {
+            h.2 = abs_hook_command(&h.0);
+            h
+        })
+        .collect()
+}
+
+fn abs_mcp_server() -> String {
+    bin_path("wt-mcp-server").display().to_string()
+}
+
+#[test]
+fn committed_files_are_identical_in_two_clones_at_different_paths() {
+    let h = Harness::new();
+    let origin = h.env.git_repo("origin");
+    let clones = [
+        h.env.path().join("alice/work/proj"),
+        h.env.path().join("bob/src/elsewhere"),
+    ];
+    for clone in &clones {
+        std::fs::create_dir_all(clone.parent().unwrap()).unwrap();
+        git(
+            h.env.path(),
+            &[
+                "clone",
+                "-q",
+                origin.to_str().unwrap(),
+                clone.to_str().unwrap(),
+            ],
+        );
+    }
+    let variants: [&[&str]; 4] = [
+        &["init"],
+        &["init", "--scope", "project"],
+        &["init", "--scope", "project", "--pretool"],
+        &["init", "--scope", "project", "--docker"],
+    ];
+    for args in variants {
+        for clone in &clones {
+            h.project_ok(clone, args, true);
+        }
+        for file in [".claude/settings.json", ".mcp.json", "CLAUDE.md"] {
+            let [a, b] = clones.clone().map(|c| std::fs::read(c.join(file)).ok());
+            assert_eq!(a, b, "{args:?}: {file} differs between the clones");
+            let Some(bytes) = a else {
+                assert!(
+                    file == ".mcp.json" && args.len() == 1,
+                    "{args:?}: no {file}"
+                );
+                continue;
+            };
+            let text = String::from_utf8(bytes).unwrap();
+            for path in [h.env.path().to_path_buf(), bin_dir()] {
+                assert!(
+                    !text.contains(&path.display().to_string()),
+                    "{args:?}: {file} names {}:\n{text}",
+                    path.display()
+                );
+            }
+        }
+        for clone in &clones {
+            assert!(!clone.join(".claude/settings.local.json").exists());
+        }
+    }
+    // Local scope (first variant) was path-free too; now the server is in .mcp.json only.
+    for clone in &clones {
+        assert!(h.local_servers(clone).get("wt-tools").is_none());
+    }
+}
+
+#[test]
+fn without_the_binaries_on_path_hooks_go_to_settings_local_json() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("nopath");
+    let stdout = h.project_ok_with(&repo, &["init"], true, false);
+    assert!(!repo.join(".claude/settings.json").exists(), "{stdout}");
+    let local_path = repo.join(".claude/settings.local.json");
+    let local: Value = serde_json::from_str(&read(&local_path)).unwrap();
+    assert_eq!(memory_handlers(&local), expected_absolute_handlers());
+    let said: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("not on PATH"))
+        .collect();
+    assert!(
+        said.len() == 1 && said[0].contains("settings.local.json") && said[0].contains("re-run"),
+        "{stdout}"
+    );
+    // git ignores the local file (here through .git/info/exclude): only CLAUDE.md is new.
+    let status = git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status, "?? CLAUDE.md", "{stdout}");
+    // The MCP server is registered with its absolute path, in local scope.
+    assert_eq!(
+        h.local_servers(&repo)["wt-tools"]["command"],
+        abs_mcp_server()
+    );
+
+    // Idempotent.
+    let files = snapshot(&repo);
+    let exclude = std::fs::read_to_string(repo.join(".git/info/exclude")).unwrap_or_default();
+    assert!(exclude.matches("/.claude/settings.local.json").count() <= 1);
+    let calls = h.calls().len();
+    assert!(h
+        .project_ok_with(&repo, &["init"], true, false)
+        .contains("no change"));
+    assert_eq!(snapshot(&repo), files);
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".git/info/exclude")).unwrap_or_default(),
+        exclude
+    );
+    assert_eq!(h.calls().len(), calls);
+
+    // Project scope is not used for an absolute path: it stays local, .mcp.json is not written.
+    let stdout = h.project_ok_with(&repo, &["init", "--scope", "project"], true, false);
+    assert!(!repo.join(".mcp.json").exists(), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("wt-mcp-server is not on PATH") && l.contains("local scope")),
+        "{stdout}"
+    );
+    assert_eq!(
+        h.local_servers(&repo)["wt-tools"]["command"],
+        abs_mcp_server()
+    );
+
+    // Binaries on PATH: the hooks move to the shared file; the local one held only them and goes.
+    let stdout = h.project_ok(&repo, &["init"], true);
+    assert_eq!(
+        memory_handlers(&settings(&repo)),
+        expected_memory_handlers(false)
+    );
+    assert!(!local_path.exists(), "{stdout}");
+    assert!(!stdout.contains("not on PATH"), "{stdout}");
+    assert_eq!(h.local_servers(&repo)["wt-tools"]["command"], mcp_server());
+    let shared = read(repo.join(".claude/settings.json"));
+
+    // And back, next to the user's own local settings: those stay, ours are added once.
+    let mine = "{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(make)\"\n    ]\n  }\n}\n";
+    std::fs::write(&local_path, mine).unwrap();
+    let stdout = h.project_ok_with(&repo, &["init", "--no-mcp"], true, false);
+    assert!(
+        !repo.join(".claude/settings.json").exists(),
+        "settings.json held only our hooks: {stdout}"
+    );
+    let local: Value = serde_json::from_str(&read(&local_path)).unwrap();
+    assert_eq!(local["permissions"]["allow"], json!(["Bash(make)"]));
+    assert_eq!(memory_handlers(&local), expected_absolute_handlers());
+
+    // Uninstall takes ours out of both files (here a teammate's shared copy is present too).
+    std::fs::write(repo.join(".claude/settings.json"), &shared).unwrap();
+    h.project_ok_with(&repo, &["uninstall"], true, false);
+    assert!(!repo.join(".claude/settings.json").exists());
+    assert_eq!(read(&local_path), mine);
+}
+
+#[test]
+fn without_the_server_on_path_or_a_cli_nothing_machine_specific_enters_mcp_json() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("nopath-nocli");
+    // What the previous version wrote without a CLI: this clone's path, in a committed file.
+    let old = json!({"mcpServers": {
+        "wt-tools": {"type": "stdio", "command": "env", "args": [format!("CLAUDE_PROJECT_DIR={}", repo.display()), "/old/bin/wt-mcp-server"], "env": {}},
+        "github": {"command": "gh-mcp"}
+    }});
+    std::fs::write(repo.join(".mcp.json"), old.to_string()).unwrap();
+    let stdout = h.project_ok_with(&repo, &["init"], false, false);
+    let mcp: Value = serde_json::from_str(&read(repo.join(".mcp.json"))).unwrap();
+    assert!(mcp["mcpServers"].get("wt-tools").is_none(), "{mcp}");
+    assert_eq!(mcp["mcpServers"]["github"]["command"], "gh-mcp");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("wt-mcp-server is not on PATH") && l.contains("not registered")),
+        "{stdout}"
+    );
+    assert!(h.calls().is_empty());
+
+    // A path-free entry (a teammate's, from a machine where it is on PATH) stays as it is.
+    let shared = json!({"mcpServers": {"wt-tools": {"type": "stdio", "command": "wt-mcp-server", "args": [], "env": {}}}}).to_string();
+    std::fs::write(repo.join(".mcp.json"), &shared).unwrap();
+    h.project_ok_with(&repo, &["init"], false, false);
+    assert_eq!(read(repo.join(".mcp.json")), shared);
 }

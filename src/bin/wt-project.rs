@@ -1,6 +1,7 @@
 //! `wt-project`: wire a git project into Claude Code (hooks, MCP server, CLAUDE.md) or take it out.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use wt_memory::init::{self, mcp_registration::Scope};
@@ -38,7 +39,8 @@ enum Command {
         /// Also inject memory before Bash, Edit and Write calls (adds latency to every such call).
         #[arg(long)]
         pretool: bool,
-        /// Where `claude mcp add` registers the server.
+        /// Where `claude mcp add` registers the server. `project` (.mcp.json, committed) is used
+        /// only when wt-mcp-server is on PATH; with an absolute path it becomes `local`.
         #[arg(long, value_enum, default_value = "local")]
         scope: ScopeArg,
         /// Register the server as `docker run … IMAGE` (default image wt-memory:latest).
@@ -88,8 +90,12 @@ fn main() -> ExitCode {
             for w in &outcome.warnings {
                 eprintln!("warning: {w}");
             }
+            // A closed stdout (`wt-project init --dry-run | head`) ends the output, not the program.
+            let mut stdout = std::io::stdout().lock();
             for line in &outcome.lines {
-                println!("{line}");
+                if writeln!(stdout, "{line}").is_err() {
+                    break;
+                }
             }
             ExitCode::SUCCESS
         }

@@ -1,5 +1,6 @@
 //! Registering the MCP server with Claude Code: through the `claude` CLI when it is installed,
-//! otherwise by merging an entry into the project's `.mcp.json`.
+//! otherwise by merging an entry into the project's `.mcp.json` (only a command that names no path
+//! of this machine goes there).
 //!
 //! Before calling the CLI we read its configuration (read only) to see whether the registration is
 //! already exactly right, so a second `init` makes no calls and changes no file.
@@ -39,38 +40,49 @@ impl Scope {
 /// How the registered server is started.
 #[derive(Debug, Clone)]
 pub enum Launch {
-    /// The local `wt-mcp-server` binary.
+    /// The local `wt-mcp-server`: its bare name when the one on PATH is the one `init` would use,
+    /// else its absolute path (which then never goes into the committed `.mcp.json`).
     Local(PathBuf),
     /// `docker run` of this image, with the project mounted at its own host path, so each project
     /// keeps its own store on the shared volume (at `/workspace` every project would share one).
     Docker(String),
 }
 
-/// Command and arguments Claude Code runs for `target`.
-pub fn server_command(target: &Path, launch: &Launch) -> Vec<String> {
-    let target = target.to_string_lossy();
+impl Launch {
+    /// True when the command is the same on every machine, so it may go into `.mcp.json`.
+    pub fn is_shareable(&self) -> bool {
+        match self {
+            Launch::Local(server) => server.components().count() == 1 && server.is_relative(),
+            Launch::Docker(_) => true,
+        }
+    }
+}
+
+/// Command and arguments Claude Code runs. Nothing in it names this clone: Claude Code starts a
+/// stdio server in the project directory and gives it `CLAUDE_PROJECT_DIR` (2.1.139+), and
+/// `wt-mcp-server` falls back to its working directory. The Docker variant resolves the project
+/// directory in a shell at start-up (`$VAR` without braces, so Claude Code's own `${VAR}`
+/// expansion, done in its environment where `CLAUDE_PROJECT_DIR` is not set, leaves it alone).
+pub fn server_command(launch: &Launch) -> Vec<String> {
     match launch {
-        Launch::Local(server) => vec![
-            "env".into(),
-            format!("CLAUDE_PROJECT_DIR={target}"),
-            server.to_string_lossy().into_owned(),
-        ],
+        Launch::Local(server) => vec![server.to_string_lossy().into_owned()],
         Launch::Docker(image) => vec![
-            "docker".into(),
-            "run".into(),
-            "-i".into(),
-            "--rm".into(),
-            "-v".into(),
-            format!("{target}:{target}"),
-            "-w".into(),
-            target.to_string(),
-            "-e".into(),
-            format!("CLAUDE_PROJECT_DIR={target}"),
-            "-v".into(),
-            "wt-memory:/data".into(),
-            image.clone(),
+            "sh".into(),
+            "-c".into(),
+            format!(
+                "d=$CLAUDE_PROJECT_DIR; [ -n \"$d\" ] || d=$PWD; exec docker run -i --rm -v \"$d:$d\" -w \"$d\" -e CLAUDE_PROJECT_DIR=\"$d\" -v wt-memory:/data {}",
+                super::settings::shell_quote(image)
+            ),
         ],
     }
+}
+
+/// True when `command` bakes in a path of one machine (what earlier versions wrote: an absolute
+/// server path, `CLAUDE_PROJECT_DIR=/abs/clone`, `-v /abs:/abs`).
+pub fn is_machine_specific(command: &[String]) -> bool {
+    command
+        .iter()
+        .any(|a| a.starts_with('/') || a.contains("=/"))
 }
 
 /// One server entry found in Claude Code's configuration.
@@ -260,12 +272,14 @@ pub fn planned_register_calls(scope: Scope, command: &[String]) -> Vec<Vec<Strin
     ]
 }
 
-/// Register through the CLI. Returns messages and warnings; falls back to `.mcp.json` when `add` fails.
+/// Register through the CLI. Returns messages and warnings; when `add` fails, falls back to
+/// `.mcp.json` if the command is `shareable` (the same on every machine), else registers nothing.
 pub fn register_with_cli(
     claude: &Path,
     target: &Path,
     scope: Scope,
     command: &[String],
+    shareable: bool,
     messages: &mut Vec<String>,
     warnings: &mut Vec<String>,
 ) {
@@ -299,9 +313,20 @@ pub fn register_with_cli(
         ));
         return;
     }
+    let why = added
+        .output
+        .lines()
+        .next()
+        .unwrap_or("no output")
+        .to_string();
+    if !shareable {
+        warnings.push(format!(
+            "`claude mcp add` failed ({why}); MCP server not registered (its absolute path does not belong in the committed .mcp.json): put wt-mcp-server on PATH and re-run `wt-project init`"
+        ));
+        return;
+    }
     warnings.push(format!(
-        "`claude mcp add` failed ({}); writing .mcp.json instead",
-        added.output.lines().next().unwrap_or("no output")
+        "`claude mcp add` failed ({why}); writing .mcp.json instead"
     ));
     let mut ws = Workspace::default();
     let mut notes = Vec::new();
@@ -407,6 +432,15 @@ pub fn plan_mcp_json(
     Ok(())
 }
 
+/// The command of our `wt-tools` entry in `<target>/.mcp.json`, if there is one.
+pub fn mcp_json_command(ws: &mut Workspace, target: &Path) -> Result<Option<Vec<String>>> {
+    let (_, root) = read_mcp_json(ws, &target.join(".mcp.json"))?;
+    Ok(root
+        .get("mcpServers")
+        .and_then(|s| s.get(SERVER_NAME))
+        .map(entry_command))
+}
+
 /// Take `wt-tools` out of `<target>/.mcp.json`; delete the file if nothing else is left in it.
 pub fn plan_mcp_json_removal(
     ws: &mut Workspace,
@@ -439,20 +473,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn local_and_docker_commands() {
-        let t = Path::new("/w/proj");
+    fn commands_name_no_clone() {
         assert_eq!(
-            server_command(t, &Launch::Local("/opt/bin/wt-mcp-server".into())),
-            [
-                "env",
-                "CLAUDE_PROJECT_DIR=/w/proj",
-                "/opt/bin/wt-mcp-server"
-            ]
+            server_command(&Launch::Local("wt-mcp-server".into())),
+            ["wt-mcp-server"]
         );
-        assert_eq!(
-            server_command(t, &Launch::Docker(DEFAULT_IMAGE.into())).join(" "),
-            "docker run -i --rm -v /w/proj:/w/proj -w /w/proj -e CLAUDE_PROJECT_DIR=/w/proj -v wt-memory:/data wt-memory:latest"
+        assert!(Launch::Local("wt-mcp-server".into()).is_shareable());
+        assert!(!Launch::Local("/opt/bin/wt-mcp-server".into()).is_shareable());
+        assert!(!Launch::Local("bin/wt-mcp-server".into()).is_shareable());
+        let docker = server_command(&Launch::Docker("reg.local/wt:2".into()));
+        assert_eq!(docker[..2], ["sh", "-c"]);
+        assert!(
+            docker[2].ends_with("-v wt-memory:/data reg.local/wt:2"),
+            "{docker:?}"
         );
+        // No `${`: Claude Code expands those itself, in an environment without CLAUDE_PROJECT_DIR.
+        assert!(!docker[2].contains("${"), "{docker:?}");
+        assert!(!is_machine_specific(&docker));
+        assert!(is_machine_specific(&[
+            "env".into(),
+            "CLAUDE_PROJECT_DIR=/w/p".into(),
+            "wt-mcp-server".into()
+        ]));
+        assert!(is_machine_specific(&["/opt/bin/wt-mcp-server".into()]));
     }
 
     #[test]

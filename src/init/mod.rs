@@ -2,6 +2,11 @@
 //! `.claude/settings.json`, MCP registration, the managed CLAUDE.md block, legacy cleanup) and take
 //! it out again.
 //!
+//! Committed files never name a path of this machine: the binaries are written by bare name when
+//! the ones on PATH are the ones `init` would use. Otherwise the hooks go, with absolute paths, to
+//! the uncommitted `.claude/settings.local.json`, and the MCP server to a local scope, never to
+//! `.mcp.json`.
+//!
 //! Every file change is planned first in a [`Workspace`]; only when all of them could be planned
 //! (no invalid JSON, no broken markers) is anything written, so an error leaves every file untouched.
 
@@ -192,6 +197,29 @@ pub fn locate_binary(name: &str, warnings: &mut Vec<String>) -> PathBuf {
     fallback
 }
 
+/// The command to write for `name`: its bare name when the `name` found on PATH is the binary
+/// [`locate_binary`] picks (so committed files are the same on every machine), else that binary's
+/// absolute path. The second value says why a path was needed, as the start of a sentence.
+pub fn command_for(name: &str, warnings: &mut Vec<String>) -> (PathBuf, Option<String>) {
+    let located = locate_binary(name, warnings);
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    match which::which(name) {
+        Ok(on_path) if same(&on_path, &located) => (PathBuf::from(name), None),
+        Ok(on_path) => (
+            located.clone(),
+            Some(format!(
+                "the {name} on PATH ({}) is not the one next to wt-project ({})",
+                on_path.display(),
+                located.display()
+            )),
+        ),
+        Err(_) => (located, Some(format!("{name} is not on PATH"))),
+    }
+}
+
 fn rel(target: &Path, path: &Path) -> String {
     path.strip_prefix(target)
         .unwrap_or(path)
@@ -199,22 +227,39 @@ fn rel(target: &Path, path: &Path) -> String {
         .to_string()
 }
 
-fn settings_path(target: &Path) -> PathBuf {
-    target.join(".claude").join("settings.json")
+/// The two project settings files Claude Code reads hooks from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SettingsFile {
+    /// `.claude/settings.json`, committed: only bare command names go here.
+    Shared,
+    /// `.claude/settings.local.json`, not committed: hooks with absolute paths.
+    Local,
 }
 
-fn backup_path(target: &Path) -> PathBuf {
-    target.join(".claude").join("settings.json.bak")
+impl SettingsFile {
+    fn path(self, target: &Path) -> PathBuf {
+        target.join(".claude").join(match self {
+            SettingsFile::Shared => "settings.json",
+            SettingsFile::Local => "settings.local.json",
+        })
+    }
+
+    /// The committed file's content before init first changed it (the local file is personal and
+    /// gets no backup).
+    fn backup(self, target: &Path) -> Option<PathBuf> {
+        (self == SettingsFile::Shared).then(|| target.join(".claude").join("settings.json.bak"))
+    }
 }
 
 fn plan_settings_install(
     ws: &mut Workspace,
     target: &Path,
+    file: SettingsFile,
     hook_bin: &Path,
     pretool: bool,
     notes: &mut Vec<String>,
 ) -> Result<()> {
-    let path = settings_path(target);
+    let path = file.path(target);
     let name = rel(target, &path);
     let original = ws.read(&path)?;
     let Some(new) = settings::install(original.as_deref(), hook_bin, pretool, &name)? else {
@@ -228,8 +273,7 @@ fn plan_settings_install(
             "written"
         }
     );
-    if let Some(original) = original {
-        let bak = backup_path(target);
+    if let (Some(original), Some(bak)) = (original, file.backup(target)) {
         if ws.read(&bak)?.is_none() {
             ws.write(&bak, original);
             note.push_str(&format!(" (previous file kept as {})", rel(target, &bak)));
@@ -240,37 +284,100 @@ fn plan_settings_install(
     Ok(())
 }
 
+/// Take our hooks out of `file`; `moved_to` names the file that holds them now, if any.
 fn plan_settings_uninstall(
     ws: &mut Workspace,
     target: &Path,
+    file: SettingsFile,
+    moved_to: Option<SettingsFile>,
     notes: &mut Vec<String>,
 ) -> Result<()> {
-    let path = settings_path(target);
+    let path = file.path(target);
     let name = rel(target, &path);
     let Some(current) = ws.read(&path)? else {
         return Ok(());
     };
-    let bak = backup_path(target);
-    let backup = ws.read(&bak)?;
+    let bak = file.backup(target);
+    let backup = match &bak {
+        Some(b) => ws.read(b)?,
+        None => None,
+    };
+    let removed = match moved_to {
+        Some(other) => format!("memory hooks moved to {}", rel(target, &other.path(target))),
+        None => "memory hooks removed".to_string(),
+    };
     match settings::uninstall(&current, backup.as_deref(), &name)? {
         settings::Removal::Unchanged => {}
         settings::Removal::Write(text) => {
             ws.write(&path, text);
-            notes.push(format!("{name}: memory hooks removed"));
+            notes.push(format!("{name}: {removed}"));
         }
         settings::Removal::RestoreBackup => {
+            let bak = bak.expect("RestoreBackup implies a backup");
             ws.write(&path, backup.expect("RestoreBackup implies a backup"));
             ws.delete(&bak);
             notes.push(format!(
-                "{name}: memory hooks removed (restored from {})",
+                "{name}: {removed} (restored from {})",
                 rel(target, &bak)
             ));
         }
         settings::Removal::Delete => {
             ws.delete(&path);
-            notes.push(format!("{name}: removed (it held only the memory hooks)"));
+            notes.push(format!(
+                "{name}: {removed}; file removed (it held only them)"
+            ));
         }
     }
+    Ok(())
+}
+
+/// `.claude/settings.local.json` holds this machine's paths: when git does not ignore it already
+/// (a `.gitignore`, the global excludes file, where Claude Code puts it when it creates the file
+/// itself), add it to this clone's `.git/info/exclude`, which is not committed either.
+fn plan_ignore_local_settings(
+    ws: &mut Workspace,
+    target: &Path,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    const LOCAL: &str = ".claude/settings.local.json";
+    let ignored = std::process::Command::new("git")
+        .args(["check-ignore", "-q", "--", LOCAL])
+        .current_dir(target)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    // 0: ignored; 1: not ignored; anything else: git cannot tell, leave it.
+    if !matches!(ignored.map(|s| s.code()), Ok(Some(1))) {
+        return Ok(());
+    }
+    let Some(exclude) = crate::project::git(
+        target,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-path",
+            "info/exclude",
+        ],
+    ) else {
+        return Ok(());
+    };
+    let exclude = PathBuf::from(exclude);
+    let line = format!("/{LOCAL}");
+    let mut text = ws.read(&exclude)?.unwrap_or_default();
+    if text.lines().any(|l| l.trim() == line) {
+        return Ok(());
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&line);
+    text.push('\n');
+    ws.write(&exclude, text);
+    notes.push(format!(
+        "{}: {LOCAL} added, so git ignores this machine's paths",
+        rel(target, &exclude)
+    ));
     Ok(())
 }
 
@@ -310,17 +417,50 @@ fn quote_call(call: &[String]) -> String {
 pub fn init(opts: &InitOptions) -> Result<Outcome> {
     let targets = targets(&opts.path)?;
     let mut out = Outcome::default();
-    let hook_bin = locate_binary("wt-hook-memory", &mut out.warnings);
-    let launch = match &opts.docker_image {
-        Some(image) => Launch::Docker(image.clone()),
-        None if opts.mcp => Launch::Local(locate_binary("wt-mcp-server", &mut out.warnings)),
-        None => Launch::Local(PathBuf::from("wt-mcp-server")),
+    let (hook_bin, hooks_need_path) = command_for("wt-hook-memory", &mut out.warnings);
+    let (launch, server_needs_path) = match &opts.docker_image {
+        Some(image) => (Launch::Docker(image.clone()), None),
+        None if opts.mcp => {
+            let (server, why) = command_for("wt-mcp-server", &mut out.warnings);
+            (Launch::Local(server), why)
+        }
+        None => (Launch::Local(PathBuf::from("wt-mcp-server")), None),
     };
+    let shareable = launch.is_shareable();
     let claude = if opts.mcp {
         which::which("claude").ok()
     } else {
         None
     };
+    // An absolute path never goes into the committed .mcp.json: project scope becomes local.
+    let scope = if !shareable && opts.scope == Scope::Project {
+        Scope::Local
+    } else {
+        opts.scope
+    };
+
+    // One plain line for each place a machine path had to go.
+    let mut general = Vec::new();
+    let (hooks_into, hooks_out_of) = match &hooks_need_path {
+        None => (SettingsFile::Shared, SettingsFile::Local),
+        Some(why) => {
+            general.push(format!(
+                "{why}, so the memory hooks go to .claude/settings.local.json (not committed); put the binaries on PATH and re-run `wt-project init` to share them in .claude/settings.json"
+            ));
+            (SettingsFile::Local, SettingsFile::Shared)
+        }
+    };
+    if let (true, Some(why)) = (opts.mcp, &server_needs_path) {
+        match &claude {
+            Some(_) if opts.scope == Scope::Project => general.push(format!(
+                "{why}, so the MCP server is registered in local scope (~/.claude.json), not in the committed .mcp.json; put it on PATH and re-run `wt-project init --scope project` to share it"
+            )),
+            Some(_) => {}
+            None => general.push(format!(
+                "{why} and there is no `claude` CLI, so the MCP server is not registered (its absolute path does not belong in the committed .mcp.json); put it on PATH and re-run `wt-project init`"
+            )),
+        }
+    }
 
     // Plan everything; any error here leaves every file as it was.
     let mut ws = Workspace::default();
@@ -328,15 +468,19 @@ pub fn init(opts: &InitOptions) -> Result<Outcome> {
     let mut cli_targets = Vec::new();
     for target in &targets {
         let mut n = Vec::new();
-        plan_settings_install(&mut ws, target, &hook_bin, opts.pretool, &mut n)?;
+        plan_settings_install(&mut ws, target, hooks_into, &hook_bin, opts.pretool, &mut n)?;
+        plan_settings_uninstall(&mut ws, target, hooks_out_of, Some(hooks_into), &mut n)?;
+        if hooks_into == SettingsFile::Local {
+            plan_ignore_local_settings(&mut ws, target, &mut n)?;
+        }
         legacy::plan(&mut ws, target, &mut n, &mut out.warnings)?;
         claude_md::plan_install(&mut ws, target, &mut n)?;
         if opts.mcp {
-            let command = mcp_registration::server_command(target, &launch);
+            let command = mcp_registration::server_command(&launch);
             match &claude {
-                Some(_) if mcp_registration::already_registered(target, opts.scope, &command) => {}
+                Some(_) if mcp_registration::already_registered(target, scope, &command) => {}
                 Some(_) => cli_targets.push((target.clone(), command)),
-                None => {
+                None if shareable => {
                     if opts.scope != Scope::Project {
                         n.push(format!(
                             "no `claude` CLI on PATH: registering in .mcp.json (project scope) instead of {} scope",
@@ -349,16 +493,25 @@ pub fn init(opts: &InitOptions) -> Result<Outcome> {
                         n.pop();
                     }
                 }
+                None => {
+                    // Not registered (see above); an entry of ours that names some machine's
+                    // paths goes, one that is the same everywhere (a teammate's) stays.
+                    let ours = mcp_registration::mcp_json_command(&mut ws, target)?;
+                    if ours.is_some_and(|c| mcp_registration::is_machine_specific(&c)) {
+                        mcp_registration::plan_mcp_json_removal(&mut ws, target, &mut n)?;
+                    }
+                }
             }
         }
         notes.push((target.clone(), n));
     }
+    out.lines.extend(general);
 
     out.changed = !ws.changes().is_empty() || !cli_targets.is_empty();
     if opts.dry_run {
         out.lines.extend(diff_lines(&ws, &targets));
         for (target, command) in &cli_targets {
-            for call in mcp_registration::planned_register_calls(opts.scope, command) {
+            for call in mcp_registration::planned_register_calls(scope, command) {
                 out.lines.push(format!(
                     "would run in {}: {}",
                     target.display(),
@@ -380,8 +533,9 @@ pub fn init(opts: &InitOptions) -> Result<Outcome> {
             mcp_registration::register_with_cli(
                 claude,
                 target,
-                opts.scope,
+                scope,
                 command,
+                shareable,
                 n,
                 &mut out.warnings,
             );
@@ -401,7 +555,9 @@ pub fn uninstall(path: &Path, dry_run: bool) -> Result<Outcome> {
     let mut cli_targets = Vec::new();
     for target in &targets {
         let mut n = Vec::new();
-        plan_settings_uninstall(&mut ws, target, &mut n)?;
+        for file in [SettingsFile::Shared, SettingsFile::Local] {
+            plan_settings_uninstall(&mut ws, target, file, None, &mut n)?;
+        }
         claude_md::plan_uninstall(&mut ws, target, &mut n)?;
         match &claude {
             Some(_) => {

@@ -1,4 +1,5 @@
-//! Hook entries in `.claude/settings.json`: merge ours in by command identity, take them out again.
+//! Hook entries in `.claude/settings.json` (or `settings.local.json`): merge ours in by command
+//! identity, take them out again.
 //!
 //! Everything that is not one of our handlers (other keys, other tools' hooks, even other handlers in
 //! a group that also holds ours) is kept exactly, in its original order. Our handlers of every
