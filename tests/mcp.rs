@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
@@ -189,7 +191,7 @@ async fn lists_every_tool_with_a_schema_and_reports_its_own_name() {
         .server_info
         .clone()
         .expect("server reports an Implementation");
-    assert_eq!(info.name, "wt-memory");
+    assert_eq!(info.name, "wt-mcp-server");
     assert_eq!(info.version, env!("CARGO_PKG_VERSION"));
     assert!(peer
         .instructions
@@ -344,7 +346,7 @@ async fn every_tool_runs_its_wt_memory_command_against_the_project_store() {
     assert_eq!(health["healthy"], true, "{health}");
     assert_eq!(health["project_dir"], repo.display().to_string());
     assert_eq!(health["project_dir_source"], "CLAUDE_PROJECT_DIR");
-    assert_eq!(health["server"]["name"], "wt-memory");
+    assert_eq!(health["server"]["name"], "wt-mcp-server");
     assert!(PathBuf::from(health["wt_memory"]["path"].as_str().unwrap()).is_file());
     assert!(health["wt_memory"]["version"]
         .as_str()
@@ -794,6 +796,269 @@ async fn without_claude_project_dir_the_server_uses_and_reports_its_working_dire
     assert_eq!(
         via_cli["content"],
         "Logs rotate daily and are kept for 14 days"
+    );
+}
+
+/// The calibrated relevance `wt-memory recall` gives memory `id` for `query` (0 when not listed).
+fn content_score(env: &TestEnv, repo: &Path, query: &str, id: &str) -> f64 {
+    let found = env.wt_json(repo, &["recall", "--limit", "50", "--", query], None);
+    found
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .and_then(|r| r["relevance_score"].as_f64())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn context_summary_finds_a_topic_by_tag_whatever_the_content_scores() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    // Nothing in the content is about databases: only the tag ties it to the topic.
+    let content =
+        "The nightly export must finish before 06:00 UTC, when the reporting window opens";
+    let tagged = env.remember(&repo, content, "Decision", "Database,ops");
+    let untagged = env.remember(
+        &repo,
+        "Buttons in the settings page use the design-system palette, never raw hex colours",
+        "Decision",
+        "ui",
+    );
+    // The premise: the content alone does not clear the relevance floor (0.1) of `context`.
+    for topic in ["database", "data"] {
+        let score = content_score(&env, &repo, topic, &tagged);
+        assert!(
+            score < 0.1,
+            "test premise: for {topic:?} the content must score below the floor, got {score}"
+        );
+    }
+
+    let client = start_for(&env, &repo).await;
+    for topic in ["database", " DATABASE "] {
+        let summary = call_json(&client, "context_summary", json!({"topic": topic})).await;
+        let decisions = ids(&summary["decisions"]);
+        assert!(
+            decisions.contains(&tagged),
+            "{topic:?}: the Decision tagged Database is missing: {summary}"
+        );
+        assert!(
+            !decisions.contains(&untagged),
+            "{topic:?}: an unrelated Decision came in: {summary}"
+        );
+    }
+    // A tag is matched whole, not as a substring.
+    let partial = call_json(&client, "context_summary", json!({"topic": "data"})).await;
+    assert!(
+        !ids(&partial["decisions"]).contains(&tagged),
+        "\"data\" matched the tag Database: {partial}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn recall_rejects_an_empty_query_like_remember_and_proactive_context() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    env.remember(
+        &repo,
+        "Deploys go through the staging cluster first",
+        "Context",
+        "",
+    );
+    let client = start_for(&env, &repo).await;
+    for (tool, args, field) in [
+        ("recall", json!({"query": ""}), "query"),
+        ("recall", json!({"query": " \t\n "}), "query"),
+        ("recall", json!({"query": "", "tags": "deploy"}), "query"),
+        ("remember", json!({"content": "  "}), "content"),
+        ("proactive_context", json!({"context": ""}), "context"),
+    ] {
+        let result = call(&client, tool, args.clone()).await;
+        assert!(
+            is_error(&result),
+            "{tool} {args} must be a tool error: {}",
+            text(&result)
+        );
+        assert!(
+            text(&result).starts_with(&format!("{field} is empty: ")),
+            "{tool} {args}: {}",
+            text(&result)
+        );
+    }
+    let found = call_json(&client, "recall", json!({"query": "deploys staging"})).await;
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    client.cancel().await.unwrap();
+}
+
+/// The server driven with raw bytes on its stdin, for what a well-behaved client never sends.
+struct RawServer {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    stderr_file: PathBuf,
+}
+
+impl RawServer {
+    async fn start(env: &TestEnv, repo: &Path) -> RawServer {
+        let stderr_file = env.path().join("mcp-stderr.log");
+        let mut cmd = tokio::process::Command::new(bin_path("wt-mcp-server"));
+        cmd.current_dir(env.path())
+            .env_remove("SHODH_STORAGE")
+            .env_remove("WT_MEMORY_BIN")
+            .env("CLAUDE_PROJECT_DIR", repo)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr_file).unwrap())
+            .kill_on_drop(true);
+        for (k, v) in env.envs() {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn wt-mcp-server");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        RawServer {
+            child,
+            stdin,
+            stdout,
+            stderr_file,
+        }
+    }
+
+    async fn send(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).await.expect("write stdin");
+        self.stdin.flush().await.expect("flush stdin");
+    }
+
+    async fn send_json(&mut self, message: Value) {
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        self.send(&line).await;
+    }
+
+    /// The next line on stdout, as JSON; fails after 20 s without one.
+    async fn reply(&mut self, after: &str) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(20), self.stdout.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no reply within 20 s to {after}"))
+            .expect("read stdout")
+            .unwrap_or_else(|| panic!("stdout closed instead of answering {after}"));
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("reply to {after} not JSON ({e}): {line}"))
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_file).unwrap_or_default()
+    }
+}
+
+fn assert_parse_error(reply: &Value, what: &str) {
+    assert_eq!(reply["jsonrpc"], "2.0", "{what}: {reply}");
+    assert_eq!(reply["error"]["code"], -32700, "{what}: {reply}");
+    assert!(
+        reply.as_object().unwrap().get("id") == Some(&Value::Null),
+        "{what}: a parse error carries id null: {reply}"
+    );
+    assert!(
+        reply["error"]["message"].as_str().unwrap_or("").len() > "Parse error".len(),
+        "{what}: the message says what was wrong: {reply}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lines_that_are_not_json_get_a_parse_error_and_the_session_goes_on() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let mut server = RawServer::start(&env, &repo).await;
+
+    // Before the handshake too.
+    server.send(b"hello, is this MCP?\n").await;
+    assert_parse_error(&server.reply("plain text").await, "plain text");
+    server
+        .send_json(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}}}),
+        )
+        .await;
+    let init = server.reply("initialize").await;
+    assert_eq!(init["id"], 1, "{init}");
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "wt-mcp-server",
+        "{init}"
+    );
+    assert_eq!(
+        init["result"]["serverInfo"]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{init}"
+    );
+    server
+        .send_json(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+
+    let bad: [(&str, &[u8]); 5] = [
+        ("not JSON", b"{this is not json}\n"),
+        (
+            "truncated JSON",
+            br#"{"jsonrpc":"2.0","id":90,"method":"tools/list""#,
+        ),
+        (
+            "a lone surrogate",
+            br#"{"jsonrpc":"2.0","id":91,"method":"tools/call","params":{"name":"recall","arguments":{"query":"\ud800"}}}"#,
+        ),
+        (
+            "invalid UTF-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":92,\"method\":\"ping\",\"x\":\"\xff\xfe\"}\n",
+        ),
+        ("CRLF garbage", b"\x00\x01\x02\r\n"),
+    ];
+    for (n, (what, bytes)) in bad.iter().enumerate() {
+        let mut line = bytes.to_vec();
+        if !line.ends_with(b"\n") {
+            line.push(b'\n');
+        }
+        server.send(&line).await;
+        assert_parse_error(&server.reply(what).await, what);
+        // The very next valid request is answered.
+        let id = 100 + n as i64;
+        server
+            .send_json(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+        let pong = server.reply(&format!("ping after {what}")).await;
+        assert_eq!(pong["id"], id, "{pong}");
+        assert!(pong.get("result").is_some(), "{pong}");
+    }
+
+    // Well-formed JSON that is no JSON-RPC message: answered with its id, not dropped.
+    server.send_json(json!({"jsonrpc": "2.0", "id": 200})).await;
+    let invalid = server.reply("a message without a method").await;
+    assert_eq!(invalid["id"], 200, "{invalid}");
+    assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
+
+    // A real tool call still works after all that.
+    server
+        .send_json(json!({"jsonrpc": "2.0", "id": 300, "method": "tools/call",
+            "params": {"name": "recall", "arguments": {"query": " "}}}))
+        .await;
+    let call = server.reply("tools/call recall").await;
+    assert_eq!(call["id"], 300, "{call}");
+    assert_eq!(call["result"]["isError"], true, "{call}");
+
+    // Each bad line is logged once, on one line.
+    let log = server.stderr();
+    let logged = log.lines().filter(|l| l.contains("(-32700)")).count();
+    assert_eq!(logged, bad.len() + 1, "stderr:\n{log}");
+
+    // Closing stdin ends the session cleanly.
+    drop(server.stdin);
+    let status = tokio::time::timeout(Duration::from_secs(20), server.child.wait())
+        .await
+        .expect("server exits when stdin closes")
+        .unwrap();
+    assert!(
+        status.success(),
+        "{status:?}\n{}",
+        std::fs::read_to_string(&server.stderr_file).unwrap_or_default()
     );
 }
 

@@ -765,10 +765,18 @@ fn context(ctx: &Ctx, topic: Option<String>) -> Res {
                 limit: usize::MAX,
                 ..Default::default()
             };
-            wt_memory::recall::ranked(&store, &q)?
-                .into_iter()
-                .filter(|r| r.relevance_score.unwrap_or(0.0) >= CONTEXT_FLOOR)
-                .collect()
+            // A memory tagged with the topic (exact, case-insensitive) belongs to it whatever its
+            // content scores; those come first, then content matches above the floor.
+            let wanted = t.trim().to_lowercase();
+            let (mut tagged, rest): (Vec<MemoryRecord>, Vec<MemoryRecord>) =
+                wt_memory::recall::ranked(&store, &q)?
+                    .into_iter()
+                    .partition(|r| r.tags.iter().any(|tag| tag.to_lowercase() == wanted));
+            tagged.extend(
+                rest.into_iter()
+                    .filter(|r| r.relevance_score.unwrap_or(0.0) >= CONTEXT_FLOOR),
+            );
+            tagged
         }
         None => store.records()?,
     };
