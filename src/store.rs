@@ -90,6 +90,23 @@ impl NewMemory {
     }
 }
 
+impl NewMemory {
+    /// Every text field with secrets redacted: content, tags, metadata keys and values (a value
+    /// under a secret-named key is redacted whole), entities. [`Store::insert`] applies it to
+    /// every write, so remember, MCP, the hooks, seed, import and `sync pull` are all covered.
+    pub fn redacted(mut self) -> Self {
+        self.content = hygiene::redact(&self.content);
+        self.tags = self.tags.iter().map(|t| hygiene::redact(t)).collect();
+        self.metadata = self
+            .metadata
+            .iter()
+            .map(|(k, v)| hygiene::redact_pair(k, v))
+            .collect();
+        self.entities = self.entities.iter().map(|e| hygiene::redact(e)).collect();
+        self
+    }
+}
+
 /// Outcome of a write.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Inserted {
@@ -315,9 +332,12 @@ impl Store {
             .find(|m| hygiene::content_hash(&m.experience.content) == want))
     }
 
-    /// Write one memory. Content must already be cleaned; identical (normalised) content returns
-    /// the existing id instead of storing it twice.
+    /// Write one memory: the one door every write goes through. Content should already be
+    /// cleaned (private spans dropped); secrets are redacted here again in every field, whoever
+    /// the caller. Identical (normalised) content returns the existing id instead of storing it
+    /// twice.
     pub fn insert(&self, new: NewMemory) -> anyhow::Result<Inserted> {
+        let new = new.redacted();
         if new.content.trim().is_empty() {
             bail!("empty content");
         }
@@ -363,7 +383,7 @@ impl Store {
     /// Replace a memory's tags in place (same id).
     pub fn set_tags(&self, memory: &Memory, tags: Vec<String>) -> anyhow::Result<()> {
         let mut updated = memory.clone();
-        updated.experience.tags = tags;
+        updated.experience.tags = tags.iter().map(|t| hygiene::redact(t)).collect();
         self.ms
             .update_memory(&updated)
             .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))?;
