@@ -101,34 +101,42 @@ fn has_lower(s: &str) -> bool {
 /// Keys with `sk-` (OpenAI, Anthropic): random, so they hold a digit; `sk-learn-style-words` do not.
 fn sk_key(caps: &regex::Captures, text: &str, kind: &'static str) -> Found {
     let m = caps.get(0)?;
-    (has_digit(m.as_str()) && (has_lower(m.as_str()) || has_upper(m.as_str())))
-        .then(|| group_or_all(caps, text, kind))
-        .flatten()
+    if has_digit(m.as_str()) && (has_lower(m.as_str()) || has_upper(m.as_str())) {
+        group_or_all(caps, text, kind)
+    } else {
+        None
+    }
 }
 
 /// Mixed-case base64 (an AWS secret access key); a 40-hex git SHA has no upper case.
 fn mixed_case_b64(caps: &regex::Captures, text: &str, kind: &'static str) -> Found {
     let s = caps.get(1)?.as_str();
-    (has_upper(s) && has_lower(s) && (has_digit(s) || s.contains('/') || s.contains('+')))
-        .then(|| group_or_all(caps, text, kind))
-        .flatten()
+    if has_upper(s) && has_lower(s) && (has_digit(s) || s.contains('/') || s.contains('+')) {
+        group_or_all(caps, text, kind)
+    } else {
+        None
+    }
 }
 
 /// `Basic <b64>` outside an `Authorization:` header: only when it decodes to `user:password`.
 fn basic_credentials(caps: &regex::Captures, text: &str, kind: &'static str) -> Found {
     let decoded = base64_decode(caps.get(1)?.as_str())?;
     let s = String::from_utf8(decoded).ok()?;
-    (s.contains(':') && !s.chars().any(char::is_control))
-        .then(|| group_or_all(caps, text, kind))
-        .flatten()
+    if s.contains(':') && !s.chars().any(char::is_control) {
+        group_or_all(caps, text, kind)
+    } else {
+        None
+    }
 }
 
 /// A bearer token outside a header: long, with a digit (not "Bearer token authentication").
 fn bearer_token(caps: &regex::Captures, text: &str, kind: &'static str) -> Found {
     let s = caps.get(1)?.as_str();
-    (s.len() >= 16 && has_digit(s) && (has_lower(s) || has_upper(s)))
-        .then(|| group_or_all(caps, text, kind))
-        .flatten()
+    if s.len() >= 16 && has_digit(s) && (has_lower(s) || has_upper(s)) {
+        group_or_all(caps, text, kind)
+    } else {
+        None
+    }
 }
 
 /// Standard or URL-safe base64, padding optional; `None` when it is not base64.
@@ -513,15 +521,17 @@ fn ends_clause(text: &str, end: usize, allow_period: bool) -> bool {
     }
     allow_period && {
         let t = line.trim_start_matches(closing);
-        t.starts_with(['.', '!', '?', ';', ','])
-            && t[1..]
-                .chars()
-                .next()
-                .is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'')
+        t.strip_prefix(['.', '!', '?', ';', ','])
+            .is_some_and(|after| {
+                after
+                    .chars()
+                    .next()
+                    .is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'')
+            })
     }
 }
 
-/// Trim punctuation that ends a sentence off a bare value; returns the kept length.
+/// A bare value without the punctuation that ends its sentence (`swordfish.` → `swordfish`).
 fn trim_trailing_punct(v: &str) -> &str {
     v.trim_end_matches(['.', ',', ';', ':', ')', ']', '}', '?'])
 }
@@ -799,9 +809,11 @@ fn secret_rules() -> &'static [SecretRule] {
                 r#"(?:^|\s)--(?:password|passwd|pass|token|api-key|secret|client-secret)(?:=|\s+)["']?([^\s"']+)"#,
                 |caps, text, kind| {
                     let v = caps.get(1)?.as_str();
-                    (!is_placeholder(v) && !v.starts_with('-'))
-                        .then(|| group_or_all(caps, text, kind))
-                        .flatten()
+                    if !is_placeholder(v) && !v.starts_with('-') {
+                        group_or_all(caps, text, kind)
+                    } else {
+                        None
+                    }
                 },
             ),
             // `.env`, YAML, JSON, code: a secret-named identifier assigned a value.
