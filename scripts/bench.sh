@@ -2,10 +2,12 @@
 # Latency and memory figures for the hot paths (a benchmark, not a test): a cold `wt-memory recall`
 # and `proactive` on a seeded store, and one `wt-hook-memory PostToolUse` (Read) end to end.
 # Usage: scripts/bench.sh [runs]   (build first: cargo build --bins; model: wt-memory setup)
+# Figures are medians (the machine is shared and noisy). WT_BENCH_BIN=DIR benchmarks the binaries
+# of another build (default: $CARGO_TARGET_DIR or target, /debug).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-10}"
-bin="$PWD/target/debug"
+bin="$(cd "${WT_BENCH_BIN:-${CARGO_TARGET_DIR:-target}/debug}" && pwd)"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 export WT_MEMORY_HOME="$tmp/store" XDG_STATE_HOME="$tmp/state" XDG_RUNTIME_DIR="$tmp/run"
 repo="$tmp/repo"; mkdir -p "$repo" && cd "$repo" && git init -q -b main && git commit -q --allow-empty -m init
@@ -15,20 +17,40 @@ for line in open(sys.argv[1]):
     print(json.loads(line)["content"].replace("\n", " "))
 PY
 while IFS= read -r note; do printf '%s' "$note" | "$bin/wt-memory" remember --type Learning >/dev/null; done < "$tmp/notes.txt"
-echo "store: $(wc -l < "$tmp/notes.txt") memories"
+# WT_BENCH_SIZE=N (> 209): grow the store to N with variants of the dev memories, through import.
+size="${WT_BENCH_SIZE:-0}"
+if [ "$size" -gt "$(wc -l < "$tmp/notes.txt")" ]; then
+  "$bin/wt-memory" export --output "$tmp/seed.json"
+  python3 - "$tmp/seed.json" "$size" > "$tmp/grown.json" <<'PY'
+import json, sys, uuid
+doc = json.load(open(sys.argv[1])); base = doc["records"]; want = int(sys.argv[2]) - len(base)
+grown = []
+for i in range(want):
+    r = dict(base[i % len(base)])
+    r["id"] = str(uuid.uuid4()); r["metadata"] = {}
+    r["content"] = f"{r['content']} (variant {i // len(base) + 1} of note {i % len(base)})"
+    grown.append(r)
+doc["records"] = grown; doc["count"] = len(grown)
+json.dump(doc, sys.stdout)
+PY
+  "$bin/wt-memory" import "$tmp/grown.json" >/dev/null
+fi
+echo "store: $("$bin/wt-memory" stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])' 2>/dev/null || echo '?') memories"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/post_tool_use.read.json" > "$tmp/payload.json"
 measure() { # name, command...
   local name="$1"; shift
-  local start end ms total=0 rss max=0
+  local start end rss max=0 times=()
   for _ in $(seq "$runs"); do
     start=$(date +%s%N)
     /usr/bin/time -f '%M' -o "$tmp/rss" "$@" >/dev/null 2>&1 || true
     rss=$(tail -1 "$tmp/rss")
     end=$(date +%s%N)
-    ms=$(( (end - start) / 1000000 )); total=$(( total + ms ))
+    times+=($(( (end - start) / 1000000 )))
     [ "${rss:-0}" -gt "$max" ] 2>/dev/null && max=$rss
   done
-  printf '%-34s mean %5d ms   peak RSS %6d KB   (%d runs)\n' "$name" $(( total / runs )) "$max" "$runs"
+  local median
+  median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}')
+  printf '%-34s median %5d ms   peak RSS %6d KB   (%d runs)\n' "$name" "$median" "$max" "$runs"
 }
 measure "wt-memory recall (cold process)" "$bin/wt-memory" recall "how are background jobs retried"
 measure "wt-memory proactive (cold process)" "$bin/wt-memory" proactive "crates/jobs/src/worker.rs" --limit 2
