@@ -61,7 +61,7 @@ stage_dist() {
   local dist="$ROOT/dist"
   mkdir -p "$dist/bin"
   for b in "${BINS[@]}"; do
-    local src="$ROOT/target/debug/$b"
+    local src="${CARGO_TARGET_DIR:-$ROOT/target}/debug/$b"
     [ -x "$src" ] || { log "missing $src -- run 'cargo build --bins' first"; exit 1; }
     if [ ! -e "$dist/bin/$b" ] || [ "$src" -nt "$dist/bin/$b" ]; then
       strip -o "$dist/bin/$b" "$src"

@@ -629,18 +629,30 @@ fn docker_registration(repo: &std::path::Path, image: &str, volume: &str) -> Res
             .flatten()
             .filter_map(|a| a.as_str().map(String::from)),
     );
-    assert_eq!(
-        argv[..3],
-        ["docker", "run", "-i"],
-        "registered command: {argv:?}"
+    // A path-free command, so the committed .mcp.json suits every clone: `sh -c '… docker run -i …'`
+    // that mounts $CLAUDE_PROJECT_DIR (else $PWD) at the same path.
+    assert_eq!(argv.len(), 3, "registered command: {argv:?}");
+    assert_eq!(argv[..2], ["sh", "-c"], "registered command: {argv:?}");
+    let script = &argv[2];
+    assert!(script.contains("docker run -i"), "{script}");
+    assert!(script.trim_end().ends_with(image), "{script}");
+    assert!(
+        !script.contains(&*repo.to_string_lossy()),
+        "the project path is baked in: {script}"
     );
-    assert_eq!(argv.last().map(String::as_str), Some(image), "{argv:?}");
-    let pos = argv
-        .iter()
-        .position(|a| a == "wt-memory:/data")
-        .with_context(|| format!("no wt-memory:/data volume in {argv:?}"))?;
-    argv[pos] = format!("{volume}:/data");
-    Ok(argv)
+    anyhow::ensure!(
+        script.contains("wt-memory:/data"),
+        "no wt-memory:/data volume in {script}"
+    );
+    let script = script.replace("wt-memory:/data", &format!("{volume}:/data"));
+    // Claude Code gives stdio servers CLAUDE_PROJECT_DIR (2.1.139+); the tests start it the same way.
+    Ok(vec![
+        "env".into(),
+        format!("CLAUDE_PROJECT_DIR={}", repo.display()),
+        "sh".into(),
+        "-c".into(),
+        script,
+    ])
 }
 
 async fn mcp_call(argv: &[String], tool: &str, args: Value) -> Result<String> {
