@@ -40,8 +40,9 @@ step "wt-project init (hooks, MCP server, CLAUDE.md section)"
 wt-project init
 
 step "a UserPromptSubmit hook, as Claude Code runs it"
-payload="$(python3 -c 'import json, sys
-print(json.dumps({"session_id": "demo-session", "transcript_path": "", "cwd": sys.argv[1],
+# A new session id each run: the hook injects a memory once per session.
+payload="$(python3 -c 'import json, sys, uuid
+print(json.dumps({"session_id": str(uuid.uuid4()), "transcript_path": "", "cwd": sys.argv[1],
   "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": sys.argv[2]}))' "$demo" "$prompt")"
 echo "prompt: $prompt"
 echo "additionalContext Claude Code receives:"
