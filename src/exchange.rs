@@ -26,7 +26,9 @@ pub struct ExportDoc {
     pub records: Vec<serde_json::Value>,
 }
 
-/// Export every memory (oldest first, so an import replays history in order).
+/// Export every memory (oldest first, so an import replays history in order). Each record is
+/// redacted again in every text field as it is serialised (see [`MemoryRecord`]), so a memory
+/// stored before redaction covered it leaves the machine clean.
 pub fn export(store: &Store, exclude_private: bool) -> anyhow::Result<serde_json::Value> {
     let mut records = store.records()?;
     records.reverse();

@@ -1,16 +1,23 @@
 //! The JSON shape of a memory as every command prints it (reference 3.2), and the types
 //! `wt-memory` writes.
 
-use serde::{Deserialize, Serialize};
+use crate::hygiene;
+use serde::{Deserialize, Serialize, Serializer};
 use shodh_memory::memory::{ExperienceType, Memory};
 use std::collections::BTreeMap;
 
+/// A memory as every command prints it. Serialising it redacts secrets again in every text field
+/// (content, tags, metadata keys and values, entities): defence in depth for memories written
+/// before redaction covered a field or a secret kind. Only serialisation redacts, so ranking and
+/// maintenance, which scan every memory, pay nothing; only the records printed (list, get,
+/// recall, proactive, context, brain, todo list, export) do.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MemoryRecord {
     pub id: String,
+    #[serde(serialize_with = "serialize_redacted")]
     pub content: String,
     pub experience_type: String,
-    #[serde(default)]
+    #[serde(default, serialize_with = "serialize_redacted_list")]
     pub tags: Vec<String>,
     #[serde(default = "default_importance")]
     pub importance: f32,
@@ -22,9 +29,9 @@ pub struct MemoryRecord {
     pub last_accessed: String,
     #[serde(default)]
     pub compressed: bool,
-    #[serde(default)]
+    #[serde(default, serialize_with = "serialize_redacted_metadata")]
     pub metadata: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, serialize_with = "serialize_redacted_list")]
     pub entities: Vec<String>,
     #[serde(default)]
     pub is_failure: bool,
@@ -35,6 +42,79 @@ pub struct MemoryRecord {
     pub relevance_score: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance_reason: Option<String>,
+}
+
+fn serialize_redacted<S: Serializer>(text: &str, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(&hygiene::redact(text))
+}
+
+fn serialize_redacted_list<S: Serializer>(items: &[String], ser: S) -> Result<S::Ok, S::Error> {
+    ser.collect_seq(redacted_list(items.iter().map(String::as_str)))
+}
+
+fn serialize_redacted_metadata<S: Serializer>(
+    metadata: &BTreeMap<String, String>,
+    ser: S,
+) -> Result<S::Ok, S::Error> {
+    redacted_metadata(metadata.iter().map(|(k, v)| (k.as_str(), v.as_str()))).serialize(ser)
+}
+
+/// Tags or entities with secrets redacted.
+fn redacted_list<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    items.into_iter().map(hygiene::redact).collect()
+}
+
+/// Metadata with secrets redacted ([`hygiene::redact_pair`]: a value under a secret-named key goes
+/// whole). Two keys that become equal once redacted keep the later value.
+fn redacted_metadata<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> BTreeMap<String, String> {
+    pairs
+        .into_iter()
+        .map(|(k, v)| hygiene::redact_pair(k, v))
+        .collect()
+}
+
+/// The same redaction as serialising a [`MemoryRecord`] (the same per-field rules), for a record
+/// already in JSON form (an export document read back, as `sync push` does): content, tags,
+/// metadata keys and values, and entities. Other fields, and metadata values that need no
+/// redaction, are left exactly as they are (a non-string value is checked as its JSON text).
+pub fn redact_record_json(record: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Some(fields) = record.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::String(content)) = fields.get_mut("content") {
+        *content = hygiene::redact(content);
+    }
+    for list in ["tags", "entities"] {
+        if let Some(Value::Array(items)) = fields.get_mut(list) {
+            for item in items.iter_mut() {
+                if let Value::String(text) = item {
+                    *text = hygiene::redact(text);
+                }
+            }
+        }
+    }
+    if let Some(Value::Object(metadata)) = fields.get_mut("metadata") {
+        let clean: serde_json::Map<String, Value> = metadata
+            .iter()
+            .map(|(key, value)| {
+                let text = match value {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let (key, redacted) = hygiene::redact_pair(key, &text);
+                let value = if redacted == text {
+                    value.clone()
+                } else {
+                    Value::String(redacted)
+                };
+                (key, value)
+            })
+            .collect();
+        *metadata = clean;
+    }
 }
 
 pub fn default_importance() -> f32 {
@@ -144,4 +224,116 @@ pub fn split_tags(s: &str) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GITHUB: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    const AWS: &str = "AKIAIOSFODNN7EXAMPLE";
+    const URL_PASSWORD: &str = "s3cr3tPass";
+
+    /// A record as a memory written before redaction covered every field could hold it.
+    fn leaky() -> MemoryRecord {
+        MemoryRecord {
+            id: "2de8a1b3-0000-4000-8000-000000000001".into(),
+            content: format!("deploy with {GITHUB} via postgres://app:{URL_PASSWORD}@db/app"),
+            experience_type: "Learning".into(),
+            tags: vec!["deploy".into(), format!("key:{AWS}")],
+            importance: 0.5,
+            access_count: 0,
+            created_at: String::new(),
+            last_accessed: String::new(),
+            compressed: false,
+            metadata: BTreeMap::from([
+                ("password".to_string(), "hunter2hunter2".to_string()),
+                ("source".to_string(), format!("token {GITHUB}")),
+                ("ticket".to_string(), "TKT-1234".to_string()),
+            ]),
+            entities: vec![AWS.into(), "payments".into()],
+            is_failure: false,
+            is_anomaly: false,
+            relevance_score: Some(0.5),
+            relevance_reason: None,
+        }
+    }
+
+    fn assert_no_secret(text: &str) {
+        for secret in [GITHUB, AWS, URL_PASSWORD, "hunter2hunter2"] {
+            assert!(!text.contains(secret), "{secret} leaked: {text}");
+        }
+    }
+
+    #[test]
+    fn serialising_a_record_redacts_every_text_field_and_keeps_the_rest() {
+        let record = leaky();
+        let json = serde_json::to_value(&record).unwrap();
+        assert_no_secret(&json.to_string());
+        assert!(json["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("deploy with [REDACTED:"));
+        assert_eq!(json["tags"][0], "deploy");
+        assert!(json["tags"][1].as_str().unwrap().contains("[REDACTED:"));
+        assert_eq!(json["metadata"]["password"], "[REDACTED:password]");
+        assert!(json["metadata"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("[REDACTED:"));
+        assert_eq!(json["metadata"]["ticket"], "TKT-1234");
+        assert_eq!(json["entities"][1], "payments");
+        assert_eq!(json["id"], record.id);
+        assert_eq!(json["relevance_score"], 0.5);
+        // The record in memory (what ranking and dedup read) is untouched.
+        assert!(record.content.contains(GITHUB));
+        // Reading the output back gives the redacted record; printing it again changes nothing.
+        let back: MemoryRecord = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&back).unwrap(), json);
+    }
+
+    #[test]
+    fn json_records_get_the_same_redaction_as_serialised_ones() {
+        let typed = serde_json::to_value(leaky()).unwrap();
+        let mut raw = serde_json::json!({
+            "id": "2de8a1b3-0000-4000-8000-000000000001",
+            "content": leaky().content,
+            "experience_type": "Learning",
+            "tags": leaky().tags,
+            "metadata": leaky().metadata,
+            "entities": leaky().entities,
+            "extra": {"kept": GITHUB},
+        });
+        redact_record_json(&mut raw);
+        for field in ["content", "tags", "metadata", "entities"] {
+            assert_eq!(raw[field], typed[field], "{field}");
+        }
+        assert_eq!(
+            raw["extra"]["kept"], GITHUB,
+            "only the record's text fields"
+        );
+        // A non-string metadata value that holds no secret stays as it was.
+        let mut numbers = serde_json::json!({"metadata": {"n": 3, "password": 12345678}});
+        redact_record_json(&mut numbers);
+        assert_eq!(numbers["metadata"]["n"], 3);
+        assert_eq!(numbers["metadata"]["password"], "[REDACTED:password]");
+    }
+
+    #[test]
+    fn sync_push_scrub_redacts_tags_metadata_and_entities_too() {
+        let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let mut doc = serde_json::json!({"format": "wt-memory-export", "version": 1, "count": 1,
+        "records": [{"id": "1", "content": "plain", "tags": ["ops", format!("t:{token}")],
+            "metadata": {"password": "hunter2hunter2", "note": format!("use {token}"), "n": "7"},
+            "entities": [token, "billing"]}]});
+        crate::sync::scrub_export(&mut doc);
+        let text = doc.to_string();
+        assert!(!text.contains(token) && !text.contains("hunter2"), "{text}");
+        let r = &doc["records"][0];
+        assert_eq!(r["content"], "plain");
+        assert_eq!(r["tags"][0], "ops");
+        assert_eq!(r["metadata"]["password"], "[REDACTED:password]");
+        assert_eq!(r["metadata"]["n"], "7");
+        assert_eq!(r["entities"][1], "billing");
+    }
 }

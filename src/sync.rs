@@ -675,18 +675,15 @@ fn is_private(record: &Value) -> bool {
 }
 
 /// Last line of defence before anything leaves the machine: drop `private`-tagged records and
-/// redact content again (export already does both; redaction is idempotent).
+/// redact every text field again (content, tags, metadata, entities), with the same rules as
+/// every printed record (export already does both; redaction is idempotent).
 pub fn scrub_export(doc: &mut Value) {
     let Some(records) = doc.get_mut("records").and_then(Value::as_array_mut) else {
         return;
     };
     records.retain(|r| !is_private(r));
     for record in records.iter_mut() {
-        if let Some(content) = record.get_mut("content") {
-            if let Some(text) = content.as_str() {
-                *content = Value::String(crate::hygiene::redact(text));
-            }
-        }
+        crate::record::redact_record_json(record);
     }
     let count = records.len();
     doc["count"] = Value::from(count);

@@ -373,6 +373,136 @@ fn remember_prints_ids_dedups_and_validates() {
     );
 }
 
+const PLANTED_TOKEN: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+const PLANTED_AWS: &str = "AKIAIOSFODNN7EXAMPLE";
+const PLANTED_PASSWORD: &str = "hunter2hunter2";
+
+/// Not a test by itself: [`secrets_already_in_a_store_never_reach_the_output`] runs it in a child
+/// process, so the store it opens in-process (and the engine environment that sets) stays out of
+/// the other tests' way. It plants raw secrets in every field of one memory through the store's
+/// public API: `set_embedding` writes the whole memory as given, without redaction.
+#[test]
+#[ignore = "a helper run by secrets_already_in_a_store_never_reach_the_output"]
+fn plant_raw_secrets_helper() {
+    use wt_memory::project::Project;
+    use wt_memory::store::{NewMemory, Store};
+    let Some(out) = std::env::var_os("WT_TEST_PLANT_OUT") else {
+        return;
+    };
+    let name = "planted";
+    let project = Project {
+        name: name.into(),
+        store_dir: wt_memory::paths::storage_root().join(name),
+        toplevel: None,
+        main_root: None,
+        cwd: std::env::current_dir().unwrap(),
+    };
+    let store = Store::open(&project).unwrap();
+    let text = "The staging deploy token is kept in the vault";
+    let mut new = NewMemory::new(text, shodh_memory::memory::ExperienceType::Learning);
+    new.tags = vec!["deploy".into()];
+    let id = store.insert(new).unwrap().id;
+    let mut raw = (*store.get(&id).unwrap().unwrap()).clone();
+    raw.experience.content = format!("The staging deploy token is {PLANTED_TOKEN}");
+    raw.experience.tags = vec!["deploy".into(), format!("key:{PLANTED_AWS}")];
+    raw.experience.metadata = [
+        ("password".to_string(), PLANTED_PASSWORD.to_string()),
+        ("source".to_string(), format!("copied from {PLANTED_TOKEN}")),
+    ]
+    .into_iter()
+    .collect();
+    raw.experience.entities = vec![PLANTED_AWS.into()];
+    store
+        .set_embedding(&raw, store.embed(text).unwrap())
+        .unwrap();
+    // An empty delete only flushes.
+    store.delete_many(std::iter::empty()).unwrap();
+    // The store really holds the raw secrets (else the test proves nothing).
+    let planted = store.get(&id).unwrap().unwrap();
+    assert!(planted.experience.content.contains(PLANTED_TOKEN));
+    assert!(planted
+        .experience
+        .tags
+        .iter()
+        .any(|t| t.contains(PLANTED_AWS)));
+    assert!(planted
+        .experience
+        .metadata
+        .values()
+        .any(|v| v == PLANTED_PASSWORD));
+    std::fs::write(out, &id).unwrap();
+}
+
+/// Memories written before redaction covered a field or a secret kind may hold secrets: every
+/// way out of the CLI hides them anyway.
+#[test]
+fn secrets_already_in_a_store_never_reach_the_output() {
+    let env = TestEnv::new();
+    let name = "planted";
+    let id_file = env.path().join("planted-id");
+    let helper = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "plant_raw_secrets_helper",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .current_dir(env.path())
+        .envs(env.envs())
+        .env_remove("SHODH_STORAGE")
+        .env("WT_TEST_PLANT_OUT", &id_file)
+        .output()
+        .unwrap();
+    assert!(
+        helper.status.success() && id_file.is_file(),
+        "planting failed: {}{}",
+        String::from_utf8_lossy(&helper.stdout),
+        stderr(&helper)
+    );
+    let id = std::fs::read_to_string(&id_file).unwrap();
+    let (token, aws, password) = (PLANTED_TOKEN, PLANTED_AWS, PLANTED_PASSWORD);
+    let dir = env.path();
+    let outputs = [
+        env.wt_ok(dir, &["--project", name, "list"], None),
+        env.wt_ok(dir, &["--project", name, "get", &id], None),
+        env.wt_ok(
+            dir,
+            &["--project", name, "recall", "staging deploy token"],
+            None,
+        ),
+        env.wt_ok(
+            dir,
+            &[
+                "--project",
+                name,
+                "proactive",
+                "where is the staging deploy token",
+            ],
+            None,
+        ),
+        env.wt_ok(dir, &["--project", name, "context"], None),
+        env.wt_ok(dir, &["--project", name, "brain"], None),
+        env.wt_ok(dir, &["--project", name, "export"], None),
+    ];
+    for (i, out) in outputs.iter().enumerate() {
+        // proactive (index 3) may abstain; every other output carries the memory.
+        assert!(
+            i == 3 || out.contains(&id),
+            "output {i} lists the memory: {out}"
+        );
+        for secret in [token, aws, password] {
+            assert!(!out.contains(secret), "output {i} leaks {secret}: {out}");
+        }
+    }
+    let rec: Value = serde_json::from_str(&outputs[1]).unwrap();
+    assert!(
+        rec["content"].as_str().unwrap().contains("[REDACTED:"),
+        "{rec}"
+    );
+    assert_eq!(rec["metadata"]["password"], "[REDACTED:password]");
+    assert_eq!(rec["tags"][0], "deploy");
+}
+
 #[test]
 fn content_hygiene_on_every_write() {
     let env = TestEnv::new();
