@@ -318,9 +318,10 @@ fn remember_prints_ids_dedups_and_validates() {
     );
     let rec = env.wt_json(&repo, &["get", meta["id"].as_str().unwrap()], None);
     assert_eq!(rec["metadata"]["n"], "3");
-    // Empty stdin stores nothing and succeeds.
+    // Nothing to store (whitespace only) is not a success: see remember_with_nothing_to_store.
     let out = env.wt(&repo, &["remember", "--type", "Learning"], Some("   \n"));
-    assert!(out.status.success() && out.stdout.is_empty());
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
     let count = env
         .wt_json(&repo, &["list"], None)
         .as_array()
@@ -371,6 +372,53 @@ fn remember_prints_ids_dedups_and_validates() {
         count,
         "bad input wrote nothing"
     );
+}
+
+#[test]
+fn remember_with_nothing_to_store_says_so_and_exits_3() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("app");
+    env.remember(&repo, "Keep one memory so the store exists", "Context", "");
+    for (input, why) in [
+        ("", "empty"),
+        (" \n\t \n", "empty"),
+        ("<private>my home address</private>", "<private>"),
+        (
+            "  <private>a</private>\n<private>b</private>  ",
+            "<private>",
+        ),
+    ] {
+        for json in [false, true] {
+            let mut args = vec!["remember", "--type", "Learning"];
+            if json {
+                args.push("--json");
+            }
+            let out = env.wt(&repo, &args, Some(input));
+            assert_eq!(out.status.code(), Some(3), "{input:?}: {}", stderr(&out));
+            assert!(out.stdout.is_empty(), "{input:?}: nothing on stdout");
+            let err = stderr(&out);
+            assert_eq!(err.trim().lines().count(), 1, "{input:?}: one line: {err}");
+            assert!(
+                err.contains("nothing to store") && err.contains(why),
+                "{input:?}: {err}"
+            );
+        }
+    }
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "nothing was stored"
+    );
+    // A private span next to real text is still a normal write.
+    let out = env.wt(
+        &repo,
+        &["remember", "--type", "Learning"],
+        Some("Staging resets nightly <private>my notes</private>"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
 const PLANTED_TOKEN: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";

@@ -13,6 +13,10 @@ use wt_memory::{dedup, exchange, hygiene, lock, migrate, model, paths, project, 
 /// Largest content accepted by `remember` (characters). Bigger input is refused, not truncated.
 const MAX_CONTENT_CHARS: usize = 100_000;
 
+/// Exit code of `remember` when there is nothing to store (empty or whitespace-only input, or only
+/// `<private>` spans): not 0, since nothing was stored, and not 1, since nothing failed.
+const EXIT_NOTHING_TO_STORE: u8 = 3;
+
 /// `context <topic>` lists what concerns the topic: looser than the injection floor (0.3), because
 /// the user asked for the topic, but it still drops the unrelated.
 const CONTEXT_FLOOR: f64 = 0.1;
@@ -667,9 +671,16 @@ fn remember(ctx: &Ctx, a: RememberArgs) -> Res {
             return fail("remember: --importance must be between 0 and 1");
         }
     }
-    let content = hygiene::clean_content(&read_stdin()?);
+    let input = read_stdin()?;
+    let content = hygiene::clean_content(&input);
     if content.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+        let why = if input.trim().is_empty() {
+            "the input is empty (pipe the text to remember on stdin)"
+        } else {
+            "all of the input is inside <private>...</private>"
+        };
+        eprintln!("wt-memory: remember: nothing to store: {why}");
+        return Ok(ExitCode::from(EXIT_NOTHING_TO_STORE));
     }
     let chars = content.chars().count();
     if chars > MAX_CONTENT_CHARS {
