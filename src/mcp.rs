@@ -361,6 +361,14 @@ pub struct IdArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
+pub struct ForgetArgs {
+    /// The memory's full id (36 characters, as returned by recall, list_memories or remember);
+    /// prefixes are refused.
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
 pub struct TodoIdArgs {
     /// The todo id or a unique prefix of it (8 characters are enough), from list_todos.
     pub id: String,
@@ -440,9 +448,14 @@ pub struct ExportArgs {
     /// Leave out memories marked private.
     #[serde(default)]
     pub exclude_private: bool,
-    /// Write the export to this file (relative to the project) instead of returning it.
+    /// Write the export to this file instead of returning it: a path inside the project
+    /// directory (relative to it, or absolute).
     #[serde(default)]
     pub file_path: String,
+    /// Replace file_path when it already exists (default false: an existing file is never
+    /// overwritten).
+    #[serde(default)]
+    pub overwrite: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -505,6 +518,76 @@ fn check_non_empty<'a>(what: &str, value: &'a str) -> Result<&'a str, String> {
     } else {
         Ok(trimmed)
     }
+}
+
+/// `forget` deletes by full id only: a prefix, even a unique one, may name another memory than the
+/// one the model meant. Returns the id in canonical form.
+fn check_full_id(id: &str) -> Result<String, String> {
+    let id = check_non_empty("id", id)?;
+    uuid::Uuid::parse_str(id)
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| {
+            format!(
+                "'{id}' is not a full memory id: forget needs the whole id (36 characters like \
+                 2de8a1b3-6c1e-4f0a-9b7d-0c5e8f1a2b3c), as returned by recall, list_memories or \
+                 remember; prefixes are refused"
+            )
+        })
+}
+
+/// Where `export_memories` may write `requested`: inside the project directory, judged after
+/// resolving the symlinks of the deepest part of the path that exists (so neither `..` nor a
+/// symlink leads out), and not over an existing file unless `overwrite`. Returns the absolute path
+/// to hand to `wt-memory export --output`.
+fn export_target(project: &Path, requested: &str, overwrite: bool) -> Result<PathBuf, String> {
+    use std::path::Component;
+    let root = project.canonicalize().map_err(|e| {
+        format!(
+            "cannot resolve the project directory {}: {e}",
+            project.display()
+        )
+    })?;
+    let outside = || {
+        format!(
+            "file_path '{requested}' is outside the project directory {}; exports are written \
+             only inside it (give a path relative to the project)",
+            root.display()
+        )
+    };
+    let wanted = root.join(requested);
+    let existing = wanted
+        .ancestors()
+        .find(|a| a.exists())
+        .ok_or_else(outside)?;
+    let mut target = existing
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", existing.display()))?;
+    let rest = wanted
+        .strip_prefix(existing)
+        .map_err(|_| format!("cannot resolve file_path '{requested}'"))?;
+    for part in rest.components() {
+        match part {
+            Component::Normal(name) => target.push(name),
+            Component::CurDir => {}
+            _ => return Err(outside()),
+        }
+    }
+    if !target.starts_with(&root) {
+        return Err(outside());
+    }
+    if target.is_dir() {
+        return Err(format!(
+            "file_path '{requested}' is a directory; name a file to write"
+        ));
+    }
+    if !overwrite && target.symlink_metadata().is_ok() {
+        return Err(format!(
+            "{} already exists and was left untouched; pass overwrite: true to replace it, or \
+             choose another file_path",
+            target.display()
+        ));
+    }
+    Ok(target)
 }
 
 /// Unwraps a validated argument, or returns the complaint as a tool error from the enclosing tool.
@@ -652,7 +735,7 @@ impl MemoryServer {
     }
 
     #[tool(
-        description = "Delete one memory by id, e.g. one that turned out wrong or outdated. Returns {\"deleted\": bool, \"id\": ...}; deleted=false when no memory has that id.",
+        description = "Delete one memory by its full id (no prefixes), e.g. one that turned out wrong or outdated. Returns {\"deleted\": bool, \"id\": ...}; deleted=false when no memory has that id.",
         annotations(
             title = "Forget",
             read_only_hint = false,
@@ -663,10 +746,10 @@ impl MemoryServer {
     )]
     async fn forget(
         &self,
-        Parameters(args): Parameters<IdArgs>,
+        Parameters(args): Parameters<ForgetArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let id = valid!(check_non_empty("id", &args.id));
-        self.run(CliCall::new(["forget"]).positional(id)).await
+        let id = valid!(check_full_id(&args.id));
+        self.run(CliCall::new(["forget"]).positional(&id)).await
     }
 
     #[tool(
@@ -899,10 +982,12 @@ impl MemoryServer {
     }
 
     #[tool(
-        description = "Export all memories as a wt-memory export document (JSON with format, version, count, records). Large: prefer file_path to write it to a file, which returns nothing but the confirmation.",
+        description = "Export all memories as a wt-memory export document (JSON with format, version, count, records). Large: prefer file_path to write it to a file inside the project directory, which returns nothing but the confirmation; an existing file is replaced only with overwrite=true.",
         annotations(
             title = "Export memories",
-            read_only_hint = true,
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
             open_world_hint = false
         )
     )]
@@ -918,10 +1003,14 @@ impl MemoryServer {
         if file.is_empty() {
             return self.run(call).await;
         }
-        Ok(match self.outcome(call.arg_pair("--output", file)).await {
-            CliOutcome::Ok(_) => text_result(format!("Exported to {file}")),
-            CliOutcome::Failed(msg) => error_result(msg),
-        })
+        let target = valid!(export_target(&self.project.path, file, args.overwrite));
+        let shown = target.display().to_string();
+        Ok(
+            match self.outcome(call.arg_pair("--output", shown.clone())).await {
+                CliOutcome::Ok(_) => text_result(format!("Exported to {shown}")),
+                CliOutcome::Failed(msg) => error_result(msg),
+            },
+        )
     }
 
     #[tool(
@@ -1285,6 +1374,69 @@ mod tests {
             Some("x,y")
         );
         assert_eq!(Tags::Csv(" , ".into()).to_csv(), None);
+    }
+
+    #[test]
+    fn forget_takes_only_full_ids() {
+        let id = "2de8a1b3-6c1e-4f0a-9b7d-0c5e8f1a2b3c";
+        assert_eq!(check_full_id(&format!(" {id} ")).unwrap(), id);
+        assert_eq!(check_full_id(&id.to_uppercase()).unwrap(), id);
+        for bad in [
+            "2",
+            "2de8a1b3",
+            "2de8a1b3-6c1e-4f0a-9b7d",
+            "--all",
+            "",
+            "  ",
+        ] {
+            assert!(check_full_id(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(check_full_id("2de8a1b3").unwrap_err().contains("full"));
+    }
+
+    #[test]
+    fn export_target_stays_inside_the_project_and_keeps_existing_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path().join("proj");
+        std::fs::create_dir_all(project.join("docs")).unwrap();
+        std::fs::write(project.join("NOTES.md"), "mine").unwrap();
+        std::fs::write(tmp.path().join("outside.json"), "").unwrap();
+        std::os::unix::fs::symlink(tmp.path(), project.join("escape")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("outside.json"), project.join("link.json"))
+            .unwrap();
+        let root = project.canonicalize().unwrap();
+        let ok = |p: &str| export_target(&project, p, false);
+        assert_eq!(ok("mem.json").unwrap(), root.join("mem.json"));
+        assert_eq!(ok("./docs/mem.json").unwrap(), root.join("docs/mem.json"));
+        assert_eq!(ok("docs/../mem.json").unwrap(), root.join("mem.json"));
+        assert_eq!(
+            ok("new/dir/mem.json").unwrap(),
+            root.join("new/dir/mem.json")
+        );
+        let absolute = root.join("docs/abs.json");
+        assert_eq!(ok(absolute.to_str().unwrap()).unwrap(), absolute);
+        for escape in [
+            "../outside-export.json",
+            "docs/../../x.json",
+            "new/../../x.json",
+            "/tmp/x.json",
+            "escape/x.json",
+            "link.json",
+            "..",
+        ] {
+            let err = export_target(&project, escape, true).unwrap_err();
+            assert!(err.contains("outside the project"), "{escape}: {err}");
+        }
+        for dir in ["docs", ".", "docs/.."] {
+            let err = export_target(&project, dir, true).unwrap_err();
+            assert!(err.contains("is a directory"), "{dir}: {err}");
+        }
+        let existing = ok("NOTES.md").unwrap_err();
+        assert!(existing.contains("overwrite"), "{existing}");
+        assert_eq!(
+            export_target(&project, "NOTES.md", true).unwrap(),
+            root.join("NOTES.md")
+        );
     }
 
     #[test]

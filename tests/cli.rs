@@ -421,6 +421,84 @@ fn remember_with_nothing_to_store_says_so_and_exits_3() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
+#[test]
+fn get_and_forget_refuse_short_non_hex_and_ambiguous_ids() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("app");
+    let id = env.remember(
+        &repo,
+        "The search index rebuilds every night",
+        "Context",
+        "",
+    );
+    // Two memories whose ids share their first 12 hex digits (import keeps free source ids).
+    let twin = |n: u32| format!("aaaaaaaa-bbbb-4000-8000-00000000000{n}");
+    let doc = serde_json::json!({"version": 1, "format": "wt-memory-export", "records": [
+        {"id": twin(1), "content": "First twin memory about invoices", "experience_type": "Learning"},
+        {"id": twin(2), "content": "Second twin memory about refunds", "experience_type": "Learning"},
+    ]});
+    let file = env.path().join("twins.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let imported = env.wt_json(&repo, &["import", file.to_str().unwrap()], None);
+    assert_eq!(imported["imported"], 2, "{imported}");
+    let count = || {
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(count(), 3);
+
+    let refused = |args: &[&str], needle: &str| {
+        let out = env.wt(&repo, args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?} must be refused");
+        assert!(out.stdout.is_empty(), "{args:?}: no JSON on refusal");
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        err
+    };
+    let first = &id[..1];
+    let seven = &id[..7];
+    for cmd in ["forget", "get"] {
+        let err = refused(&[cmd, first], "too short");
+        assert!(err.contains("8 hex digits"), "says what to do: {err}");
+        refused(&[cmd, seven], "too short");
+        refused(&[cmd, "a"], "too short");
+        refused(&[cmd, "not-an-id"], "not a memory id");
+        let err = refused(&[cmd, "aaaaaaaa"], "ambiguous");
+        assert!(err.contains("2 memories"), "names how many: {err}");
+        refused(&[cmd, "AAAAAAAA-BBBB"], "2 memories");
+    }
+    assert_eq!(count(), 3, "refused forgets deleted nothing");
+
+    // Full ids and unique prefixes of 8+ hex digits work (case-insensitive).
+    assert_eq!(env.wt_json(&repo, &["get", &id[..8]], None)["id"], id);
+    assert_eq!(
+        env.wt_json(&repo, &["get", &id[..8].to_uppercase()], None)["id"],
+        id
+    );
+    assert_eq!(env.wt_json(&repo, &["get", &twin(2)], None)["id"], twin(2));
+    assert_eq!(
+        env.wt_json(&repo, &["get", "bbbbbbbb"], None),
+        serde_json::json!({})
+    );
+    assert_eq!(
+        env.wt_json(&repo, &["forget", &twin(1)], None),
+        serde_json::json!({"deleted": true, "id": twin(1)})
+    );
+    // Now the prefix is unique: it names the remaining twin.
+    assert_eq!(
+        env.wt_json(&repo, &["forget", "aaaaaaaa"], None),
+        serde_json::json!({"deleted": true, "id": twin(2)})
+    );
+    assert_eq!(
+        env.wt_json(&repo, &["forget", &id[..9]], None),
+        serde_json::json!({"deleted": true, "id": id})
+    );
+    assert_eq!(count(), 0);
+}
+
 const PLANTED_TOKEN: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
 const PLANTED_AWS: &str = "AKIAIOSFODNN7EXAMPLE";
 const PLANTED_PASSWORD: &str = "hunter2hunter2";

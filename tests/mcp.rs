@@ -230,6 +230,19 @@ async fn lists_every_tool_with_a_schema_and_reports_its_own_name() {
         assert_eq!(hints.destructive_hint, Some(true), "{destructive}");
         assert_eq!(hints.read_only_hint, Some(false), "{destructive}");
     }
+    // export_memories writes files: not read-only, and it may replace one (with overwrite).
+    let export = by_name("export_memories");
+    let hints = export.annotations.clone().unwrap();
+    assert_eq!(hints.read_only_hint, Some(false));
+    assert_eq!(hints.destructive_hint, Some(true));
+    assert_eq!(
+        export.input_schema["properties"]["overwrite"]["default"],
+        false
+    );
+    assert_eq!(
+        export.input_schema["properties"]["overwrite"]["type"],
+        "boolean"
+    );
     for dry_by_default in ["cleanup", "dedup", "import_memories"] {
         let schema = &by_name(dry_by_default).input_schema;
         assert_eq!(
@@ -440,11 +453,12 @@ async fn every_tool_runs_its_wt_memory_command_against_the_project_store() {
     assert_same_as_cli(&env, &repo, &client, "sync_pull", &["sync", "pull"]).await;
     assert_same_as_cli(&env, &repo, &client, "sync", &["sync"]).await;
 
-    // Deletes: an id that looks like an option is only an id.
-    let bogus = call_json(&client, "forget", json!({"id": "--all"})).await;
-    assert_eq!(bogus["deleted"], false, "{bogus}");
+    // Deletes: an id that looks like an option is refused (forget takes full ids only).
     let before_forget = memory_count(&env, &repo);
     assert!(before_forget >= 2);
+    let bogus = call(&client, "forget", json!({"id": "--all"})).await;
+    assert!(is_error(&bogus), "{}", text(&bogus));
+    assert_eq!(memory_count(&env, &repo), before_forget);
     let forgot = call_json(&client, "forget", json!({"id": id})).await;
     assert_eq!(forgot["deleted"], true, "{forgot}");
     assert_eq!(env.wt_json(&repo, &["get", &id], None), json!({}));
@@ -455,6 +469,140 @@ async fn every_tool_runs_its_wt_memory_command_against_the_project_store() {
         &call(&client, "forget_by_tags", json!({"tags": " , "})).await
     ));
 
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forget_needs_a_full_id_and_private_only_remember_is_an_error() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let id = env.remember(
+        &repo,
+        "The billing cron runs at 02:00 UTC on the primary only",
+        "Context",
+        "",
+    );
+    let client = start_for(&env, &repo).await;
+    for prefix in [&id[..1], &id[..8], &id[..13], &id[..35]] {
+        let result = call(&client, "forget", json!({"id": prefix})).await;
+        assert!(is_error(&result), "prefix {prefix} accepted");
+        assert!(
+            text(&result).contains("full"),
+            "says a full id is needed: {}",
+            text(&result)
+        );
+    }
+    assert_eq!(memory_count(&env, &repo), 1, "prefixes deleted nothing");
+    // get_memory follows the CLI: a too-short prefix is refused there too.
+    let short = call(&client, "get_memory", json!({"id": &id[..2]})).await;
+    assert!(
+        is_error(&short) && text(&short).contains("too short"),
+        "{}",
+        text(&short)
+    );
+    assert_eq!(
+        call_json(&client, "get_memory", json!({"id": &id[..8]})).await["id"],
+        json!(id)
+    );
+
+    for content in [
+        "<private>my home address</private>",
+        " <private>a</private> \n ",
+    ] {
+        let result = call(&client, "remember", json!({"content": content})).await;
+        assert!(is_error(&result), "{content:?} stored: {}", text(&result));
+        assert!(
+            text(&result).contains("nothing to store"),
+            "{content:?}: {}",
+            text(&result)
+        );
+    }
+    assert_eq!(memory_count(&env, &repo), 1, "nothing was stored");
+
+    let forgot = call_json(&client, "forget", json!({"id": id.to_uppercase()})).await;
+    assert_eq!(forgot, json!({"deleted": true, "id": id}));
+    assert_eq!(memory_count(&env, &repo), 0);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn export_memories_writes_only_inside_the_project_and_never_over_a_file_unasked() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    env.remember(
+        &repo,
+        "Release notes are generated from conventional commit messages",
+        "Context",
+        "",
+    );
+    std::fs::write(repo.join("NOTES.md"), "my notes\n").unwrap();
+    let outside = env.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("out-link")).unwrap();
+    let client = start_for(&env, &repo).await;
+
+    let kept = call(&client, "export_memories", json!({"file_path": "NOTES.md"})).await;
+    assert!(is_error(&kept), "{}", text(&kept));
+    assert!(text(&kept).contains("overwrite"), "{}", text(&kept));
+    assert_eq!(
+        std::fs::read_to_string(repo.join("NOTES.md")).unwrap(),
+        "my notes\n"
+    );
+
+    let absolute_outside = env.path().join("abs-export.json");
+    for escape in [
+        "../outside-export.json".to_string(),
+        "sub/../../outside-export.json".to_string(),
+        absolute_outside.display().to_string(),
+        "out-link/export.json".to_string(),
+    ] {
+        let result = call(
+            &client,
+            "export_memories",
+            json!({"file_path": escape, "overwrite": true}),
+        )
+        .await;
+        assert!(is_error(&result), "{escape} written: {}", text(&result));
+        assert!(
+            text(&result).contains("outside the project"),
+            "{escape}: {}",
+            text(&result)
+        );
+    }
+    assert!(!env.path().join("outside-export.json").exists());
+    assert!(!absolute_outside.exists());
+    assert!(!outside.join("export.json").exists());
+
+    // Inside the project: new files (also in new directories), and a replacement when asked.
+    call_ok(
+        &client,
+        "export_memories",
+        json!({"file_path": "exports/memory.json"}),
+    )
+    .await;
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join("exports/memory.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["count"], 1);
+    let again = call(
+        &client,
+        "export_memories",
+        json!({"file_path": "exports/memory.json"}),
+    )
+    .await;
+    assert!(
+        is_error(&again),
+        "a second export must not replace the first unasked"
+    );
+    call_ok(
+        &client,
+        "export_memories",
+        json!({"file_path": repo.join("NOTES.md"), "overwrite": true}),
+    )
+    .await;
+    let replaced: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join("NOTES.md")).unwrap()).unwrap();
+    assert_eq!(replaced["format"], "wt-memory-export");
     client.cancel().await.unwrap();
 }
 

@@ -17,6 +17,10 @@ const MAX_CONTENT_CHARS: usize = 100_000;
 /// `<private>` spans): not 0, since nothing was stored, and not 1, since nothing failed.
 const EXIT_NOTHING_TO_STORE: u8 = 3;
 
+/// Fewest hex digits of an id that `get` and `forget` accept as a prefix: shorter ones match
+/// memories by accident (`forget 2` once deleted whichever memory's id began with 2).
+const MIN_ID_PREFIX: usize = 8;
+
 /// `context <topic>` lists what concerns the topic: looser than the injection floor (0.3), because
 /// the user asked for the topic, but it still drops the unrelated.
 const CONTEXT_FLOOR: f64 = 0.1;
@@ -448,17 +452,7 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             print_json(&records);
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Get { id } => {
-            let found = match ctx.open_existing()? {
-                Some(store) => store.get(&id)?.map(|m| MemoryRecord::from_memory(&m)),
-                None => None,
-            };
-            match found {
-                Some(r) => print_json(&r),
-                None => println!("{{}}"),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Cmd::Get { id } => get(ctx, &id),
         Cmd::Context { topic } => context(ctx, topic),
         Cmd::Brain => {
             let records = match ctx.open_existing()? {
@@ -964,6 +958,61 @@ fn health(ctx: &Ctx, index: bool) -> Res {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `id` checked and normalised for `get` and `forget`: a full id, or a prefix of one with at least
+/// [`MIN_ID_PREFIX`] hex digits (lower-cased). Anything else is refused with what to do.
+fn checked_id(cmd: &str, id: &str) -> Result<String, Fail> {
+    let id = id.trim();
+    if let Ok(uuid) = uuid::Uuid::parse_str(id) {
+        return Ok(uuid.hyphenated().to_string());
+    }
+    let hint = format!(
+        "give the full id or at least {MIN_ID_PREFIX} hex digits of it (see `wt-memory list`)"
+    );
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return fail(format!("{cmd}: '{id}' is not a memory id; {hint}"));
+    }
+    if id.chars().filter(char::is_ascii_hexdigit).count() < MIN_ID_PREFIX {
+        return fail(format!("{cmd}: id prefix '{id}' is too short; {hint}"));
+    }
+    Ok(id.to_ascii_lowercase())
+}
+
+/// The full id that a [`checked_id`] names: itself when it is a full id, else the one memory whose
+/// id starts with it (`None` when none does). An ambiguous prefix is refused.
+fn resolve_id(store: &Store, cmd: &str, id: &str) -> Result<Option<String>, Fail> {
+    if uuid::Uuid::parse_str(id).is_ok() {
+        return Ok(Some(id.to_string()));
+    }
+    let mut matches: Vec<String> = store
+        .all()?
+        .iter()
+        .map(|m| m.id.0.to_string())
+        .filter(|full| full.starts_with(id))
+        .collect();
+    match matches.len() {
+        0 | 1 => Ok(matches.pop()),
+        n => fail(format!(
+            "{cmd}: id prefix '{id}' is ambiguous: {n} memories match; give more digits or the full id"
+        )),
+    }
+}
+
+fn get(ctx: &Ctx, id: &str) -> Res {
+    let id = checked_id("get", id)?;
+    let found = match ctx.open_existing()? {
+        Some(store) => match resolve_id(&store, "get", &id)? {
+            Some(full) => store.get(&full)?.map(|m| MemoryRecord::from_memory(&m)),
+            None => None,
+        },
+        None => None,
+    };
+    match found {
+        Some(r) => print_json(&r),
+        None => println!("{{}}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn forget(ctx: &Ctx, a: ForgetArgs) -> Res {
     let dated = a.since.is_some() || a.until.is_some();
     let nothing = a.id.is_none()
@@ -978,6 +1027,10 @@ fn forget(ctx: &Ctx, a: ForgetArgs) -> Res {
     if (a.all || dated) && !a.confirm {
         return fail("forget: --all and date ranges delete many memories; add --confirm");
     }
+    let id =
+        a.id.as_deref()
+            .map(|id| checked_id("forget", id))
+            .transpose()?;
     let pattern = a
         .pattern
         .as_deref()
@@ -1005,20 +1058,19 @@ fn forget(ctx: &Ctx, a: ForgetArgs) -> Res {
         .map(|s| parse_time(s, "--until"))
         .transpose()?;
     let Some(store) = ctx.open_existing()? else {
-        match a.id {
+        match id {
             Some(id) => print_json(&serde_json::json!({"deleted": false, "id": id})),
             None => print_json(&serde_json::json!({"deleted_count": 0})),
         }
         return Ok(ExitCode::SUCCESS);
     };
-    if let Some(id) = a.id {
-        let target = store.get(&id)?;
+    if let Some(id) = id {
+        let target = resolve_id(&store, "forget", &id)?;
         let deleted = match &target {
-            Some(m) => store.delete_many([m.id.0.to_string().as_str()])? == 1,
+            Some(full) => store.delete_many([full.as_str()])? == 1,
             None => false,
         };
-        let full = target.map(|m| m.id.0.to_string()).unwrap_or(id);
-        print_json(&serde_json::json!({"deleted": deleted, "id": full}));
+        print_json(&serde_json::json!({"deleted": deleted, "id": target.unwrap_or(id)}));
         return Ok(ExitCode::SUCCESS);
     }
     let tags = a.tags.as_deref().map(split_tags).unwrap_or_default();
