@@ -20,6 +20,7 @@ pub mod project;
 pub mod rank;
 pub mod recall;
 pub mod record;
+pub mod redact;
 pub mod rules;
 pub mod runner;
 pub mod store;
