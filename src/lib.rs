@@ -11,6 +11,7 @@ pub mod exchange;
 pub mod hook;
 pub mod hygiene;
 pub mod init;
+pub mod integrity;
 pub mod lock;
 pub mod mcp;
 pub mod migrate;

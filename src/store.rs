@@ -5,6 +5,7 @@
 //! store can later live in a long-lived daemon without touching the front ends.
 
 use crate::hygiene;
+use crate::integrity::{self, Alert, IdDigest, Record};
 use crate::lock::{self, ProjectLock};
 use crate::model::{self, Assets};
 use crate::project::Project;
@@ -17,7 +18,7 @@ use shodh_memory::memory::{
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Which embedder produced a store's vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,8 +121,87 @@ pub struct Store {
     pub project: Project,
     assets: Option<Assets>,
     embedder_checked: OnceLock<Result<EmbedderKind, String>>,
+    /// The integrity record (see [`crate::integrity`]), kept in step with every write.
+    integrity: Mutex<Option<Record>>,
     // Declared last: dropped after the engine has flushed and closed.
     _lock: ProjectLock,
+}
+
+/// How long to wait for the project lock: `WT_MEMORY_LOCK_WAIT_SECS` shortens it (tests,
+/// impatient scripts).
+fn lock_wait() -> std::time::Duration {
+    std::env::var("WT_MEMORY_LOCK_WAIT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(std::time::Duration::from_secs_f64)
+        .unwrap_or(lock::DEFAULT_WAIT)
+}
+
+const BM25_DIR: &str = "bm25_index";
+const VECTOR_DIR: &str = "vector_index";
+
+/// What `wt-memory repair` did and found.
+#[derive(Debug, Clone)]
+pub struct RepairReport {
+    /// Indexes set aside and rebuilt by the engine.
+    pub rebuilt: Vec<String>,
+    pub found: u64,
+    /// Memories the integrity record expected.
+    pub expected: u64,
+    /// Recorded memories missing (accepted as lost with `accept_loss`).
+    pub missing: u64,
+    pub vector_index_ok: bool,
+    /// The alert standing before the repair.
+    pub previous_alert: Option<Alert>,
+    /// The alert still standing (memories missing and not accepted).
+    pub alert: Option<Alert>,
+}
+
+/// Open the engine. A lexical (BM25) index that does not open is derived data: it is set aside
+/// and the engine rebuilds it from the stored memories, so it never makes the memories unreadable.
+fn open_engine(dir: &Path) -> anyhow::Result<MemorySystem> {
+    let config = || MemoryConfig {
+        storage_path: dir.to_path_buf(),
+        ..MemoryConfig::default()
+    };
+    let first = with_stderr_silenced(|| MemorySystem::new(config(), None));
+    let err = match first {
+        Ok(ms) => return Ok(ms),
+        Err(e) => format!("{e:#}"),
+    };
+    let bm25 = dir.join(BM25_DIR);
+    let lexical = err.contains("hybrid search engine") || err.contains("BM25");
+    if !lexical || !bm25.exists() {
+        bail!("cannot open the memory store at {}: {err}", dir.display());
+    }
+    let aside = dir.join(format!("{BM25_DIR}.damaged"));
+    let _ = std::fs::remove_dir_all(&aside);
+    std::fs::rename(&bm25, &aside).with_context(|| {
+        format!(
+            "the lexical index of {} is damaged and cannot be moved aside; run `wt-memory repair`",
+            dir.display()
+        )
+    })?;
+    match with_stderr_silenced(|| MemorySystem::new(config(), None)) {
+        Ok(ms) => {
+            integrity::log(
+                "INFO",
+                &format!(
+                    "rebuilt the damaged lexical index of {} from the stored memories ({})",
+                    dir.display(),
+                    hygiene::truncate_with_ellipsis(&err, 200)
+                ),
+            );
+            let _ = std::fs::remove_dir_all(&aside);
+            Ok(ms)
+        }
+        Err(e) => bail!(
+            "cannot open the memory store at {} (its lexical index was damaged and has been moved to {}): {}; run `wt-memory repair`",
+            dir.display(),
+            aside.display(),
+            hygiene::truncate_with_ellipsis(&format!("{e:#}"), 300)
+        ),
+    }
 }
 
 /// Run `f` with file descriptor 2 pointed at /dev/null: the engine prints `[shodh] …` lines
@@ -146,39 +226,274 @@ fn with_stderr_silenced<T>(f: impl FnOnce() -> T) -> T {
 impl Store {
     /// Open (creating if needed) the project's store, waiting for its lock.
     pub fn open(project: &Project) -> anyhow::Result<Store> {
-        // WT_MEMORY_LOCK_WAIT_SECS shortens the wait (tests, impatient scripts).
-        let wait = std::env::var("WT_MEMORY_LOCK_WAIT_SECS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .map(std::time::Duration::from_secs_f64)
-            .unwrap_or(lock::DEFAULT_WAIT);
-        Self::open_with_wait(project, wait)
+        Self::open_with_wait(project, lock_wait())
     }
 
     pub fn open_with_wait(project: &Project, wait: std::time::Duration) -> anyhow::Result<Store> {
         let root = crate::paths::storage_root();
         let lock = ProjectLock::acquire(&lock::lock_path(&root, &project.name), wait)?;
+        Self::open_locked(project, lock)
+    }
+
+    fn open_locked(project: &Project, lock: ProjectLock) -> anyhow::Result<Store> {
         std::fs::create_dir_all(&project.store_dir)
             .with_context(|| format!("cannot create {}", project.store_dir.display()))?;
         let assets = model::find_assets();
         model::configure_engine_env(assets.as_ref());
-        let config = MemoryConfig {
-            storage_path: project.store_dir.clone(),
-            ..MemoryConfig::default()
-        };
-        let ms = with_stderr_silenced(|| MemorySystem::new(config, None)).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot open the memory store at {}: {e:#}",
-                project.store_dir.display()
-            )
-        })?;
-        Ok(Store {
+        let ms = open_engine(&project.store_dir)?;
+        let store = Store {
             ms,
             project: project.clone(),
             assets,
             embedder_checked: OnceLock::new(),
+            integrity: Mutex::new(None),
             _lock: lock,
-        })
+        };
+        store.check_at_open()?;
+        Ok(store)
+    }
+
+    /// Ids of every memory (a whole-store read).
+    fn ids(&self) -> anyhow::Result<Vec<String>> {
+        Ok(self
+            .ms
+            .get_all_memories()
+            .map_err(|e| anyhow::anyhow!("cannot read memories: {e:#}"))?
+            .iter()
+            .map(|m| m.id.0.to_string())
+            .collect())
+    }
+
+    fn integrity(&self) -> std::sync::MutexGuard<'_, Option<Record>> {
+        self.integrity.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Open-time check, cheap unless something happened: a store without a record gets one (one
+    /// read of the store, once); new files in `storage/lost/` mean the engine has just repaired
+    /// the store, so only then is the store counted against the record. A standing alert is
+    /// queued as this process's warning.
+    fn check_at_open(&self) -> anyhow::Result<()> {
+        let dir = self.dir().clone();
+        let lost = integrity::lost_files(&dir);
+        let Some(mut rec) = integrity::read(&dir) else {
+            let ids = self.ids()?;
+            let rec = self.rebaseline(&ids, lost)?;
+            *self.integrity() = Some(rec);
+            return Ok(());
+        };
+        let new: Vec<String> = lost
+            .into_iter()
+            .filter(|f| !rec.lost_seen.contains(f))
+            .collect();
+        if !new.is_empty() {
+            let ids = self.ids()?;
+            let mut alert = self.compare(&rec, &ids).unwrap_or_else(|| Alert {
+                since: Store::now(),
+                expected: rec.count,
+                found: ids.len() as u64,
+                ids_differ: false,
+                lost_files: Vec::new(),
+                missing_ids: Some(Vec::new()),
+            });
+            if let Some(previous) = rec.alert.take() {
+                alert.since = previous.since;
+                alert.lost_files = previous.lost_files;
+            }
+            alert.lost_files.extend(new.iter().cloned());
+            rec.lost_seen.extend(new);
+            self.raise(&mut rec, alert);
+        }
+        if let Some(a) = &rec.alert {
+            integrity::set_warning(a.warning(&self.project.name));
+        }
+        *self.integrity() = Some(rec);
+        Ok(())
+    }
+
+    /// A new record (and journal) for the store as it is now.
+    fn rebaseline(&self, ids: &[String], lost_seen: Vec<String>) -> anyhow::Result<Record> {
+        let rec = Record::new(ids.iter().map(String::as_str), lost_seen);
+        integrity::journal_reset(self.dir(), ids.iter().map(String::as_str))
+            .context("cannot write the integrity journal")?;
+        integrity::write(self.dir(), &rec).context("cannot write the integrity record")?;
+        Ok(rec)
+    }
+
+    /// The store's ids against the record: an alert when recorded memories are missing (named
+    /// when the journal can tell which), `None` when all are there.
+    fn compare(&self, rec: &Record, ids: &[String]) -> Option<Alert> {
+        let found = ids.len() as u64;
+        let digest = IdDigest::of(ids.iter().map(String::as_str));
+        if found == rec.count && digest == rec.id_digest() {
+            return None;
+        }
+        let missing_ids = integrity::journal_ids(self.dir(), rec).map(|expected| {
+            let have: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+            let mut v: Vec<String> = expected
+                .into_iter()
+                .filter(|id| !have.contains(id.as_str()))
+                .collect();
+            v.sort();
+            v
+        });
+        let alert = Alert {
+            since: Store::now(),
+            expected: rec.count,
+            found,
+            ids_differ: true,
+            lost_files: Vec::new(),
+            missing_ids,
+        };
+        (alert.missing() > 0).then_some(alert)
+    }
+
+    /// Record a new alert: saved in the record, one line in the log, and this process's warning.
+    fn raise(&self, rec: &mut Record, alert: Alert) {
+        integrity::log("ERROR", &alert.summary(&self.project.name));
+        integrity::set_warning(alert.warning(&self.project.name));
+        rec.alert = Some(alert);
+        let _ = integrity::write(self.dir(), rec);
+    }
+
+    /// A whole-store read found these memories: fewer than recorded is a loss (free, since the
+    /// caller has read the store anyway; the rest of the check runs only then).
+    fn note_count(&self, all: &[Arc<Memory>]) {
+        let mut guard = self.integrity();
+        let Some(rec) = guard.as_mut() else { return };
+        if rec.alert.is_none() && (all.len() as u64) < rec.count {
+            let ids: Vec<String> = all.iter().map(|m| m.id.0.to_string()).collect();
+            if let Some(alert) = self.compare(rec, &ids) {
+                self.raise(rec, alert);
+            }
+        }
+    }
+
+    /// One memory added or removed: keep the record in step (O(1): a line appended to the
+    /// journal and a small atomic write). While memories are missing, a write of an id the record
+    /// already holds (a lost memory being restored) leaves the record as it is.
+    fn record_write(&self, id: &str, added: bool) -> anyhow::Result<()> {
+        let mut guard = self.integrity();
+        let Some(rec) = guard.as_mut() else {
+            return Ok(());
+        };
+        if rec.alert.is_some() {
+            if let Some(recorded) = integrity::journal_ids(self.dir(), rec) {
+                if recorded.contains(id) == added {
+                    return Ok(());
+                }
+            }
+        }
+        rec.apply(id, added);
+        integrity::journal_append(self.dir(), id, added)
+            .context("cannot update the integrity journal")?;
+        integrity::write(self.dir(), rec).context("cannot update the integrity record")?;
+        Ok(())
+    }
+
+    /// Count the store against its record (a whole-store read; `health`, `doctor`).
+    /// A loss becomes a standing alert; returns the standing alert, if any.
+    pub fn verify(&self) -> anyhow::Result<Option<Alert>> {
+        let ids = self.ids()?;
+        let mut guard = self.integrity();
+        let Some(rec) = guard.as_mut() else {
+            return Ok(None);
+        };
+        let now = self.compare(rec, &ids);
+        if let Some(mut alert) = rec.alert.clone() {
+            alert.expected = rec.count;
+            alert.found = ids.len() as u64;
+            alert.missing_ids = Some(Vec::new());
+            alert.ids_differ = false;
+            if let Some(n) = &now {
+                alert.ids_differ = n.ids_differ;
+                alert.missing_ids = n.missing_ids.clone();
+            }
+            rec.alert = Some(alert.clone());
+            let _ = integrity::write(self.dir(), rec);
+            return Ok(Some(alert));
+        }
+        if let Some(alert) = now {
+            self.raise(rec, alert.clone());
+            return Ok(Some(alert));
+        }
+        let found = ids.len() as u64;
+        if found != rec.count || IdDigest::of(ids.iter().map(String::as_str)) != rec.id_digest() {
+            // More than recorded (a write whose record update did not happen): not a loss.
+            *rec = self.rebaseline(&ids, rec.lost_seen.clone())?;
+        }
+        Ok(None)
+    }
+
+    /// `wt-memory repair`: set the derived indexes aside (the lexical BM25 index and the vector
+    /// index), reopen so the engine rebuilds both from the stored memories, and count the store
+    /// against its record. The alert is cleared when no recorded memory is missing (restored, or
+    /// never lost), or with `accept_loss` (the store's current contents become the record).
+    pub fn repair(project: &Project, accept_loss: bool) -> anyhow::Result<(Store, RepairReport)> {
+        let root = crate::paths::storage_root();
+        let lock = ProjectLock::acquire(&lock::lock_path(&root, &project.name), lock_wait())?;
+        let dir = &project.store_dir;
+        let aside = dir.join(format!("repair-{}", Utc::now().format("%Y%m%dT%H%M%S%.3f")));
+        let mut rebuilt = Vec::new();
+        for (sub, what) in [
+            (BM25_DIR, "lexical index (bm25_index)"),
+            (VECTOR_DIR, "vector index (vector_index)"),
+        ] {
+            if dir.join(sub).exists() {
+                std::fs::create_dir_all(&aside)?;
+                std::fs::rename(dir.join(sub), aside.join(sub))
+                    .with_context(|| format!("cannot move {sub} aside"))?;
+                rebuilt.push(what.to_string());
+            }
+        }
+        let store = Self::open_locked(project, lock).with_context(|| {
+            format!(
+                "the store does not open even without its indexes (they are in {})",
+                aside.display()
+            )
+        })?;
+        let _ = std::fs::remove_dir_all(&aside);
+        let ids = store.ids()?;
+        let vector_ok = store
+            .ms
+            .verify_index_integrity()
+            .map(|r| r.orphaned_count == 0)
+            .unwrap_or(false);
+        let mut guard = store.integrity();
+        let rec = match guard.take() {
+            Some(r) => r,
+            None => store.rebaseline(&ids, integrity::lost_files(store.dir()))?,
+        };
+        let expected = rec.count;
+        let previous = rec.alert.clone();
+        let missing = store.compare(&rec, &ids);
+        let cleared = missing.is_none() || accept_loss;
+        let rec = if cleared {
+            integrity::take_warning();
+            store.rebaseline(&ids, integrity::lost_files(store.dir()))?
+        } else {
+            let mut rec = rec;
+            let mut alert = missing.clone().expect("not cleared");
+            if let Some(p) = &previous {
+                alert.since = p.since.clone();
+                alert.lost_files = p.lost_files.clone();
+            }
+            rec.alert = Some(alert);
+            integrity::write(store.dir(), &rec).context("cannot write the integrity record")?;
+            rec
+        };
+        let alert = rec.alert.clone();
+        *guard = Some(rec);
+        drop(guard);
+        let report = RepairReport {
+            rebuilt,
+            found: ids.len() as u64,
+            expected,
+            missing: missing.as_ref().map_or(0, Alert::missing),
+            vector_index_ok: vector_ok,
+            previous_alert: previous,
+            alert,
+        };
+        Ok((store, report))
     }
 
     pub fn dir(&self) -> &PathBuf {
@@ -290,9 +605,12 @@ impl Store {
 
     /// Every memory of the project.
     pub fn all(&self) -> anyhow::Result<Vec<Arc<Memory>>> {
-        self.ms
+        let all = self
+            .ms
             .get_all_memories()
-            .map_err(|e| anyhow::anyhow!("cannot read memories: {e:#}"))
+            .map_err(|e| anyhow::anyhow!("cannot read memories: {e:#}"))?;
+        self.note_count(&all);
+        Ok(all)
     }
 
     pub fn records(&self) -> anyhow::Result<Vec<MemoryRecord>> {
@@ -374,6 +692,7 @@ impl Store {
         self.ms
             .flush_storage()
             .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
+        self.record_write(&id.0.to_string(), true)?;
         Ok(Inserted {
             id: id.0.to_string(),
             duplicate: false,
@@ -425,11 +744,19 @@ impl Store {
         if self.ms.get_memory(&MemoryId(uuid)).is_err() {
             return Ok(false);
         }
-        let n = self
-            .ms
-            .forget(ForgetCriteria::ById(MemoryId(uuid)))
-            .map_err(|e| anyhow::anyhow!("delete failed: {e:#}"))?;
-        Ok(n > 0)
+        // The record first: a delete that stops half-way then reads as "more than recorded",
+        // never as a loss.
+        let full = uuid.to_string();
+        self.record_write(&full, false)?;
+        match self.ms.forget(ForgetCriteria::ById(MemoryId(uuid))) {
+            Ok(n) if n > 0 => Ok(true),
+            other => {
+                self.record_write(&full, true)?;
+                other
+                    .map(|_| false)
+                    .map_err(|e| anyhow::anyhow!("delete failed: {e:#}"))
+            }
+        }
     }
 
     /// Delete many; returns how many were deleted.

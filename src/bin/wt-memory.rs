@@ -84,10 +84,18 @@ enum Cmd {
     },
     /// Every project store with its memory count.
     Projects,
-    /// `ok` when the store opens (exit 1 otherwise); warns when recall is not semantic.
+    /// `ok` when the store opens and holds every memory it recorded (exit 1 otherwise, with the
+    /// reason); warns when recall is not semantic.
     Health {
         #[arg(long)]
         index: bool,
+    },
+    /// Rebuild the derived indexes (lexical BM25, vectors) from the stored memories and check the
+    /// store against its integrity record.
+    Repair {
+        /// Memories are missing and cannot be restored: accept the store as it is now.
+        #[arg(long)]
+        accept_loss: bool,
     },
     /// Delete memories.
     Forget(ForgetArgs),
@@ -335,13 +343,19 @@ fn main() -> ExitCode {
         no_migrate: cli.no_migrate,
         project_flag: cli.project.clone(),
     };
-    match run(&ctx, command) {
+    let code = match run(&ctx, command) {
         Ok(code) => code,
         Err(Fail(msg)) => {
             eprintln!("wt-memory: {msg}");
             ExitCode::FAILURE
         }
+    };
+    // A damaged store: one stderr line, after the command's own output and error (the hook logs
+    // the first stderr line of a failure, which must stay the failure).
+    if let Some(warning) = wt_memory::integrity::take_warning() {
+        eprintln!("{warning}");
     }
+    code
 }
 
 /// `wt-memory sync bogus` says `Error: unknown sync subcommand 'bogus'`, in the previous
@@ -596,6 +610,7 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Doctor => doctor(ctx),
+        Cmd::Repair { accept_loss } => repair(ctx, accept_loss),
         Cmd::Eval {
             set_dir,
             floor,
@@ -943,6 +958,19 @@ fn health(ctx: &Ctx, index: bool) -> Res {
     if index {
         print_json(&store.index_report());
         return Ok(ExitCode::SUCCESS);
+    }
+    let alert = store.verify();
+    wt_memory::integrity::take_warning();
+    match alert {
+        Ok(None) => {}
+        Ok(Some(a)) => {
+            println!("error: {}; see `wt-memory doctor` to recover", a.reason());
+            return Ok(ExitCode::FAILURE);
+        }
+        Err(e) => {
+            println!("error: {e:#}");
+            return Ok(ExitCode::FAILURE);
+        }
     }
     match store.ensure_embedder() {
         Ok(wt_memory::store::EmbedderKind::MinilmL6) => println!("ok"),
@@ -1356,6 +1384,46 @@ fn version_of(bin: &Path) -> String {
         .unwrap_or_else(|| "(no --version)".into())
 }
 
+fn repair(ctx: &Ctx, accept_loss: bool) -> Res {
+    if !wt_memory::store::exists(&ctx.project.store_dir) {
+        println!(
+            "no store for project {} yet: nothing to repair",
+            ctx.project.name
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (_store, r) = Store::repair(&ctx.project, accept_loss)?;
+    wt_memory::integrity::take_warning();
+    for what in &r.rebuilt {
+        println!("rebuilt {what}");
+    }
+    if !r.vector_index_ok {
+        println!("warning: the vector index does not cover every memory (recall ranks from the stored embeddings, so it is unaffected)");
+    }
+    let plural = |n: u64| if n == 1 { "memory" } else { "memories" };
+    match (&r.alert, &r.previous_alert) {
+        (Some(a), _) => {
+            println!("{} {}: {}", r.found, plural(r.found), a.reason());
+            println!("restore them (`wt-memory sync pull`, `wt-memory import <export.json>`), then run `wt-memory repair` again, or accept the loss with `wt-memory repair --accept-loss`");
+            return Ok(ExitCode::FAILURE);
+        }
+        (None, _) if r.missing > 0 => println!(
+            "{} {}; {} recorded {} accepted as lost",
+            r.found,
+            plural(r.found),
+            r.missing,
+            plural(r.missing)
+        ),
+        (None, Some(_)) => println!(
+            "{} {}, all recorded ones present; the damage warning is cleared",
+            r.found,
+            plural(r.found)
+        ),
+        (None, None) => println!("{} {}, all recorded ones present", r.found, plural(r.found)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn doctor(ctx: &Ctx) -> Res {
     let mut problems = 0;
     let mut line = |ok: bool, what: String, fix: &str| {
@@ -1413,6 +1481,53 @@ fn doctor(ctx: &Ctx) -> Res {
         match ctx.open_existing() {
             Ok(Some(store)) => {
                 let count = store.count();
+                let alert = store.verify();
+                wt_memory::integrity::take_warning();
+                match alert {
+                    Ok(None) => line(
+                        true,
+                        format!("integrity: all {count} recorded memories present"),
+                        "",
+                    ),
+                    Ok(Some(a)) => {
+                        let lost = if a.lost_files.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                " The damaged files are in {}.",
+                                wt_memory::integrity::lost_dir(store.dir()).display()
+                            )
+                        };
+                        let named = match &a.missing_ids {
+                            Some(ids) if !ids.is_empty() => {
+                                let shown: Vec<&str> =
+                                    ids.iter().take(5).map(|i| &i[..8.min(i.len())]).collect();
+                                format!(
+                                    " Missing ids: {}{}.",
+                                    shown.join(", "),
+                                    if ids.len() > 5 { ", ..." } else { "" }
+                                )
+                            }
+                            _ => String::new(),
+                        };
+                        let fix = if a.missing() > 0 || a.ids_differ {
+                            format!(
+                                "{} memor{} lost (since {}): `wt-memory repair` rebuilds the indexes but cannot bring them back. Restore them with `wt-memory sync pull` (a teammate's copy) or `wt-memory import <export.json>` (an export), or from the damaged files in storage/lost/ with RocksDB tools; then run `wt-memory repair` (or `wt-memory repair --accept-loss` to accept the loss).{named}{lost}",
+                                a.missing().max(1),
+                                if a.missing() == 1 { "y was" } else { "ies were" },
+                                a.since
+                            )
+                        } else {
+                            format!("no memory is missing; run `wt-memory repair` to rebuild the indexes and clear this.{lost}")
+                        };
+                        line(false, format!("integrity: {}", a.reason()), &fix)
+                    }
+                    Err(e) => line(
+                        false,
+                        format!("integrity: cannot read the store: {e:#}"),
+                        "wt-memory repair",
+                    ),
+                }
                 match store.ensure_embedder() {
                     Ok(kind) => line(
                         true,
@@ -1430,7 +1545,7 @@ fn doctor(ctx: &Ctx) -> Res {
             Err(Fail(e)) => line(
                 false,
                 format!("store does not open: {e}"),
-                "wt-memory health",
+                "wt-memory repair (rebuilds the indexes from the stored memories)",
             ),
         }
     }
