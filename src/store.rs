@@ -123,6 +123,9 @@ pub struct Store {
     embedder_checked: OnceLock<Result<EmbedderKind, String>>,
     /// The integrity record (see [`crate::integrity`]), kept in step with every write.
     integrity: Mutex<Option<Record>>,
+    /// The recorded ids replayed from the journal (`Some(None)`: it cannot be trusted), loaded
+    /// only while an alert stands.
+    recorded_ids: Mutex<Option<Option<std::collections::HashSet<String>>>>,
     // Declared last: dropped after the engine has flushed and closed.
     _lock: ProjectLock,
 }
@@ -247,6 +250,7 @@ impl Store {
             assets,
             embedder_checked: OnceLock::new(),
             integrity: Mutex::new(None),
+            recorded_ids: Mutex::new(None),
             _lock: lock,
         };
         store.check_at_open()?;
@@ -313,6 +317,7 @@ impl Store {
     /// A new record (and journal) for the store as it is now.
     fn rebaseline(&self, ids: &[String], lost_seen: Vec<String>) -> anyhow::Result<Record> {
         let rec = Record::new(ids.iter().map(String::as_str), lost_seen);
+        *self.recorded_ids.lock().unwrap_or_else(|e| e.into_inner()) = None;
         integrity::journal_reset(self.dir(), ids.iter().map(String::as_str))
             .context("cannot write the integrity journal")?;
         integrity::write(self.dir(), &rec).context("cannot write the integrity record")?;
@@ -360,10 +365,25 @@ impl Store {
     fn note_count(&self, all: &[Arc<Memory>]) {
         let mut guard = self.integrity();
         let Some(rec) = guard.as_mut() else { return };
-        if rec.alert.is_none() && (all.len() as u64) < rec.count {
+        if rec.alert.is_some() {
+            return;
+        }
+        if (all.len() as u64) < rec.count {
             let ids: Vec<String> = all.iter().map(|m| m.id.0.to_string()).collect();
             if let Some(alert) = self.compare(rec, &ids) {
                 self.raise(rec, alert);
+            }
+            return;
+        }
+        // Keep the journal short: once it has grown well past one line per memory, and the
+        // store matches the record, rewrite it with the current ids.
+        let journal_len = std::fs::metadata(self.dir().join(integrity::JOURNAL))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        if journal_len > 64 * (rec.count + 64) && all.len() as u64 == rec.count {
+            let ids: Vec<String> = all.iter().map(|m| m.id.0.to_string()).collect();
+            if IdDigest::of(ids.iter().map(String::as_str)) == rec.id_digest() {
+                let _ = integrity::journal_reset(self.dir(), ids.iter().map(String::as_str));
             }
         }
     }
@@ -377,9 +397,16 @@ impl Store {
             return Ok(());
         };
         if rec.alert.is_some() {
-            if let Some(recorded) = integrity::journal_ids(self.dir(), rec) {
+            let mut cache = self.recorded_ids.lock().unwrap_or_else(|e| e.into_inner());
+            let recorded = cache.get_or_insert_with(|| integrity::journal_ids(self.dir(), rec));
+            if let Some(recorded) = recorded.as_mut() {
                 if recorded.contains(id) == added {
                     return Ok(());
+                }
+                if added {
+                    recorded.insert(id.to_string());
+                } else {
+                    recorded.remove(id);
                 }
             }
         }

@@ -964,7 +964,12 @@ fn health(ctx: &Ctx, index: bool) -> Res {
     match alert {
         Ok(None) => {}
         Ok(Some(a)) => {
-            println!("error: {}; see `wt-memory doctor` to recover", a.reason());
+            let next = if a.missing() > 0 || a.ids_differ {
+                "see `wt-memory doctor` to recover"
+            } else {
+                "run `wt-memory repair`"
+            };
+            println!("error: store damaged: {}; {next}", a.reason());
             return Ok(ExitCode::FAILURE);
         }
         Err(e) => {
