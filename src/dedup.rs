@@ -176,7 +176,12 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
             }
             Cluster {
                 count: g.len(),
-                preview: crate::hygiene::truncate_chars(&survivor.content, 120).to_string(),
+                // Printed by `audit` and `dedup --dry-run` (and MCP): redacted like every way out.
+                preview: crate::hygiene::truncate_chars(
+                    &crate::hygiene::redact(&survivor.content),
+                    120,
+                )
+                .to_string(),
                 survivor_id: survivor.id.clone(),
                 ids: g.iter().map(|&i| records[i].id.clone()).collect(),
                 victim_ids: g[1..].iter().map(|&i| records[i].id.clone()).collect(),

@@ -556,6 +556,19 @@ fn plant_raw_secrets_helper() {
         .metadata
         .values()
         .any(|v| v == PLANTED_PASSWORD));
+    // A todo with a raw secret: `todo list` prints content as text, not through the serialiser.
+    let mut todo = NewMemory::new(
+        "Rotate the staging deploy token",
+        shodh_memory::memory::ExperienceType::Context,
+    );
+    todo.tags = vec!["todo".into()];
+    let todo_id = store.insert(todo).unwrap().id;
+    let mut raw_todo = (*store.get(&todo_id).unwrap().unwrap()).clone();
+    raw_todo.experience.content = format!("Rotate {PLANTED_TOKEN} today");
+    store
+        .set_embedding(&raw_todo, store.embed("Rotate the token").unwrap())
+        .unwrap();
+    store.delete_many(std::iter::empty()).unwrap();
     std::fs::write(out, &id).unwrap();
 }
 
@@ -609,13 +622,15 @@ fn secrets_already_in_a_store_never_reach_the_output() {
         env.wt_ok(dir, &["--project", name, "context"], None),
         env.wt_ok(dir, &["--project", name, "brain"], None),
         env.wt_ok(dir, &["--project", name, "export"], None),
+        env.wt_ok(dir, &["--project", name, "todo", "list"], None),
     ];
     for (i, out) in outputs.iter().enumerate() {
-        // proactive (index 3) may abstain; every other output carries the memory.
-        assert!(
-            i == 3 || out.contains(&id),
-            "output {i} lists the memory: {out}"
-        );
+        // proactive (index 3) may abstain; `todo list` (7) shows the todo; the others the memory.
+        match i {
+            3 => {}
+            7 => assert!(out.contains("Rotate [REDACTED:"), "todo list: {out}"),
+            _ => assert!(out.contains(&id), "output {i} lists the memory: {out}"),
+        }
         for secret in [token, aws, password] {
             assert!(!out.contains(secret), "output {i} leaks {secret}: {out}");
         }

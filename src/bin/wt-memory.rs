@@ -1217,7 +1217,7 @@ fn todo_cmd(ctx: &Ctx, action: TodoCmd) -> Res {
                     println!(
                         "  {}  {} [{}]  ({})",
                         &t.id[..8],
-                        hygiene::truncate_chars(&t.content, 72),
+                        hygiene::truncate_chars(&hygiene::redact(&t.content), 72),
                         tags.join(","),
                         hygiene::truncate_chars(&t.created_at, 10)
                     );
@@ -1235,7 +1235,10 @@ fn todo_cmd(ctx: &Ctx, action: TodoCmd) -> Res {
                 [] => return fail("Todo not found"),
                 [t] => {
                     store.delete_many([t.id.as_str()])?;
-                    println!("Todo done: \"{}\"", hygiene::truncate_chars(&t.content, 80));
+                    println!(
+                        "Todo done: \"{}\"",
+                        hygiene::truncate_chars(&hygiene::redact(&t.content), 80)
+                    );
                 }
                 _ => {
                     return fail(format!(
@@ -1289,7 +1292,10 @@ fn rules_cmd(ctx: &Ctx, action: RulesCmd) -> Res {
             println!("Rules ({}):", list.len());
             for r in list {
                 println!("  [{}] topics: {}", r.id, r.topics.join(", "));
-                println!("      {}", hygiene::truncate_chars(&r.content, 120));
+                println!(
+                    "      {}",
+                    hygiene::truncate_chars(&hygiene::redact(&r.content), 120)
+                );
             }
         }
         RulesCmd::Remove { id } => {
