@@ -87,8 +87,35 @@ fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
         .map(|t| t.with_timezone(&chrono::Utc))
 }
 
+/// A record as it goes back into a store: same id (when free), created_at, importance, type,
+/// tags, metadata, entities and flags; `content` is the record's content, already cleaned.
+pub fn new_memory(rec: &MemoryRecord, content: &str) -> NewMemory {
+    let mut new = NewMemory::new(content, parse_any_type(&rec.experience_type));
+    new.tags = rec.tags.clone();
+    new.metadata = rec.metadata.clone().into_iter().collect();
+    new.entities = rec.entities.clone();
+    new.is_failure = rec.is_failure;
+    new.is_anomaly = rec.is_anomaly;
+    new.importance = rec.importance;
+    new.created_at = parse_time(&rec.created_at);
+    new.id = uuid::Uuid::parse_str(&rec.id).ok();
+    new
+}
+
 /// Import records; with `dry_run` nothing is written and the counts say what would happen.
 pub fn import(store: &Store, doc: &ExportDoc, dry_run: bool) -> anyhow::Result<ImportReport> {
+    import_with(store, doc, dry_run, || Ok(()))
+}
+
+/// [`import`], calling `before_first_write` once, just before the first record is written (the
+/// CLI takes its undo snapshot there, so an import that adds nothing takes none).
+pub fn import_with(
+    store: &Store,
+    doc: &ExportDoc,
+    dry_run: bool,
+    mut before_first_write: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<ImportReport> {
+    let mut written = false;
     let existing = store.records()?;
     let mut known: HashSet<String> = HashSet::new();
     let mut known_content: HashSet<String> = HashSet::new();
@@ -129,16 +156,12 @@ pub fn import(store: &Store, doc: &ExportDoc, dry_run: bool) -> anyhow::Result<I
             report.imported += 1;
             continue;
         }
-        let mut new = NewMemory::new(&content, parse_any_type(&rec.experience_type));
-        new.tags = rec.tags.clone();
-        new.metadata = rec.metadata.clone().into_iter().collect();
+        let mut new = new_memory(&rec, &content);
         new.metadata.insert("original_id".into(), origin);
-        new.entities = rec.entities.clone();
-        new.is_failure = rec.is_failure;
-        new.is_anomaly = rec.is_anomaly;
-        new.importance = rec.importance;
-        new.created_at = parse_time(&rec.created_at);
-        new.id = uuid::Uuid::parse_str(&rec.id).ok();
+        if !written {
+            before_first_write()?;
+            written = true;
+        }
         match store.insert(new) {
             Ok(ins) if ins.duplicate => report.skipped += 1,
             Ok(_) => report.imported += 1,

@@ -24,6 +24,7 @@ pub mod record;
 pub mod redact;
 pub mod rules;
 pub mod runner;
+pub mod snapshot;
 pub mod store;
 pub mod sync;
 pub mod todo;

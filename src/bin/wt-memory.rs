@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use wt_memory::recall::RecallQuery;
 use wt_memory::record::{parse_user_type, split_tags, MemoryRecord};
 use wt_memory::store::{NewMemory, Store};
-use wt_memory::{dedup, exchange, hygiene, lock, migrate, model, paths, project, rules, todo};
+use wt_memory::{
+    dedup, exchange, hygiene, lock, migrate, model, paths, project, rules, snapshot, todo,
+};
 
 /// Largest content accepted by `remember` (characters). Bigger input is refused, not truncated.
 const MAX_CONTENT_CHARS: usize = 100_000;
@@ -135,6 +137,23 @@ enum Cmd {
         file: Option<PathBuf>,
         #[arg(long)]
         dry_run: bool,
+        /// The operation named in the undo snapshot (`sync pull` passes `sync-pull`).
+        #[arg(long, hide = true, default_value = "import", value_name = "OPERATION")]
+        snapshot_as: String,
+        /// Take no undo snapshot (`sync pull` takes one per pull, not one per source).
+        #[arg(long, hide = true)]
+        no_snapshot: bool,
+    },
+    /// Bring the store back to a snapshot taken before a destructive command (default: the newest).
+    Restore {
+        /// Snapshot name (see --list).
+        name: Option<String>,
+        /// List the snapshots, newest first.
+        #[arg(long)]
+        list: bool,
+        /// With --list: as JSON.
+        #[arg(long, requires = "list")]
+        json: bool,
     },
     /// Apply pending store migrations (or show them with --status).
     Migrate {
@@ -391,6 +410,7 @@ impl Ctx {
         if !existed && !self.no_migrate {
             migrate::mark_all_applied(store.dir())?;
         } else if existed && !self.no_migrate && !migrate::pending(store.dir()).is_empty() {
+            take_snapshot(&store, "migrate")?;
             eprint!("Migrating memory storage...");
             let n = migrate::run_pending(&store)?.len();
             eprintln!(" done ({n} migration(s) applied)");
@@ -542,6 +562,9 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
                     &serde_json::json!({"garbage": garbage.len(), "low_importance": low.len(), "would_delete": garbage.len() + low.len(), "dry_run": true}),
                 );
             } else {
+                if !garbage.is_empty() || !low.is_empty() {
+                    take_snapshot(&store, "cleanup")?;
+                }
                 let n =
                     store.delete_many(garbage.iter().chain(low.iter()).map(|r| r.id.as_str()))?;
                 print_json(
@@ -569,7 +592,13 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Import { file, dry_run } => import(ctx, file, dry_run),
+        Cmd::Import {
+            file,
+            dry_run,
+            snapshot_as,
+            no_snapshot,
+        } => import(ctx, file, dry_run, (!no_snapshot).then_some(snapshot_as)),
+        Cmd::Restore { name, list, json } => restore(ctx, name, list, json),
         Cmd::Migrate { status } => {
             if status {
                 let done = migrate::applied(&ctx.project.store_dir);
@@ -585,6 +614,9 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
             }
             let store = Store::open(&ctx.project)?;
             let pending = migrate::pending(store.dir());
+            if !pending.is_empty() {
+                take_snapshot(&store, "migrate")?;
+            }
             migrate::run_pending(&store)?;
             for (id, desc) in migrate::MIGRATIONS {
                 let what = if pending.contains(id) {
@@ -638,6 +670,7 @@ fn run(ctx: &Ctx, command: Cmd) -> Res {
         }
         Cmd::Reembed => {
             let store = ctx.open()?;
+            take_snapshot(&store, "reembed")?;
             let n = store.reembed()?;
             println!(
                 "Re-embedded {n} memories with {}.",
@@ -1128,6 +1161,9 @@ fn forget(ctx: &Ctx, a: ForgetArgs) -> Res {
         })
         .map(|r| r.id.as_str())
         .collect();
+    if !victims.is_empty() {
+        take_snapshot(&store, "forget")?;
+    }
     let n = store.delete_many(victims)?;
     print_json(&serde_json::json!({"deleted_count": n}));
     Ok(ExitCode::SUCCESS)
@@ -1145,6 +1181,9 @@ fn dedup_cmd(ctx: &Ctx, threshold: f64, dry_run: bool) -> Res {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    if !report.top_clusters.is_empty() {
+        take_snapshot(&store, "dedup")?;
+    }
     let mut merged = 0;
     let mut deleted = 0;
     for c in &report.top_clusters {
@@ -1160,7 +1199,18 @@ fn dedup_cmd(ctx: &Ctx, threshold: f64, dry_run: bool) -> Res {
     Ok(ExitCode::SUCCESS)
 }
 
-fn import(ctx: &Ctx, file: Option<PathBuf>, dry_run: bool) -> Res {
+/// The undo snapshot taken before a destructive operation (nothing when the store is empty).
+fn take_snapshot(store: &Store, operation: &str) -> Result<(), Fail> {
+    snapshot::take(store, operation).map_err(|e| {
+        Fail(format!(
+            "{operation}: no undo snapshot, nothing changed: {e:#}"
+        ))
+    })?;
+    Ok(())
+}
+
+/// `import`; `snapshot_as` names the undo snapshot taken before the first write (none if `None`).
+fn import(ctx: &Ctx, file: Option<PathBuf>, dry_run: bool, snapshot_as: Option<String>) -> Res {
     let Some(path) = file else {
         return fail("import: give the export file to import");
     };
@@ -1175,7 +1225,12 @@ fn import(ctx: &Ctx, file: Option<PathBuf>, dry_run: bool) -> Res {
         }
     };
     let store = ctx.open()?;
-    let report = exchange::import(&store, &doc, dry_run)?;
+    let report = exchange::import_with(&store, &doc, dry_run, || match &snapshot_as {
+        Some(op) => snapshot::take(&store, op)
+            .map(|_| ())
+            .map_err(|e| anyhow::anyhow!("{op}: no undo snapshot, nothing changed: {e:#}")),
+        None => Ok(()),
+    })?;
     if dry_run {
         print_json(
             &serde_json::json!({"would_import": report.imported, "would_skip": report.skipped, "errors": report.errors, "dry_run": true}),
@@ -1184,6 +1239,63 @@ fn import(ctx: &Ctx, file: Option<PathBuf>, dry_run: bool) -> Res {
         print_json(&report);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn restore(ctx: &Ctx, name: Option<String>, list: bool, json: bool) -> Res {
+    let store_dir = &ctx.project.store_dir;
+    if list {
+        let all = snapshot::list_with_counts(store_dir);
+        if json {
+            print_json(&all);
+        } else if all.is_empty() {
+            println!("No snapshots in {}", snapshot::dir(store_dir).display());
+        } else {
+            for s in &all {
+                let count = s
+                    .count
+                    .map_or("unreadable".into(), |n| format!("{n} memories"));
+                println!("{}  {}  {:<10} {count}", s.name, s.taken_at, s.operation);
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let target =
+        snapshot::find(store_dir, name.as_deref()).map_err(|e| Fail(format!("restore: {e:#}")))?;
+    let store = ctx.open()?;
+    let records = snapshot::load(&target).map_err(|e| Fail(format!("restore: {e:#}")))?;
+    match snapshot::take(&store, "restore")
+        .map_err(|e| Fail(format!("restore: no undo snapshot, nothing changed: {e:#}")))?
+    {
+        Some(undo) => println!(
+            "Snapshot of the current store: {} ({} memories; `wt-memory restore {}` undoes this)",
+            undo.name,
+            undo.count.unwrap_or(0),
+            undo.name
+        ),
+        None => println!("The store is empty: no snapshot of it taken"),
+    }
+    let done = snapshot::restore(&store, &records).map_err(|e| Fail(format!("restore: {e:#}")))?;
+    println!("Deleted {} memories not in {}", done.deleted, target.name);
+    println!("Re-inserted {} missing memories", done.reinserted);
+    println!("Gave back the tags of {} memories", done.retagged);
+    if done.errors > 0 {
+        println!(
+            "{} records of the snapshot could not be restored",
+            done.errors
+        );
+    }
+    println!(
+        "Restored {} ({}, before {}): {} memories",
+        target.name,
+        target.taken_at,
+        target.operation,
+        store.count()
+    );
+    Ok(if done.errors > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn todo_cmd(ctx: &Ctx, action: TodoCmd) -> Res {
