@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Regression gate on what the hooks inject (issue 15): replays the 60 real hook payloads of
+# testdata/eval/dev-hooks (a copy of shared/eval/dev-hooks, with its scorer hook_eval.py) against the
+# 209 dev memories and fails when hit, precision or abstention drop below the floors, or when any
+# hook breaks silence or the output contract. The floors sit one case under today's figures; raise
+# them as injection improves (README, "Ranking").
+# Usage: scripts/hook-eval-gate.sh   (binaries: $CARGO_TARGET_DIR or target, /debug)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MIN_HIT=0.45 MIN_PRECISION=0.79 MIN_ABSTAIN=0.85
+bin="${CARGO_TARGET_DIR:-target}/debug"
+out="$(mktemp)"; trap 'rm -f "$out"' EXIT
+python3 testdata/eval/hook_eval.py testdata/eval/dev-hooks/cases.jsonl \
+  --memories testdata/eval/dev/memories.jsonl --bin-dir "$bin" | tee "$out"
+python3 - "$out" "$MIN_HIT" "$MIN_PRECISION" "$MIN_ABSTAIN" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+floors = dict(zip(("hook_hit", "hook_precision", "hook_abstain"), map(float, sys.argv[2:5])))
+got = dict(re.findall(r"(\w+)=([\d.]+)", text.strip().splitlines()[-1]))
+bad = [f"{k} {float(got[k]):.3f} < {v}" for k, v in floors.items() if float(got[k]) < v]
+if int(got["silent_violations"]):
+    bad.append(f"{got['silent_violations']} silence violations")
+if "contract violations: none" not in text:
+    bad.append("hook output contract violated")
+if bad:
+    sys.exit("hook eval gate FAILED: " + "; ".join(bad))
+print("hook eval gate: ok (" + ", ".join(f"{k} {float(got[k]):.3f} >= {v}" for k, v in floors.items()) + ")")
+PY
