@@ -953,9 +953,12 @@ impl<'a> SyncContext<'a> {
 
         let (mut new, mut skipped, mut imported_sources) = (0u64, 0u64, 0usize);
         let mut failed_sources = 0usize;
+        // One undo snapshot per pull: the first import that writes takes it, the others do not.
+        let mut snapshot_taken = false;
         for source in selected {
-            match self.import_source(&snap, source) {
+            match self.import_source(&snap, source, !snapshot_taken) {
                 Ok(counts) => {
+                    snapshot_taken |= counts.imported > 0;
                     let errors = if counts.errors > 0 {
                         format!(", {} errors", counts.errors)
                     } else {
@@ -999,6 +1002,7 @@ impl<'a> SyncContext<'a> {
         &self,
         snap: &Snapshot<'_>,
         source: &str,
+        take_snapshot: bool,
     ) -> std::result::Result<ImportCounts, SourceFailure> {
         let bytes = snap
             .read(source)
@@ -1012,7 +1016,15 @@ impl<'a> SyncContext<'a> {
         std::fs::write(tmp.path(), &bytes)
             .map_err(|e| SourceFailure::Import(format!("cannot write a temporary file: {e}")))?;
         let out = self
-            .store_cli(&["import", &tmp.path().to_string_lossy()])
+            .store_cli(&[
+                "import",
+                if take_snapshot {
+                    "--snapshot-as=sync-pull"
+                } else {
+                    "--no-snapshot"
+                },
+                &tmp.path().to_string_lossy(),
+            ])
             .map_err(|e| SourceFailure::Import(format!("{e:#}")))?;
         let parsed: Option<Value> = serde_json::from_str(out.stdout.trim()).ok();
         if !out.success() {

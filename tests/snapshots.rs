@@ -48,11 +48,19 @@ fn import(env: &TestEnv, repo: &Path, name: &str, records: &[(u32, &str, &[&str]
 }
 
 fn store_dir(env: &TestEnv) -> PathBuf {
+    store_of(env, "")
+}
+
+/// The one store whose directory name starts with `prefix` (a repository's directory name).
+fn store_of(env: &TestEnv, prefix: &str) -> PathBuf {
     let stores: Vec<PathBuf> = std::fs::read_dir(env.store_root())
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            p.is_dir() && !name.starts_with('.') && name.starts_with(prefix)
+        })
         .collect();
     assert_eq!(stores.len(), 1, "one store: {stores:?}");
     stores[0].clone()
@@ -60,7 +68,11 @@ fn store_dir(env: &TestEnv) -> PathBuf {
 
 /// Snapshot file names, oldest first.
 fn snapshots(env: &TestEnv) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(store_dir(env).join("snapshots"))
+    snapshots_in(&store_dir(env))
+}
+
+fn snapshots_in(store: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(store.join("snapshots"))
         .map(|rd| {
             rd.flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -358,4 +370,76 @@ fn every_destructive_command_snapshots_and_only_five_are_kept() {
     let survivor = env.wt_json(&repo, &["get", &id(2)], None);
     assert_eq!(survivor["tags"], json!(["ci"]), "tags as before the merge");
     health_ok(&env, &repo);
+}
+
+fn clone_as(env: &TestEnv, remote: &Path, dir: &str, user_name: &str) -> PathBuf {
+    let repo = env.path().join(dir);
+    support::git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            repo.to_str().unwrap(),
+        ],
+    );
+    support::git(&repo, &["config", "user.name", user_name]);
+    support::git(
+        &repo,
+        &["config", "user.email", &format!("{dir}@example.com")],
+    );
+    repo
+}
+
+fn sync(env: &TestEnv, repo: &Path, args: &[&str]) -> String {
+    let mut cmd = env.cmd("wt-memory", repo);
+    cmd.arg("sync").args(args).env("WT_MEMORY_MACHINE", "box");
+    let out = support::run(&mut cmd, None);
+    assert!(
+        out.status.success(),
+        "sync {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn sync_pull_takes_one_snapshot_for_all_its_sources() {
+    let env = TestEnv::new();
+    let seed = env.git_repo("seed");
+    let remote = env.path().join("remote.git");
+    support::git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            remote.to_str().unwrap(),
+        ],
+    );
+    let alice = clone_as(&env, &remote, "alice", "Alice");
+    let carol = clone_as(&env, &remote, "carol", "Carol");
+    let bob = clone_as(&env, &remote, "bob", "Bob");
+    import(&env, &alice, "alice", &SEED[..2]);
+    import(&env, &carol, "carol", &SEED[2..4]);
+    import(&env, &bob, "bob", &SEED[4..]);
+    sync(&env, &alice, &["push"]);
+    sync(&env, &carol, &["push"]);
+
+    let out = sync(&env, &bob, &["pull"]);
+    assert!(out.contains("Total: 4 new"), "{out}");
+    let bob_store = store_of(&env, "bob-");
+    let snaps = snapshots_in(&bob_store);
+    assert_eq!(
+        snaps.len(),
+        1,
+        "one per pull, not one per source: {snaps:?}"
+    );
+    assert!(snaps[0].ends_with("-sync-pull.json"), "{snaps:?}");
+
+    // Undo the pull.
+    env.wt_ok(&bob, &["restore"], None);
+    assert_eq!(ids(&env, &bob), vec![id(5), id(6)]);
 }
