@@ -133,7 +133,7 @@ const SEED: [(u32, &str, &[&str]); 6] = [
     (
         5,
         "Feature flags are read from flags.toml at process start",
-        &["config"],
+        &["config", "todo"],
     ),
     (
         6,
@@ -205,6 +205,15 @@ fn forget_by_tags_then_restore_brings_them_back_with_their_ids() {
     assert!(out.contains("Deleted 3 memories"), "{out}");
     assert_eq!(ids(&env, &repo), vec![id(4), id(5)]);
     health_ok(&env, &repo);
+
+    // `todo clear` deletes every todo: a snapshot too.
+    let out = env.wt_ok(&repo, &["todo", "clear", "--confirm"], None);
+    assert_eq!(out.trim(), "Cleared 1 todos.");
+    let snaps = snapshots(&env);
+    assert!(
+        snaps.last().unwrap().ends_with("-todo-clear.json"),
+        "{snaps:?}"
+    );
 }
 
 #[test]

@@ -1371,6 +1371,9 @@ fn todo_cmd(ctx: &Ctx, action: TodoCmd) -> Res {
                 .filter(|r| r.has_tag("todo"))
                 .map(|r| r.id)
                 .collect();
+            if !ids.is_empty() {
+                take_snapshot(&store, "todo-clear")?;
+            }
             let n = store.delete_many(ids.iter().map(String::as_str))?;
             println!("Cleared {n} todos.");
         }
