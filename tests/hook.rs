@@ -322,9 +322,15 @@ fn read_inside_a_subagent_is_handled_like_a_main_thread_read() {
 fn git_commit_is_stored_once_and_found_by_recall() {
     let env = TestEnv::new();
     let p = project(&env, "commitproj");
-    hook(&env, &p, "post_tool_use.bash_git_commit_m.json");
-    hook(&env, &p, "post_tool_use.bash_git_commit_m.json");
-    hook(&env, &p, "post_tool_use.bash_git_commit_heredoc.json");
+    // The call that saves a commit does not inject it back: the agent just wrote it.
+    for fixture in [
+        "post_tool_use.bash_git_commit_m.json",
+        "post_tool_use.bash_git_commit_m.json",
+        "post_tool_use.bash_git_commit_heredoc.json",
+    ] {
+        let out = hook(&env, &p, fixture);
+        assert!(!out.contains("Committed: "), "{fixture} echoed: {out}");
+    }
 
     let all = all_memories(&env, &p.repo);
     let contents: Vec<&str> = all.iter().map(|m| m["content"].as_str().unwrap()).collect();

@@ -339,12 +339,14 @@ fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     let Some((query, header)) = tool_query(tool, input, &["Read", "Bash"]) else {
         return Ok(None);
     };
+    // Recall before the commit is saved: the agent learns nothing from its own commit echoed back.
+    let injected = tool_memory(ctx, tool, &query, header);
     if tool == "Bash" {
         if let Some(command) = input.tool_input_str("command") {
             save_commit(ctx, command, input.tool_input_str("description"));
         }
     }
-    tool_memory(ctx, tool, &query, header)
+    injected
 }
 
 /// A `git commit` run through Bash is stored once as a Learning memory.
