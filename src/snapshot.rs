@@ -113,6 +113,12 @@ pub fn take(store: &Store, operation: &str) -> anyhow::Result<Option<Info>> {
     if count == 0 {
         return Ok(None);
     }
+    // The operation becomes part of a file name: letters, digits and '-' only.
+    let operation: String = operation
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let operation = operation.as_str();
     let snaps = dir(store.dir());
     crate::paths::ensure_private_dir(&snaps)
         .with_context(|| format!("cannot create {}", snaps.display()))?;
