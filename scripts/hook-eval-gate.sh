@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MIN_HIT=0.45 MIN_PRECISION=0.80 MIN_ABSTAIN=0.85
-bin="${CARGO_TARGET_DIR:-target}/debug"
+bin="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
 out="$(mktemp)"; trap 'rm -f "$out"' EXIT
 python3 testdata/eval/hook_eval.py testdata/eval/dev-hooks/cases.jsonl \
   --memories testdata/eval/dev/memories.jsonl --bin-dir "$bin" | tee "$out"
