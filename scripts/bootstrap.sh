@@ -8,7 +8,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "build dependencies (scripts/deps.sh)"
 . scripts/deps.sh
-step "cargo build --bins (a first build compiles the engine: about 20-35 minutes on 2 cores)"
+step "cargo build --bins (a first build compiles the engine: about 16-20 minutes on 2 cores)"
 cargo build --bins
 bin="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
 export PATH="$bin:$PATH"
