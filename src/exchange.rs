@@ -5,7 +5,7 @@
 
 use crate::hygiene;
 use crate::record::{parse_any_type, MemoryRecord};
-use crate::store::{NewMemory, Store};
+use crate::store::{Inserted, NewMemory, Store};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
@@ -162,17 +162,21 @@ pub fn import_with(
             before_first_write()?;
             written = true;
         }
-        match store.insert(new) {
-            Ok(ins) if ins.duplicate => report.skipped += 1,
-            Ok(_) => report.imported += 1,
-            Err(e) => {
-                // An embedder problem affects every record: stop instead of counting errors.
-                if e.to_string().contains("wt-memory") {
-                    return Err(e);
-                }
-                report.errors += 1;
-            }
+        match insert_record(store, new)? {
+            Some(ins) if ins.duplicate => report.skipped += 1,
+            Some(_) => report.imported += 1,
+            None => report.errors += 1,
         }
     }
     Ok(report)
+}
+
+/// Insert one record of a batch (import, restore). `Ok(None)`: this record failed and the caller
+/// counts it; `Err`: an embedder problem that would fail every record, so the batch stops.
+pub fn insert_record(store: &Store, new: NewMemory) -> anyhow::Result<Option<Inserted>> {
+    match store.insert(new) {
+        Ok(ins) => Ok(Some(ins)),
+        Err(e) if e.to_string().contains("wt-memory") => Err(e),
+        Err(_) => Ok(None),
+    }
 }

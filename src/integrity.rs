@@ -251,28 +251,7 @@ pub fn lost_files(store_dir: &Path) -> Vec<String> {
 /// format as the hook's own log): the hook runs `wt-memory` and ignores its stderr on success, so
 /// an incident found while serving a hook is recorded here.
 pub fn log(level: &str, msg: &str) {
-    use std::io::Write;
-    let dir = crate::paths::log_dir();
-    if crate::paths::ensure_private_dir(&dir).is_err() {
-        return;
-    }
-    let one_line: String = msg
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let line = format!(
-        "{} pid={} wt-memory {level}: {}\n",
-        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        std::process::id(),
-        crate::hygiene::truncate_with_ellipsis(&one_line, 600)
-    );
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("wt-hook-memory.log"))
-    {
-        let _ = f.write_all(line.as_bytes());
-    }
+    crate::hook::log::write(level, "wt-memory", msg);
 }
 
 static PENDING: Mutex<Option<String>> = Mutex::new(None);

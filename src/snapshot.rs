@@ -203,15 +203,9 @@ pub fn restore(store: &Store, records: &[MemoryRecord]) -> anyhow::Result<Restor
         if present.contains(&r.id) {
             continue;
         }
-        match store.insert(exchange::new_memory(r, &r.content)) {
-            Ok(ins) if !ins.duplicate && ins.id == r.id => report.reinserted += 1,
-            Ok(_) => report.errors += 1,
-            Err(e) => {
-                if e.to_string().contains("wt-memory") {
-                    return Err(e);
-                }
-                report.errors += 1;
-            }
+        match exchange::insert_record(store, exchange::new_memory(r, &r.content))? {
+            Some(ins) if !ins.duplicate && ins.id == r.id => report.reinserted += 1,
+            _ => report.errors += 1,
         }
     }
     Ok(report)

@@ -11,7 +11,8 @@ pub fn debug_enabled() -> bool {
     std::env::var("WT_HOOK_DEBUG").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
 }
 
-fn write(level: &str, event: &str, msg: &str) {
+/// One line: time, pid, the event (or another source such as `wt-memory`), level and message.
+pub fn write(level: &str, event: &str, msg: &str) {
     let dir = crate::paths::log_dir();
     if crate::paths::ensure_private_dir(&dir).is_err() {
         return;

@@ -12,7 +12,7 @@ mod events;
 pub mod extract;
 pub mod format;
 pub mod input;
-mod log;
+pub mod log;
 pub mod memory;
 pub mod transcript;
 
