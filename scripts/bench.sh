@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Latency and memory figures for the hot paths (a benchmark, not a test): a cold `wt-memory recall`
-# and `proactive` on a seeded store, and one `wt-hook-memory PostToolUse` (Read) end to end.
+# and `proactive` on a seeded store, `wt-hook-memory` PostToolUse (Read) and UserPromptSubmit end
+# to end, and MCP `recall`/`remember` round trips over stdio (scripts/bench_mcp.py).
 # Usage: scripts/bench.sh [runs]   (build first: cargo build --bins; model: wt-memory setup)
 # Figures are medians (the machine is shared and noisy). WT_BENCH_BIN=DIR benchmarks the binaries
 # of another build (default: $CARGO_TARGET_DIR or target, /debug).
@@ -37,6 +38,7 @@ PY
 fi
 echo "store: $("$bin/wt-memory" stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])' 2>/dev/null || echo '?') memories"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/post_tool_use.read.json" > "$tmp/payload.json"
+sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/user_prompt_submit.normal.json" > "$tmp/prompt.json"
 measure() { # name, command...
   local name="$1"; shift
   local start end rss max=0 times=()
@@ -48,11 +50,15 @@ measure() { # name, command...
     times+=($(( (end - start) / 1000000 )))
     [ "${rss:-0}" -gt "$max" ] 2>/dev/null && max=$rss
   done
-  local median
-  median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}')
-  printf '%-34s median %5d ms   peak RSS %6d KB   (%d runs)\n' "$name" "$median" "$max" "$runs"
+  local figures
+  figures=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {
+    m = (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)); p = a[int(0.95*(NR-1)+1.5)];
+    printf "min %5d  median %5d  p95 %5d ms", a[1], m, p}')
+  printf '%-36s %s   peak RSS %6d KB   (%d runs)\n' "$name" "$figures" "$max" "$runs"
 }
 measure "wt-memory recall (cold process)" "$bin/wt-memory" recall "how are background jobs retried"
 measure "wt-memory proactive (cold process)" "$bin/wt-memory" proactive "crates/jobs/src/worker.rs" --limit 2
 measure "wt-memory list" "$bin/wt-memory" list
 measure "wt-hook-memory PostToolUse (Read)" sh -c "rm -rf '$tmp/run'; '$bin/wt-hook-memory' PostToolUse < '$tmp/payload.json'"
+measure "wt-hook-memory UserPromptSubmit" sh -c "rm -rf '$tmp/run'; '$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
+python3 "$OLDPWD/scripts/bench_mcp.py" "$bin/wt-mcp-server" "$repo" "$runs"

@@ -1,4 +1,4 @@
-//! Near-duplicate detection for `audit` and `dedup` (reference 3.10, with its defects fixed: every
+//! Near-duplicate detection for `audit` and `dedup` (the previous system's `audit`/`dedup` rules, with its bugs fixed: every
 //! cluster is handled, ties keep the most recent memory, and tags are merged into the survivor in
 //! place so its id, which sync's `original_id` chains rely on, never changes).
 //!
@@ -88,7 +88,7 @@ pub fn similarity(a: &str, b: &str) -> f64 {
     2.0 * matched(&wa, &wb, 0, wa.len(), 0, wb.len()) as f64 / (wa.len() + wb.len()) as f64
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Cluster {
     pub count: usize,
     pub preview: String,
@@ -99,7 +99,7 @@ pub struct Cluster {
     pub survivor_tags: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Audit {
     pub total: usize,
     pub clusters: usize,

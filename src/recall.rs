@@ -1,5 +1,5 @@
 //! Recall and proactive context on top of [`crate::rank`]: filters, the branch-boosted dual query
-//! (reference 3.5) and the relevance gates of `proactive`. Every front end gets these through the
+//! (a branch-only query, then the rest) and the relevance gates of `proactive`. Every front end gets these through the
 //! CLI, so hooks and MCP see the same answers.
 
 use crate::rank::{self, Candidate};

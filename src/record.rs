@@ -1,4 +1,4 @@
-//! The JSON shape of a memory as every command prints it (reference 3.2), and the types
+//! The JSON shape of a memory as every command prints it (the previous system's record shape, which agents and scripts already read), and the types
 //! `wt-memory` writes.
 
 use crate::hygiene;
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// before redaction covered a field or a secret kind. Only serialisation redacts, so ranking and
 /// maintenance, which scan every memory, pay nothing; only the records printed (list, get,
 /// recall, proactive, context, brain, todo list, export) do.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct MemoryRecord {
     pub id: String,
     #[serde(serialize_with = "serialize_redacted")]

@@ -22,7 +22,7 @@ pub fn dir(store_dir: &Path) -> PathBuf {
 }
 
 /// One snapshot file, as `restore --list` shows it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Info {
     /// File name without `.json`: what `restore NAME` takes.
     pub name: String,
@@ -164,7 +164,7 @@ pub fn load(info: &Info) -> anyhow::Result<Vec<MemoryRecord>> {
 }
 
 /// What [`restore`] changed.
-#[derive(Debug, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Restored {
     /// Memories that were not in the snapshot, deleted.
     pub deleted: usize,

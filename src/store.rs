@@ -130,14 +130,9 @@ pub struct Store {
     _lock: ProjectLock,
 }
 
-/// How long to wait for the project lock: `WT_MEMORY_LOCK_WAIT_SECS` shortens it (tests,
-/// impatient scripts).
+/// How long to wait for the project lock (`WT_MEMORY_LOCK_WAIT_SECS`).
 fn lock_wait() -> std::time::Duration {
-    std::env::var("WT_MEMORY_LOCK_WAIT_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .map(std::time::Duration::from_secs_f64)
-        .unwrap_or(lock::DEFAULT_WAIT)
+    crate::config::get().lock_wait
 }
 
 const BM25_DIR: &str = "bm25_index";
@@ -167,7 +162,7 @@ fn open_engine(dir: &Path) -> anyhow::Result<MemorySystem> {
         storage_path: dir.to_path_buf(),
         ..MemoryConfig::default()
     };
-    let first = with_stderr_silenced(|| MemorySystem::new(config(), None));
+    let first = MemorySystem::new(config(), None);
     let err = match first {
         Ok(ms) => return Ok(ms),
         Err(e) => format!("{e:#}"),
@@ -185,7 +180,7 @@ fn open_engine(dir: &Path) -> anyhow::Result<MemorySystem> {
             dir.display()
         )
     })?;
-    match with_stderr_silenced(|| MemorySystem::new(config(), None)) {
+    match MemorySystem::new(config(), None) {
         Ok(ms) => {
             integrity::log(
                 "INFO",
@@ -207,25 +202,6 @@ fn open_engine(dir: &Path) -> anyhow::Result<MemorySystem> {
     }
 }
 
-/// Run `f` with file descriptor 2 pointed at /dev/null: the engine prints `[shodh] …` lines
-/// with `eprintln!` while it opens, which would clutter every command.
-fn with_stderr_silenced<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: plain descriptor duplication; fd 2 is restored before returning.
-    unsafe {
-        let saved = libc::dup(2);
-        let devnull = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
-        if saved < 0 || devnull < 0 {
-            return f();
-        }
-        libc::dup2(devnull, 2);
-        libc::close(devnull);
-        let out = f();
-        libc::dup2(saved, 2);
-        libc::close(saved);
-        out
-    }
-}
-
 impl Store {
     /// Open (creating if needed) the project's store, waiting for its lock.
     pub fn open(project: &Project) -> anyhow::Result<Store> {
@@ -233,16 +209,15 @@ impl Store {
     }
 
     pub fn open_with_wait(project: &Project, wait: std::time::Duration) -> anyhow::Result<Store> {
-        let root = crate::paths::storage_root();
-        let lock = ProjectLock::acquire(&lock::lock_path(&root, &project.name), wait)?;
+        let lock = ProjectLock::acquire(&lock::store_lock_path(project), wait)?;
         Self::open_locked(project, lock)
     }
 
     fn open_locked(project: &Project, lock: ProjectLock) -> anyhow::Result<Store> {
         std::fs::create_dir_all(&project.store_dir)
             .with_context(|| format!("cannot create {}", project.store_dir.display()))?;
-        let assets = model::find_assets();
-        model::configure_engine_env(assets.as_ref());
+        // The engine's environment was set once, at process start (config::prepare_process).
+        let assets = crate::config::engine_assets().cloned();
         let ms = open_engine(&project.store_dir)?;
         let store = Store {
             ms,
@@ -456,8 +431,7 @@ impl Store {
     /// against its record. The alert is cleared when no recorded memory is missing (restored, or
     /// never lost), or with `accept_loss` (the store's current contents become the record).
     pub fn repair(project: &Project, accept_loss: bool) -> anyhow::Result<(Store, RepairReport)> {
-        let root = crate::paths::storage_root();
-        let lock = ProjectLock::acquire(&lock::lock_path(&root, &project.name), lock_wait())?;
+        let lock = ProjectLock::acquire(&lock::store_lock_path(project), lock_wait())?;
         let dir = &project.store_dir;
         let aside = dir.join(format!("repair-{}", Utc::now().format("%Y%m%dT%H%M%S%.3f")));
         let mut rebuilt = Vec::new();
@@ -559,7 +533,8 @@ impl Store {
         let res = self
             .embedder_checked
             .get_or_init(|| self.check_embedder().map_err(|e| format!("{e:#}")));
-        res.clone().map_err(|e| anyhow::anyhow!(e))
+        res.clone()
+            .map_err(|e| crate::error::Error::EmbedderMismatch(e).into())
     }
 
     fn check_embedder(&self) -> anyhow::Result<EmbedderKind> {

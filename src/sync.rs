@@ -7,17 +7,30 @@
 //! Two rules shape the code:
 //! - The user's checkout is never touched: all git work happens in a throw-away repository in a
 //!   temp dir, built with plumbing (no checkout, no hooks), talking to the remote's URL.
-//! - The store lock is never held during git work: export and import run as child invocations of
-//!   this very binary, each taking and releasing the lock on its own.
+//! - The store lock is never held during git work: export and import go through the project's
+//!   [`Client`], which is told to release the store right after each of them.
+//!
+//! Messages go to the writers the caller passes (stdout and stderr for the CLI, the tool result
+//! for the MCP server).
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::project::Project;
+use crate::client::Client;
+use crate::ops;
+use std::cell::RefCell;
+use std::io::Write;
+
+/// One line to the sync's output (`say!(self, …)`) or its error stream (`say!(err self, …)`).
+macro_rules! say {
+    (err $ctx:expr, $($arg:tt)*) => {{ let _ = writeln!($ctx.err.borrow_mut(), $($arg)*); }};
+    ($ctx:expr) => {{ let _ = writeln!($ctx.out.borrow_mut()); }};
+    ($ctx:expr, $($arg:tt)*) => {{ let _ = writeln!($ctx.out.borrow_mut(), $($arg)*); }};
+}
 
 /// The orphan branch every source publishes to (shared with the previous implementation).
 pub const BRANCH: &str = "wt-memory";
@@ -28,9 +41,8 @@ pub const STATE_FILE: &str = ".sync-state";
 /// How often a push is re-applied when the remote branch moved under it (after the first try).
 pub const PUSH_RETRIES: usize = 3;
 
-/// Network git operations and store children are killed after these.
+/// Network git operations are killed after this.
 const GIT_TIMEOUT: Duration = Duration::from_secs(120);
-const CHILD_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Repo-local settings copied into the scratch repository so it reaches the remote the way the
 /// user's repository does (global settings apply anyway: same HOME).
@@ -67,37 +79,40 @@ pub enum SyncAction {
     Status,
 }
 
-/// Entry point of `wt-memory sync`: prints its messages and returns the exit code.
-pub fn run(args: &SyncArgs, project: &Project, project_flag: Option<&str>) -> Result<i32> {
-    let ctx = match SyncContext::new(args, project, project_flag) {
+/// Entry point of `wt-memory sync` and the MCP sync tools: writes its messages to `out` and its
+/// errors (`Error: …`) to `err`, and returns the exit code.
+pub fn run(
+    args: &SyncArgs,
+    client: &mut Client,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let ctx = match SyncContext::new(args, client, out, err) {
         Ok(ctx) => ctx,
-        Err(e) => {
-            eprintln!("Error: {e:#}");
-            return Ok(1);
+        Err((e, err)) => {
+            let _ = writeln!(err, "Error: {e:#}");
+            return 1;
         }
     };
-    let code = match &args.action {
+    let report = |outcome: Result<i32>| {
+        outcome.unwrap_or_else(|e| {
+            say!(err ctx, "Error: {e:#}");
+            1
+        })
+    };
+    match &args.action {
         Some(SyncAction::Push { force }) => report(ctx.push(*force)),
         Some(SyncAction::Pull { from }) => report(ctx.pull(from.as_deref())),
         Some(SyncAction::Status) => report(ctx.status()),
         None => {
-            println!("--- Push ---");
+            say!(ctx, "--- Push ---");
             let push = report(ctx.push(false));
-            println!();
-            println!("--- Pull ---");
+            say!(ctx);
+            say!(ctx, "--- Pull ---");
             let pull = report(ctx.pull(None));
             push.max(pull)
         }
-    };
-    Ok(code)
-}
-
-/// Print an error as `Error: ...` on stderr and turn the outcome into an exit code.
-fn report(outcome: Result<i32>) -> i32 {
-    outcome.unwrap_or_else(|e| {
-        eprintln!("Error: {e:#}");
-        1
-    })
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,10 +195,7 @@ pub fn identity(repo: &Path, machine_override: Option<&str>) -> Result<Identity>
     }
     let (machine_raw, origin) = match machine_override {
         Some(m) => (m.to_string(), "--machine"),
-        None => match std::env::var("WT_MEMORY_MACHINE")
-            .ok()
-            .filter(|s| !s.is_empty())
-        {
+        None => match crate::config::get().machine.clone() {
             Some(m) => (m, "WT_MEMORY_MACHINE"),
             None => (hostname().unwrap_or_default(), "the host name"),
         },
@@ -353,37 +365,21 @@ impl<'r> Scratch<'r> {
     fn git(&self, args: &[&str]) -> Result<GitOut> {
         let mut all: Vec<String> = self.base_args.clone();
         all.extend(args.iter().map(|s| s.to_string()));
-        let mut expr = duct::cmd("git", &all)
+        let mut child = crate::child::Child::new("git", all)
             .dir(self.repo_dir())
-            .stdin_null()
-            .stdout_capture()
-            .stderr_capture()
-            .unchecked()
             .env("LC_ALL", "C")
             .env("GIT_TERMINAL_PROMPT", "0");
         for var in REPO_ENV {
-            expr = expr.env_remove(var);
+            child = child.env_remove(var);
         }
-        let handle = expr.start().context("cannot run git")?;
-        let deadline = Instant::now() + GIT_TIMEOUT;
-        loop {
-            if let Some(out) = handle.try_wait().context("cannot wait for git")? {
-                return Ok(GitOut {
-                    code: out.status.code().unwrap_or(-1),
-                    stdout: out.stdout.clone(),
-                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                });
-            }
-            if Instant::now() >= deadline {
-                let _ = handle.kill();
-                bail!(
-                    "git {} did not finish within {}s",
-                    args.first().unwrap_or(&""),
-                    GIT_TIMEOUT.as_secs()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let out = child.run(GIT_TIMEOUT).map_err(|e| {
+            anyhow!("git {}: {e}", args.first().unwrap_or(&""))
+        })?;
+        Ok(GitOut {
+            code: out.code.unwrap_or(-1),
+            stdout: out.stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
     }
 
     fn git_ok(&self, args: &[&str]) -> Result<String> {
@@ -780,23 +776,13 @@ fn now_iso() -> String {
 // The commands
 
 struct SyncContext<'a> {
-    project: &'a Project,
-    project_flag: Option<&'a str>,
+    client: RefCell<&'a mut Client>,
+    out: RefCell<&'a mut dyn Write>,
+    err: RefCell<&'a mut dyn Write>,
     repo: PathBuf,
     remote: Remote,
     identity: Identity,
     state_path: PathBuf,
-}
-
-/// Counts printed by `wt-memory import`.
-#[derive(Debug, Default, serde::Deserialize)]
-struct ImportCounts {
-    #[serde(default)]
-    imported: u64,
-    #[serde(default)]
-    skipped: u64,
-    #[serde(default)]
-    errors: u64,
 }
 
 /// Why one source did not import.
@@ -808,54 +794,56 @@ enum SourceFailure {
 }
 
 impl<'a> SyncContext<'a> {
-    fn new(args: &SyncArgs, project: &'a Project, project_flag: Option<&'a str>) -> Result<Self> {
-        let repo = project
-            .toplevel
-            .clone()
-            .ok_or_else(|| anyhow!("not a git repository"))?;
-        let remote = Remote::open(&repo, &args.remote)?;
-        let identity = identity(&repo, args.machine.as_deref())?;
-        Ok(SyncContext {
-            project,
-            project_flag,
-            state_path: project.store_dir.join(STATE_FILE),
-            repo,
-            remote,
-            identity,
-        })
+    /// The context, or the error and the writer to report it on.
+    #[allow(clippy::type_complexity)]
+    fn new(
+        args: &SyncArgs,
+        client: &'a mut Client,
+        out: &'a mut dyn Write,
+        err: &'a mut dyn Write,
+    ) -> std::result::Result<Self, (anyhow::Error, &'a mut dyn Write)> {
+        let project = client.project().clone();
+        let setup = || -> Result<(PathBuf, Remote, Identity)> {
+            let repo = project
+                .toplevel
+                .clone()
+                .ok_or_else(|| anyhow!("not a git repository"))?;
+            let remote = Remote::open(&repo, &args.remote)?;
+            let identity = identity(&repo, args.machine.as_deref())?;
+            Ok((repo, remote, identity))
+        };
+        match setup() {
+            Ok((repo, remote, identity)) => Ok(SyncContext {
+                client: RefCell::new(client),
+                out: RefCell::new(out),
+                err: RefCell::new(err),
+                state_path: project.store_dir.join(STATE_FILE),
+                repo,
+                remote,
+                identity,
+            }),
+            Err(e) => Err((e, err)),
+        }
     }
 
-    /// Run this binary on the same project: `[--project P] <args>`.
-    fn store_cli(&self, args: &[&str]) -> Result<crate::runner::CliOutput> {
-        let exe = std::env::current_exe().context("cannot locate the wt-memory binary")?;
-        let mut full: Vec<String> = Vec::new();
-        if let Some(p) = self.project_flag {
-            full.extend(["--project".to_string(), p.to_string()]);
-        }
-        full.extend(args.iter().map(|s| s.to_string()));
-        crate::runner::Invocation::new(full)
-            .cwd(&self.project.cwd)
-            .timeout(CHILD_TIMEOUT)
-            .run_with(&exe)
-            .map_err(|e| anyhow!("{}", e.to_string().replace("wt-memory", "wt-memory child")))
+    /// Run one store operation, then let go of the store so no git work happens under its lock.
+    fn with_store<T>(
+        &self,
+        f: impl FnOnce(&mut Client) -> crate::error::Result<T>,
+    ) -> crate::error::Result<T> {
+        let mut client = self.client.borrow_mut();
+        let out = f(&mut client);
+        client.release();
+        out
     }
 
     fn export(&self) -> Result<Value> {
-        let tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
-        let file = tmp.path().join("export.json");
-        let out = self.store_cli(&[
-            "export",
-            "--exclude-private",
-            "--output",
-            &file.to_string_lossy(),
-        ])?;
-        if !out.success() {
-            let why = first_line(&out.stderr).or_else(|| first_line(&out.stdout));
-            bail!("export failed: {}", why.unwrap_or("no output".into()));
-        }
-        let bytes = std::fs::read(&file).context("export wrote no file")?;
+        let doc = self
+            .with_store(|c| c.export(true))
+            .map_err(|e| anyhow!("export failed: {e}"))?;
+        let bytes = serde_json::to_vec(&doc)?;
         validate_export(&bytes).context("export produced an unusable document")?;
-        Ok(serde_json::from_slice(&bytes)?)
+        Ok(doc)
     }
 
     fn push(&self, force: bool) -> Result<i32> {
@@ -865,7 +853,7 @@ impl<'a> SyncContext<'a> {
         let hash = content_hash(&records, &self.identity, &self.remote.push_url);
         let mut state = SyncState::load(&self.state_path);
         if !force && state.last_push_hash.as_deref() == Some(hash.as_str()) {
-            println!("Nothing to push.");
+            say!(self, "Nothing to push.");
             return Ok(0);
         }
         let mut contents = serde_json::to_vec_pretty(&doc)?;
@@ -873,7 +861,7 @@ impl<'a> SyncContext<'a> {
         let committer = Committer::of_repo(&self.repo);
         let outcome = publish(&self.remote, &self.identity, &contents, &committer)?;
         match outcome {
-            PublishOutcome::Unchanged => println!("Nothing to push."),
+            PublishOutcome::Unchanged => say!(self, "Nothing to push."),
             PublishOutcome::Pushed { attempts, .. } => {
                 let retried = if attempts > 1 {
                     format!(", after {attempts} attempts")
@@ -882,7 +870,7 @@ impl<'a> SyncContext<'a> {
                 };
                 let n = records.len();
                 let noun = if n == 1 { "memory" } else { "memories" };
-                println!("Pushed to {} ({n} {noun}{retried})", self.identity);
+                say!(self, "Pushed to {} ({n} {noun}{retried})", self.identity);
             }
         }
         state.last_push_hash = Some(hash);
@@ -911,18 +899,18 @@ impl<'a> SyncContext<'a> {
             let tip = remote_tip(scratch_remote)?;
             match tip {
                 None => {
-                    println!("No sync branch found. Run 'wt-memory sync push' first.");
+                    say!(self, "No sync branch found. Run 'wt-memory sync push' first.");
                     return Ok(0);
                 }
                 Some(t) if state.last_pull_commit.as_deref() == Some(t.as_str()) => {
-                    println!("Up to date.");
+                    say!(self, "Up to date.");
                     return Ok(0);
                 }
                 Some(_) => {}
             }
         }
         let Some(snap) = snapshot(scratch_remote)? else {
-            println!("No sync branch found. Run 'wt-memory sync push' first.");
+            say!(self, "No sync branch found. Run 'wt-memory sync push' first.");
             return Ok(0);
         };
         let me = self.identity.to_string();
@@ -944,7 +932,7 @@ impl<'a> SyncContext<'a> {
                 };
                 bail!("no source '{f}' on branch '{BRANCH}' (sources: {known})");
             }
-            println!("No other sources found.");
+            say!(self, "No other sources found.");
             state.last_pull_commit = Some(snap.tip.clone());
             state.last_pull_at = Some(now_iso());
             state.save(&self.state_path)?;
@@ -964,24 +952,24 @@ impl<'a> SyncContext<'a> {
                     } else {
                         String::new()
                     };
-                    println!(
+                    say!(self, 
                         "{source}: {} new, {} skipped{errors}",
                         counts.imported, counts.skipped
                     );
-                    new += counts.imported;
-                    skipped += counts.skipped;
+                    new += counts.imported as u64;
+                    skipped += counts.skipped as u64;
                     imported_sources += 1;
                 }
                 Err(SourceFailure::Corrupt(why)) => {
-                    println!("{source}: skipped, corrupt file ({why})");
+                    say!(self, "{source}: skipped, corrupt file ({why})");
                 }
                 Err(SourceFailure::Import(why)) => {
-                    println!("{source}: import failed ({why})");
+                    say!(self, "{source}: import failed ({why})");
                     failed_sources += 1;
                 }
             }
         }
-        println!("Total: {new} new, {skipped} skipped from {imported_sources} source(s)");
+        say!(self, "Total: {new} new, {skipped} skipped from {imported_sources} source(s)");
         state.last_pull_at = Some(now_iso());
         // A failed import must be retried next time, so the commit is only recorded when every
         // source was either imported or is unusable as it stands on the branch.
@@ -990,7 +978,8 @@ impl<'a> SyncContext<'a> {
         }
         state.save(&self.state_path)?;
         if failed_sources > 0 {
-            eprintln!(
+            say!(
+                err self,
                 "Error: {failed_sources} source(s) failed to import; run 'wt-memory sync pull' again"
             );
             return Ok(1);
@@ -1003,88 +992,63 @@ impl<'a> SyncContext<'a> {
         snap: &Snapshot<'_>,
         source: &str,
         take_snapshot: bool,
-    ) -> std::result::Result<ImportCounts, SourceFailure> {
+    ) -> std::result::Result<crate::exchange::ImportReport, SourceFailure> {
         let bytes = snap
             .read(source)
             .map_err(|e| SourceFailure::Import(format!("{e:#}")))?;
         validate_export(&bytes).map_err(|e| SourceFailure::Corrupt(e.to_string()))?;
-        let tmp = tempfile::Builder::new()
-            .prefix("wt-memory-sync-")
-            .suffix(".json")
-            .tempfile()
-            .map_err(|e| SourceFailure::Import(format!("cannot create a temporary file: {e}")))?;
-        std::fs::write(tmp.path(), &bytes)
-            .map_err(|e| SourceFailure::Import(format!("cannot write a temporary file: {e}")))?;
-        let out = self
-            .store_cli(&[
-                "import",
-                if take_snapshot {
-                    "--snapshot-as=sync-pull"
-                } else {
-                    "--no-snapshot"
-                },
-                &tmp.path().to_string_lossy(),
-            ])
-            .map_err(|e| SourceFailure::Import(format!("{e:#}")))?;
-        let parsed: Option<Value> = serde_json::from_str(out.stdout.trim()).ok();
-        if !out.success() {
-            // `import` rejects a file it cannot use with {"error": ...}.
-            if let Some(err) = parsed
-                .as_ref()
-                .and_then(|v| v.get("error"))
-                .and_then(Value::as_str)
-            {
-                return Err(SourceFailure::Corrupt(err.to_string()));
+        let req = ops::Import {
+            document: crate::hygiene::decode_lossy(&bytes),
+            dry_run: false,
+            snapshot_as: take_snapshot.then(|| "sync-pull".to_string()),
+        };
+        match self.with_store(|c| c.import(&req)) {
+            Ok(done) => Ok(done.report()),
+            // A document `import` cannot use is the source's problem, not ours.
+            Err(crate::error::Error::Other(e)) if e.is::<ops::UnusableExport>() => {
+                Err(SourceFailure::Corrupt(e.to_string()))
             }
-            let why = first_line(&out.stderr).or_else(|| first_line(&out.stdout));
-            return Err(SourceFailure::Import(why.unwrap_or_else(|| {
-                format!("import exited with status {}", out.status)
-            })));
+            Err(e) => Err(SourceFailure::Import(e.to_string())),
         }
-        parsed
-            .and_then(|v| serde_json::from_value(v).ok())
-            .ok_or_else(|| {
-                SourceFailure::Import(format!("unexpected import output: {}", out.stdout.trim()))
-            })
     }
 
     fn status(&self) -> Result<i32> {
-        println!("Identity: {}", self.identity);
-        println!(
+        say!(self, "Identity: {}", self.identity);
+        say!(self, 
             "Remote: {} ({}), branch {BRANCH}",
             self.remote.name,
             display_url(&self.remote.fetch_url)
         );
         let state = SyncState::load(&self.state_path);
         if state.last_push_at.is_none() && state.last_pull_at.is_none() {
-            println!("Never synced.");
+            say!(self, "Never synced.");
         } else {
-            println!("Last sync:");
-            println!(
+            say!(self, "Last sync:");
+            say!(self, 
                 "  Push: {}",
                 state.last_push_at.as_deref().unwrap_or("never")
             );
-            println!(
+            say!(self, 
                 "  Pull: {}",
                 state.last_pull_at.as_deref().unwrap_or("never")
             );
         }
-        println!("Remote sources:");
+        say!(self, "Remote sources:");
         let snap = match snapshot(&self.remote) {
             Ok(s) => s,
             Err(e) => {
-                println!("  (unavailable)");
+                say!(self, "  (unavailable)");
                 return Err(e);
             }
         };
         match snap {
-            None => println!("  (no sync branch)"),
-            Some(s) if s.sources.is_empty() => println!("  (none)"),
+            None => say!(self, "  (no sync branch)"),
+            Some(s) if s.sources.is_empty() => say!(self, "  (none)"),
             Some(s) => {
                 let me = self.identity.to_string();
                 for source in &s.sources {
                     let marker = if *source == me { " (you)" } else { "" };
-                    println!("  {source}{marker}");
+                    say!(self, "  {source}{marker}");
                 }
             }
         }
@@ -1105,13 +1069,6 @@ fn display_url(url: &str) -> String {
         }
         None => url.to_string(),
     }
-}
-
-fn first_line(s: &str) -> Option<String> {
-    s.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(str::to_string)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Todos: memories tagged `todo,backlog` with `metadata.todo_status` (reference 3.14).
+//! Todos: memories tagged `todo,backlog` with `metadata.todo_status` (the previous system's layout, so its todos carry over).
 
 use crate::record::MemoryRecord;
 use crate::store::{NewMemory, Store};

@@ -446,7 +446,7 @@ fn user_hooks_and_keys_under_the_same_events_are_kept_and_uninstall_restores_the
     ]));
 }
 
-/// Settings written by the earlier generations (reference section 5.1 and 5.2).
+/// Settings written by the earlier generations (the previous system's two hook layouts).
 fn generations() -> Vec<(&'static str, Value)> {
     let c = |cmd: &str, t: u64| json!({"type": "command", "command": cmd, "timeout": t});
     let six = |event: &str| {

@@ -2,6 +2,9 @@
 //! Always exits 0; see `wt_memory::hook`.
 
 fn main() {
+    // Before the hook's watchdog thread starts: the engine's environment is set while
+    // single-threaded.
+    wt_memory::config::prepare_process();
     let args: Vec<String> = std::env::args().skip(1).collect();
     wt_memory::hook::main_entry(&args);
     std::process::exit(0);

@@ -1,15 +1,15 @@
-//! `wt-mcp-server`: MCP server (stdio) exposing the `wt-memory` CLI as tools. See `wt_memory::mcp`.
+//! `wt-mcp-server`: MCP server (stdio) exposing the `wt-memory` commands as tools. See
+//! `wt_memory::mcp`.
 
 use std::process::ExitCode;
 
 const USAGE: &str = "Usage: wt-mcp-server [--version | --help]
 
-MCP server on stdin/stdout exposing the wt-memory CLI as tools. Runs wt-memory in
+MCP server on stdin/stdout exposing the wt-memory commands as tools, on the store of
 $CLAUDE_PROJECT_DIR (or the current directory). Register it with Claude Code, e.g.
   claude mcp add -s project wt-memory -- wt-mcp-server";
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     match std::env::args().nth(1).as_deref() {
         None => {}
         Some("--version" | "-V") => {
@@ -25,7 +25,16 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    match wt_memory::mcp::serve_stdio().await {
+    // Before the runtime's threads exist: the engine's environment is set while single-threaded.
+    wt_memory::config::prepare_process();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("wt-mcp-server: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(wt_memory::mcp::serve_stdio()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("wt-mcp-server: {e:#}");

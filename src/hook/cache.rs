@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 const PREFIX: &str = "session-";
-/// Cache files untouched for this long belong to finished sessions (defect 22: they were never deleted).
+/// Cache files untouched for this long belong to finished sessions (the previous system never deleted them).
 pub const MAX_AGE: Duration = Duration::from_secs(3 * 24 * 3600);
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq)]

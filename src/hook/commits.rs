@@ -5,7 +5,7 @@ use regex::Regex;
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// How far into a Bash command `git commit` is looked for (reference 6.7).
+/// How far into a Bash command `git commit` is looked for (a long heredoc message must not hide it).
 const COMMIT_WINDOW: usize = 300;
 const COMMIT_MESSAGE_CHARS: usize = 200;
 const DESIGN_MEMORY_CHARS: usize = 300;

@@ -3,7 +3,8 @@
 use super::cache::{dedup_key, SessionState};
 use super::format::{self, block, Budget, IdBook, LineOptions, PROMPT_BUDGET, TOOL_BUDGET};
 use super::input::HookInput;
-use super::memory::{self, Memory};
+use super::memory;
+use crate::record::MemoryRecord;
 use super::{log, Ctx};
 use crate::hygiene::truncate_chars;
 use regex::Regex;
@@ -28,7 +29,7 @@ pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
             stop(ctx, input);
             Ok(None)
         }
-        // SubagentStop: any output would keep the subagent running (defect 25). SessionEnd,
+        // SubagentStop: any output would keep the subagent running (Claude Code treats SubagentStop output as a reason to continue). SessionEnd,
         // PreCompact and future events: nothing to do.
         other => {
             log::debug(other, "event not handled: nothing printed");
@@ -46,7 +47,7 @@ fn render(
     state: &mut SessionState,
     header: &str,
     footer: Option<&str>,
-    memories: &[Memory],
+    memories: &[MemoryRecord],
     budget: Budget,
     max_chars: usize,
 ) -> Option<String> {
@@ -213,8 +214,8 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
         if let Some(c) = &change {
             // Memories tagged with the change belong here whatever their query score.
             match memory::recall(ctx, c, 3, Some(&format!("change:{c}"))) {
-                Ok(tagged) => found.extend(tagged.into_iter().map(|m| Memory {
-                    relevance: None,
+                Ok(tagged) => found.extend(tagged.into_iter().map(|m| MemoryRecord {
+                    relevance_score: None,
                     ..m
                 })),
                 Err(e) => log::error(&ctx.event, &e),
@@ -301,7 +302,7 @@ fn tool_memory(ctx: &Ctx, tool: &str, query: &str, header: &str) -> Result<Optio
 }
 
 /// Format memories for a tool event within its budget, recording what was injected.
-fn inject_for_tool(ctx: &Ctx, header: &str, found: &[Memory]) -> Option<String> {
+fn inject_for_tool(ctx: &Ctx, header: &str, found: &[MemoryRecord]) -> Option<String> {
     let mut state = load_session(ctx);
     let text = render(
         &mut state,
@@ -320,7 +321,7 @@ fn inject_for_tool(ctx: &Ctx, header: &str, found: &[Memory]) -> Option<String> 
 fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     let tool = input.str("tool_name").unwrap_or("");
     if matches!(tool, "Agent" | "Task") {
-        // Kept for the SubagentStart that follows, whose input has no task text (defect 19).
+        // Kept for the SubagentStart that follows, whose input has no task text (SubagentStart payloads carry no task text).
         if let (Some(cache), Some(prompt)) = (&ctx.session, input.tool_input_str("prompt")) {
             let prompt = truncate_chars(prompt, SUBAGENT_QUERY_CHARS).to_string();
             cache.update(ctx.deadline, |s| s.pending_subagent_prompt = Some(prompt))?;
@@ -335,7 +336,7 @@ fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> 
 
 fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     let tool = input.str("tool_name").unwrap_or("");
-    // Only Read and Bash inject (issue 3); Edit, Write, Agent/Task, Grep and the rest stay quiet.
+    // Only Read and Bash inject (the other tools' inputs say too little to query by); Edit, Write, Agent/Task, Grep and the rest stay quiet.
     let Some((query, header)) = tool_query(tool, input, &["Read", "Bash"]) else {
         return Ok(None);
     };
@@ -443,7 +444,7 @@ fn stop(ctx: &Ctx, input: &HookInput) {
     if input.is_true("stop_hook_active") {
         return;
     }
-    // The session cache is deliberately kept: clearing it here made dedup last one turn (defect 2).
+    // The session cache is deliberately kept: clearing it here made dedup last one turn (the previous system did, and its dedup lasted one turn).
     super::cache::sweep_old(&crate::paths::runtime_dir(), super::cache::MAX_AGE);
     if let Err(e) = super::commits::on_stop(ctx) {
         log::error(&ctx.event, &format!("design choices: {e}"));

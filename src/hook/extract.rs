@@ -1,4 +1,5 @@
-//! Stop: LLM insight extraction from the session transcript (issue 6, reference 6.11 B).
+//! Stop: LLM insight extraction from the session transcript (the previous system's line format,
+//! `Type|tags|content`).
 //!
 //! Stop fires after every assistant turn, so each transcript has a processed byte offset in a state
 //! file in the project's store dir; only lines after it are ever sent, and the offset is claimed
@@ -9,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub const LLM_TIMEOUT: Duration = Duration::from_secs(30);
 /// The newest transcript lines considered per extraction.
@@ -282,7 +283,6 @@ pub fn run_claude(
     timeout: Duration,
     cwd: &Path,
 ) -> Result<String, String> {
-    use std::os::unix::process::CommandExt;
     let args = [
         "-p",
         "--model",
@@ -291,49 +291,29 @@ pub fn run_claude(
         "--settings",
         r#"{"disableAllHooks": true}"#,
     ];
-    let handle = duct::cmd(bin, args)
-        .stdin_bytes(prompt.as_bytes().to_vec())
+    let out = crate::child::Child::new(bin, args)
+        .stdin(prompt.as_bytes())
         .env_remove("CLAUDECODE")
         .env(DISABLE_ENV, "1")
         .dir(cwd)
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked()
-        .before_spawn(|cmd| {
-            cmd.process_group(0);
-            Ok(())
-        })
-        .start()
-        .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
-    let deadline = Instant::now() + timeout;
-    loop {
-        match handle.try_wait() {
-            Ok(Some(out)) => {
-                if !out.status.success() {
-                    let err = String::from_utf8_lossy(&out.stderr);
-                    return Err(format!(
-                        "claude exited {:?}: {}",
-                        out.status.code(),
-                        one_line(&err, 200)
-                    ));
-                }
-                return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-            }
-            Ok(None) if Instant::now() >= deadline => {
-                for pid in handle.pids() {
-                    // SAFETY: signalling the process group we created for the child.
-                    unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
-                }
-                let _ = handle.kill();
-                return Err(format!(
-                    "claude did not answer within {}s and was killed",
-                    timeout.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("waiting for claude: {e}")),
-        }
+        .own_process_group()
+        .run(timeout)
+        .map_err(|e| match e {
+            crate::child::ChildError::Timeout(_) => format!(
+                "claude did not answer within {}s and was killed",
+                timeout.as_secs()
+            ),
+            other => other.to_string(),
+        })?;
+    if !out.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "claude exited {:?}: {}",
+            out.code,
+            one_line(&err, 200)
+        ));
     }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn state_key(path: &Path) -> String {
@@ -416,6 +396,7 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
     let bin = claude_bin().ok_or("claude not found on PATH: no insight extraction")?;
     let timeout = LLM_TIMEOUT.min(ctx.remaining().saturating_sub(Duration::from_secs(5)));
     let prompt = build_prompt(&state, &window);
+    memory::release(ctx);
     let answer = run_claude(&bin, &prompt, timeout, &std::env::temp_dir())?;
     let insights = parse_insights(&answer);
     if insights.is_empty() {

@@ -2,7 +2,7 @@
 //! length, prefix dedup, `[MEM#xxxx]` ids, heuristic marker), a redaction pass on the way out, and a
 //! character budget that drops whole memories.
 
-use super::memory::Memory;
+use crate::record::MemoryRecord;
 use std::collections::{BTreeMap, HashSet};
 
 pub const RELEVANCE_FLOOR: f64 = 0.3;
@@ -107,7 +107,7 @@ pub struct LineOptions {
 
 /// Format memories as `  - [MEM#a1b2] content` lines, skipping ids already in `seen_ids`.
 pub fn memory_lines(
-    memories: &[Memory],
+    memories: &[MemoryRecord],
     ids: &mut IdBook,
     seen_ids: &mut HashSet<String>,
     opts: &LineOptions,
@@ -115,7 +115,7 @@ pub fn memory_lines(
     let mut prefixes = HashSet::new();
     let mut lines = Vec::new();
     for m in memories {
-        if opts.floor && m.relevance.is_some_and(|r| r < RELEVANCE_FLOOR) {
+        if opts.floor && m.relevance_score.is_some_and(|r| r < RELEVANCE_FLOOR) {
             continue;
         }
         let content = clean_content(&m.content);
@@ -178,12 +178,12 @@ pub fn block(
 mod tests {
     use super::*;
 
-    fn mem(id: &str, content: &str, rel: Option<f64>) -> Memory {
-        Memory {
+    fn mem(id: &str, content: &str, rel: Option<f64>) -> MemoryRecord {
+        MemoryRecord {
             id: id.into(),
             content: content.into(),
-            tags: vec![],
-            relevance: rel,
+            relevance_score: rel,
+            ..MemoryRecord::default()
         }
     }
 

@@ -8,7 +8,7 @@ const LOG_NAME: &str = "wt-hook-memory.log";
 const ROTATE_BYTES: u64 = 1024 * 1024;
 
 pub fn debug_enabled() -> bool {
-    std::env::var("WT_HOOK_DEBUG").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+    crate::config::get().hook_debug
 }
 
 /// One line: time, pid, the event (or another source such as `wt-memory`), level and message.

@@ -1,10 +1,10 @@
-//! `wt-hook-memory`: one handler for every Claude Code hook event (issue 3) plus the Stop-time
-//! insight extraction (issue 6).
+//! `wt-hook-memory`: one handler for every Claude Code hook event plus the Stop-time insight
+//! extraction.
 //!
-//! Rules it lives by (claude-code-contract.md, section 0): read one JSON object from stdin, print
-//! at most one `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}` object, exit 0
-//! always, log failures to a file, and finish well inside the configured timeout. The store is
-//! never opened here: every memory operation is a `wt-memory` child process.
+//! Rules it lives by (Claude Code's hook contract, see docs/claude-code.md): read one JSON object from
+//! stdin, print at most one `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`
+//! object, exit 0 always, log failures to a file, and finish well inside the configured timeout.
+//! Memory calls go through a [`Client`] in this process, opened on first use.
 
 pub mod cache;
 pub mod commits;
@@ -16,6 +16,8 @@ pub mod log;
 pub mod memory;
 pub mod transcript;
 
+use crate::client::Client;
+use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,9 +47,11 @@ pub fn internal_deadline(event: &str) -> Duration {
 pub struct Ctx {
     pub event: String,
     pub deadline: Instant,
-    /// Where `wt-memory` runs: `$CLAUDE_PROJECT_DIR`, else the input's `cwd`, else ours.
+    /// The project: `$CLAUDE_PROJECT_DIR`, else the input's `cwd`, else ours.
     pub project_dir: PathBuf,
     pub session: Option<cache::SessionCache>,
+    /// The project's memory, opened by the first call that needs it (see [`memory`]).
+    pub client: RefCell<Option<Client>>,
 }
 
 impl Ctx {
@@ -124,16 +128,6 @@ fn emit(event: &str, text: &str, deadline: Instant) {
     let _ = stdout.flush();
 }
 
-fn project_dir(input: &input::HookInput) -> PathBuf {
-    let dir_ok = |p: &PathBuf| p.is_absolute() && p.is_dir();
-    std::env::var_os("CLAUDE_PROJECT_DIR")
-        .map(PathBuf::from)
-        .filter(dir_ok)
-        .or_else(|| input.text("cwd").map(PathBuf::from).filter(dir_ok))
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
-
 fn run(args: &[String]) {
     let started = Instant::now();
     let argv_event = args.first().map(String::as_str).filter(|e| !e.is_empty());
@@ -176,14 +170,17 @@ fn run(args: &[String]) {
         .str("session_id")
         .and_then(|id| cache::SessionCache::new(&crate::paths::runtime_dir(), id));
     let ctx = Ctx {
-        project_dir: project_dir(&input),
+        project_dir: crate::config::project_dir(input.text("cwd").map(std::path::Path::new)).path,
         event: event.clone(),
         deadline,
         session,
+        client: RefCell::new(None),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
     let output = events::dispatch(&ctx, &input);
     drop(input);
+    // Let go of the store before printing: other hooks may be waiting for it.
+    drop(ctx.client.take());
     if let Some(text) = output {
         emit(&event, &text, deadline);
     }
@@ -193,7 +190,7 @@ fn run(args: &[String]) {
 /// Entry point of the `wt-hook-memory` binary; `args` excludes the program name. Never panics
 /// outward and never prints anything but the one output object; the caller exits 0.
 pub fn main_entry(args: &[String]) {
-    if std::env::var_os(DISABLE_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
+    if crate::config::get().hook_disabled {
         return;
     }
     std::panic::set_hook(Box::new(|info| log::error("", &format!("panic: {info}"))));

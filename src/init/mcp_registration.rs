@@ -9,7 +9,7 @@ use super::Workspace;
 use anyhow::{bail, Result};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Name under which the server is registered.
 pub const SERVER_NAME: &str = "wt-tools";
@@ -96,11 +96,7 @@ pub struct Registration {
 
 /// `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json` (where the CLI keeps local and user scope).
 pub fn claude_config_file() -> PathBuf {
-    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join(".claude.json"),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/".into()))
-            .join(".claude.json"),
-    }
+    crate::config::get().claude_user_config.clone()
 }
 
 fn entry_command(entry: &Value) -> Vec<String> {
@@ -202,53 +198,31 @@ pub struct CliRun {
 
 /// Run `claude <args>` in `cwd`, killed after [`CLI_TIMEOUT`].
 pub fn run_claude(claude: &Path, cwd: &Path, args: &[String]) -> CliRun {
-    let handle = duct::cmd(claude, args)
+    let ran = crate::child::Child::new(claude, args)
         .dir(cwd)
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
-        .stdin_null()
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked()
-        .start();
-    let handle = match handle {
-        Ok(h) => h,
-        Err(e) => {
-            return CliRun {
-                ok: false,
-                output: format!("could not start {}: {e}", claude.display()),
+        .run(CLI_TIMEOUT);
+    match ran {
+        Ok(out) => {
+            let text = format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout).trim(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            CliRun {
+                ok: out.success(),
+                output: text.trim().to_string(),
             }
         }
-    };
-    let started = Instant::now();
-    loop {
-        match handle.try_wait() {
-            Ok(Some(out)) => {
-                let text = format!(
-                    "{}\n{}",
-                    String::from_utf8_lossy(&out.stdout).trim(),
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
-                return CliRun {
-                    ok: out.status.success(),
-                    output: text.trim().to_string(),
-                };
-            }
-            Ok(None) if started.elapsed() > CLI_TIMEOUT => {
-                let _ = handle.kill();
-                return CliRun {
-                    ok: false,
-                    output: format!("no answer within {}s, stopped", CLI_TIMEOUT.as_secs()),
-                };
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(25)),
-            Err(e) => {
-                return CliRun {
-                    ok: false,
-                    output: e.to_string(),
-                }
-            }
-        }
+        Err(crate::child::ChildError::Timeout(_)) => CliRun {
+            ok: false,
+            output: format!("no answer within {}s, stopped", CLI_TIMEOUT.as_secs()),
+        },
+        Err(e) => CliRun {
+            ok: false,
+            output: e.to_string(),
+        },
     }
 }
 

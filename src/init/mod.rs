@@ -180,16 +180,13 @@ pub fn targets(path: &Path) -> Result<Vec<PathBuf>> {
 /// `name` next to the running executable, else on PATH. When neither exists, the sibling path is
 /// returned with a warning, so the configuration points where the binary belongs.
 pub fn locate_binary(name: &str, warnings: &mut Vec<String>) -> PathBuf {
-    let sibling = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join(name)));
-    if let Some(s) = sibling.as_ref().filter(|s| s.is_file()) {
-        return s.clone();
-    }
-    if let Ok(found) = which::which(name) {
+    if let Some(found) = crate::config::locate_binary(name) {
         return found;
     }
-    let fallback = sibling.unwrap_or_else(|| PathBuf::from(name));
+    let fallback = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join(name)))
+        .unwrap_or_else(|| PathBuf::from(name));
     warnings.push(format!(
         "{name} was found neither next to wt-project nor on PATH; the configuration points to {} (install it there)",
         fallback.display()

@@ -86,6 +86,21 @@ fn is_our_handler(handler: &Value) -> bool {
         .is_some_and(is_our_command)
 }
 
+/// Does a parsed `settings.json` register any of our handlers (`doctor` asks)?
+pub fn has_our_hooks(settings: &Value) -> bool {
+    settings
+        .get("hooks")
+        .and_then(Value::as_object)
+        .is_some_and(|events| {
+            events.values().filter_map(Value::as_array).flatten().any(|group| {
+                group
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .is_some_and(|handlers| handlers.iter().any(is_our_handler))
+            })
+        })
+}
+
 fn group_json(spec: &HookSpec, hook_bin: &Path) -> Value {
     let mut handler = Map::new();
     handler.insert("type".into(), json!("command"));

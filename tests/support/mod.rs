@@ -145,6 +145,48 @@ pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
     child.wait_with_output().expect("wait")
 }
 
+/// Another process holding a project's store lock (as a long write would), until dropped.
+pub struct LockHolder(std::process::Child);
+
+impl Drop for LockHolder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl TestEnv {
+    /// Hold `repo`'s store lock from a separate `flock` process; returns once it is held.
+    pub fn hold_store_lock(&self, repo: &Path) -> LockHolder {
+        let status = self.wt_json(repo, &["status", "--json"], None);
+        let name = status["project"].as_str().expect("project name").to_string();
+        let lock = self.store_root().join(".locks").join(format!("{name}.lock"));
+        std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+        let holder = Command::new("flock")
+            .arg("-x")
+            .arg(&lock)
+            .args(["sleep", "120"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("flock (util-linux)");
+        let holder = LockHolder(holder);
+        for _ in 0..200 {
+            let free = Command::new("flock")
+                .args(["-n", "-x"])
+                .arg(&lock)
+                .arg("true")
+                .status()
+                .expect("flock")
+                .success();
+            if !free {
+                return holder;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("flock never took {}", lock.display());
+    }
+}
+
 /// Path of a binary built by this package (cargo sets CARGO_BIN_EXE_* only for the test's own
 /// package; the target dir layout is stable, so derive it from the test executable).
 pub fn bin_path(name: &str) -> PathBuf {

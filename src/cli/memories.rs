@@ -1,0 +1,178 @@
+//! remember, recall, proactive, list, get, context, brain, forget.
+
+use super::{print_json, read_stdin, Res};
+use crate::client::Client;
+use crate::ops::{self, Forget, Recall, RecallMode, Remember};
+use crate::record::split_tags;
+use clap::{Args, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Store a memory read from stdin; prints its id.
+    Remember(RememberArgs),
+    /// Memories relevant to a query (JSON array, best first, with relevance_score 0..1).
+    Recall(RecallArgs),
+    /// Memories worth injecting for a context (gated by relevance; never stores the context).
+    Proactive {
+        #[arg(allow_hyphen_values = true)]
+        context: String,
+        #[arg(long, default_value_t = 5)]
+        limit: usize,
+    },
+    /// All memories, newest first (JSON array).
+    List {
+        #[arg(long = "type")]
+        ty: Option<String>,
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// One memory by id or unique id prefix (JSON; {} when not found).
+    #[command(alias = "inspect")]
+    Get { id: String },
+    /// Decisions, learnings and context, about a topic if given.
+    Context {
+        #[arg(allow_hyphen_values = true)]
+        topic: Option<String>,
+    },
+    /// Memory tiers (a CLI process keeps everything long-term).
+    Brain,
+    /// Delete memories.
+    Forget(ForgetArgs),
+}
+
+#[derive(Args)]
+pub struct RememberArgs {
+    /// Decision, Learning or Context.
+    #[arg(long = "type")]
+    ty: Option<String>,
+    #[arg(long, default_value = "")]
+    tags: String,
+    /// JSON object; values are stored as strings.
+    #[arg(long)]
+    metadata: Option<String>,
+    #[arg(long)]
+    failure: bool,
+    #[arg(long)]
+    anomaly: bool,
+    /// 0..1 (default 0.5).
+    #[arg(long)]
+    importance: Option<f32>,
+    /// Print {"id": …, "duplicate": …}.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct RecallArgs {
+    #[arg(allow_hyphen_values = true)]
+    query: Option<String>,
+    #[arg(long, default_value_t = 5)]
+    limit: usize,
+    /// hybrid (default: meaning and keywords, current branch first), semantic (meaning only) or
+    /// temporal (the same relevant memories, newest first).
+    #[arg(long, default_value = "hybrid")]
+    mode: String,
+    #[arg(long)]
+    tags: Option<String>,
+    #[arg(long)]
+    tags_only: bool,
+    #[arg(long)]
+    min_importance: Option<f32>,
+    #[arg(long)]
+    since: Option<String>,
+    #[arg(long)]
+    until: Option<String>,
+}
+
+#[derive(Args)]
+pub struct ForgetArgs {
+    id: Option<String>,
+    #[arg(long)]
+    all: bool,
+    #[arg(long)]
+    confirm: bool,
+    #[arg(long, value_name = "DAYS")]
+    older_than: Option<u32>,
+    #[arg(long)]
+    tags: Option<String>,
+    #[arg(long)]
+    pattern: Option<String>,
+    #[arg(long)]
+    since: Option<String>,
+    #[arg(long)]
+    until: Option<String>,
+}
+
+pub fn run(client: &mut Client, cmd: Cmd) -> Res {
+    match cmd {
+        Cmd::Remember(a) => remember(client, a)?,
+        Cmd::Recall(a) => {
+            let req = Recall {
+                query: a.query.unwrap_or_default(),
+                limit: a.limit,
+                mode: RecallMode::parse(&a.mode)?,
+                tags: a.tags.as_deref().map(split_tags).unwrap_or_default(),
+                tags_only: a.tags_only,
+                min_importance: a.min_importance,
+                ..Recall::default()
+            }
+            .with_dates(a.since.as_deref(), a.until.as_deref())?;
+            print_json(&client.recall(&req)?);
+        }
+        Cmd::Proactive { context, limit } => print_json(&client.proactive(&context, limit)?),
+        Cmd::List { ty, limit } => print_json(&client.list(ty.as_deref(), limit)?),
+        Cmd::Get { id } => match client.get(&id)? {
+            Some(r) => print_json(&r),
+            None => println!("{{}}"),
+        },
+        Cmd::Context { topic } => match client.context(topic.as_deref())? {
+            Some(summary) => print_json(&summary),
+            None => println!("{{}}"),
+        },
+        Cmd::Brain => print_json(&client.brain()?),
+        Cmd::Forget(a) => {
+            let parse = |s: &Option<String>, what| s.as_deref().map(|s| ops::parse_time(s, what)).transpose();
+            let req = Forget {
+                id: a.id,
+                all: a.all,
+                confirm: a.confirm,
+                older_than_days: a.older_than,
+                tags: a.tags.as_deref().map(split_tags).unwrap_or_default(),
+                pattern: a.pattern,
+                since: parse(&a.since, "--since")?,
+                until: parse(&a.until, "--until")?,
+            };
+            print_json(&client.forget(&req)?);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn remember(client: &mut Client, a: RememberArgs) -> Result<(), crate::error::Error> {
+    let Some(ty) = a.ty else {
+        return Err(crate::error::bad_input(
+            "remember: --type is required (Decision, Learning or Context)",
+        ));
+    };
+    let req = Remember {
+        content: read_stdin()?,
+        memory_type: ty,
+        tags: split_tags(&a.tags),
+        metadata: a.metadata.as_deref().map(ops::parse_metadata).transpose()?.unwrap_or_default(),
+        failure: a.failure,
+        anomaly: a.anomaly,
+        importance: a.importance,
+        ..Remember::default()
+    };
+    let done = client.remember(&req)?;
+    if let Some(note) = &done.note {
+        eprintln!("{note}");
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(&done)?);
+    } else {
+        println!("{}", done.id);
+    }
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! The `wt-memory` command line: clap types and printing, one file per command group. Every
+//! command calls the library through a [`Client`] and prints what it returns.
+//!
+//! Output rule: commands that return records or counts print JSON on stdout (pretty-printed;
+//! `remember --json` prints one compact line); `stats`, `status`, `audit` and `restore --list`
+//! print text unless given `--json`; `todo`, `rules`, `seed`, `migrate`, `setup`, `repair`,
+//! `restore`, `sync` and `doctor` print text. Errors are one stderr line, `wt-memory: …`, and exit 1
+//! (`remember` with nothing to store exits 3; usage errors exit 1 or 2 as clap decides).
+
+mod maintenance;
+mod memories;
+mod todo;
+mod transfer;
+
+use crate::client::{Client, Holding};
+use crate::error::Error;
+use crate::ops::OpenOptions;
+use crate::project;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "wt-memory",
+    version,
+    about = "Persistent per-project memory for coding agents"
+)]
+pub struct Cli {
+    /// Use this project's store instead of the one of the current directory.
+    #[arg(long, global = true, value_name = "NAME")]
+    project: Option<String>,
+    /// Do not run pending store migrations.
+    #[arg(long, global = true)]
+    no_migrate: bool,
+    #[command(subcommand)]
+    command: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    #[command(flatten)]
+    Memories(memories::Cmd),
+    #[command(flatten)]
+    Maintenance(maintenance::Cmd),
+    #[command(flatten)]
+    Transfer(transfer::Cmd),
+    #[command(flatten)]
+    Todo(todo::Cmd),
+}
+
+/// What a command ends with.
+type Res = Result<ExitCode, Error>;
+
+fn print_json(v: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string_pretty(v).expect("serializable"));
+}
+
+/// Standard input as text (empty on a terminal: nothing was piped).
+fn read_stdin() -> Result<String, Error> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return Ok(String::new());
+    }
+    let mut buf = Vec::new();
+    std::io::stdin().read_to_end(&mut buf)?;
+    Ok(crate::hygiene::decode_lossy(&buf))
+}
+
+/// `wt-memory list | head` closes our stdout early: leave quietly with the shell's SIGPIPE status
+/// instead of a panic message (print! panics on EPIPE, since Rust ignores SIGPIPE). Child processes
+/// are unaffected: a write to a git child that died still returns an error.
+fn quiet_on_closed_stdout() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or_default();
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default_hook(info);
+    }));
+}
+
+/// Parse the command line, run the command, print its result.
+pub fn main() -> ExitCode {
+    quiet_on_closed_stdout();
+    let command = Cli::command().after_help(format!(
+        "Environment:\n{}",
+        crate::config::describe_env(false)
+    ));
+    let parsed = command
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
+        Ok(c) => c,
+        Err(e) => {
+            if let Some(msg) = unknown_group_subcommand(&e) {
+                eprintln!("{msg}");
+                return ExitCode::from(2);
+            }
+            let code = if e.use_stderr() { 1 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let Some(command) = cli.command else {
+        let _ = Cli::command().print_help();
+        return ExitCode::SUCCESS;
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let project = project::resolve(&cwd, cli.project.as_deref());
+    let options = OpenOptions {
+        migrate: !cli.no_migrate,
+        ..OpenOptions::default()
+    };
+    let mut client = Client::direct(project, options, Holding::UntilDropped);
+    let result = match command {
+        Cmd::Memories(c) => memories::run(&mut client, c),
+        Cmd::Maintenance(c) => maintenance::run(&mut client, c),
+        Cmd::Transfer(c) => transfer::run(&mut client, c),
+        Cmd::Todo(c) => todo::run(&mut client, c),
+    };
+    // Close the store before the last words (a damaged store's warning is raised on open).
+    drop(client);
+    let code = match result {
+        Ok(code) => code,
+        Err(Error::NothingToStore(why)) => {
+            eprintln!("wt-memory: remember: nothing to store: {why}");
+            ExitCode::from(3)
+        }
+        Err(e) => {
+            eprintln!("wt-memory: {e}");
+            ExitCode::FAILURE
+        }
+    };
+    // A damaged store: one stderr line, after the command's own output and error (the hook logs
+    // the first stderr line of a failure, which must stay the failure).
+    if let Some(warning) = crate::integrity::take_warning() {
+        eprintln!("{warning}");
+    }
+    code
+}
+
+/// `wt-memory sync bogus` says `Error: unknown sync subcommand 'bogus'`, in the previous
+/// implementation's words, rather than clap's generic text. Top-level mistakes keep clap's message
+/// (it suggests the nearest command).
+fn unknown_group_subcommand(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let at = args.iter().position(|a| a == bad)?;
+    let group = args[..at].iter().rev().find(|a| !a.starts_with('-'))?;
+    Some(format!(
+        "Error: unknown {group} subcommand '{bad}'; see `wt-memory {group} --help`"
+    ))
+}

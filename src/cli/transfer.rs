@@ -1,0 +1,152 @@
+//! export, import, restore, seed, sync.
+
+use super::{print_json, Res};
+use crate::client::Client;
+use crate::error::Error;
+use crate::ops::{self, Import};
+use crate::snapshot;
+use clap::Subcommand;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Export every memory as JSON (format wt-memory-export, version 1).
+    Export {
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Leave out memories tagged `private` (sync always does).
+        #[arg(long)]
+        exclude_private: bool,
+    },
+    /// Import an export file (records already present are skipped).
+    Import {
+        file: Option<PathBuf>,
+        #[arg(long)]
+        dry_run: bool,
+        /// The operation named in the undo snapshot.
+        #[arg(long, hide = true, default_value = "import", value_name = "OPERATION")]
+        snapshot_as: String,
+        /// Take no undo snapshot.
+        #[arg(long, hide = true)]
+        no_snapshot: bool,
+    },
+    /// Bring the store back to a snapshot taken before a destructive command (default: the newest).
+    Restore {
+        /// Snapshot name (see --list).
+        name: Option<String>,
+        /// List the snapshots, newest first.
+        #[arg(long)]
+        list: bool,
+        /// With --list: as JSON.
+        #[arg(long, requires = "list")]
+        json: bool,
+    },
+    /// Import seed memories from YAML (default wt/knowledge/memory-seed.yaml).
+    Seed {
+        #[arg(long)]
+        file: Option<PathBuf>,
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Share memory through the project's git remote.
+    Sync(crate::sync::SyncArgs),
+}
+
+fn cannot_write(path: &std::path::Path, e: std::io::Error) -> Error {
+    Error::Other(anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
+pub fn run(client: &mut Client, cmd: Cmd) -> Res {
+    match cmd {
+        Cmd::Export { output, exclude_private } => {
+            let text = serde_json::to_string_pretty(&client.export(exclude_private)?)?;
+            match output {
+                Some(path) => crate::paths::write_atomic(&path, text.as_bytes())
+                    .map_err(|e| cannot_write(&path, e))?,
+                None => println!("{text}"),
+            }
+        }
+        Cmd::Import { file, dry_run, snapshot_as, no_snapshot } => {
+            let Some(path) = file else {
+                return Err(crate::error::bad_input("import: give the export file to import"));
+            };
+            let bytes = std::fs::read(&path).map_err(|e| {
+                crate::error::bad_input(format!("import: cannot read {}: {e}", path.display()))
+            })?;
+            let req = Import {
+                document: crate::hygiene::decode_lossy(&bytes),
+                dry_run,
+                snapshot_as: (!no_snapshot).then_some(snapshot_as),
+            };
+            match client.import(&req) {
+                Ok(done) => print_json(&done),
+                Err(Error::Other(e)) if e.is::<ops::UnusableExport>() => {
+                    print_json(&serde_json::json!({ "error": e.to_string() }));
+                    eprintln!("wt-memory: import: {}: {e}", path.display());
+                    return Ok(ExitCode::FAILURE);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Cmd::Restore { name, list, json } => return restore(client, name, list, json),
+        Cmd::Seed { file, dry_run } => {
+            let path = file.unwrap_or_else(|| {
+                client.project().files_root().join("wt/knowledge/memory-seed.yaml")
+            });
+            let done = client.seed(&path, dry_run)?;
+            let verb = if dry_run { "Would import" } else { "Imported" };
+            println!(
+                "{verb} {} seed(s), skipped {} duplicate(s) from {}",
+                done.imported,
+                done.skipped,
+                path.display()
+            );
+        }
+        Cmd::Sync(args) => {
+            let code = crate::sync::run(&args, client, &mut std::io::stdout(), &mut std::io::stderr());
+            return Ok(ExitCode::from(code.clamp(0, 255) as u8));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn restore(client: &mut Client, name: Option<String>, list: bool, json: bool) -> Res {
+    let store_dir = client.project().store_dir.clone();
+    if list {
+        let all = snapshot::list_with_counts(&store_dir);
+        if json {
+            print_json(&all);
+        } else if all.is_empty() {
+            println!("No snapshots in {}", snapshot::dir(&store_dir).display());
+        } else {
+            for s in &all {
+                let count = s.count.map_or("unreadable".into(), |n| format!("{n} memories"));
+                println!("{}  {}  {:<10} {count}", s.name, s.taken_at, s.operation);
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let done = client.restore(name.as_deref())?;
+    match &done.undo {
+        Some(undo) => println!(
+            "Snapshot of the current store: {} ({} memories; `wt-memory restore {}` undoes this)",
+            undo.name,
+            undo.count.unwrap_or(0),
+            undo.name
+        ),
+        None => println!("The store is empty: no snapshot of it taken"),
+    }
+    let (c, target) = (&done.changes, &done.restored);
+    println!("Deleted {} memories not in {}", c.deleted, target.name);
+    println!("Re-inserted {} missing memories", c.reinserted);
+    println!("Gave back the tags of {} memories", c.retagged);
+    if c.errors > 0 {
+        println!("{} records of the snapshot could not be restored", c.errors);
+    }
+    println!(
+        "Restored {} ({}, before {}): {} memories",
+        target.name, target.taken_at, target.operation, done.count
+    );
+    Ok(if c.errors > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,180 @@
+//! `wt-memory doctor`: one screen of checks, each problem with the command that fixes it.
+//! The wiring checks use `wt-project init`'s own parsers, so doctor and init agree on what
+//! "installed" means.
+
+use crate::client::Client;
+use crate::config;
+use crate::init::{mcp_registration, settings};
+use crate::integrity;
+use crate::lock;
+use crate::ops;
+use crate::store::Store;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Status {
+    Ok,
+    /// A problem, with its fix.
+    Fix,
+    /// Neither: a fact worth a line.
+    Info,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub status: Status,
+    pub what: String,
+    pub fix: String,
+}
+
+impl Check {
+    fn new(ok: bool, what: impl Into<String>, fix: &str) -> Check {
+        Check {
+            status: if ok { Status::Ok } else { Status::Fix },
+            what: what.into(),
+            fix: fix.to_string(),
+        }
+    }
+
+    fn info(what: impl Into<String>) -> Check {
+        Check {
+            status: Status::Info,
+            what: what.into(),
+            fix: String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Section {
+    pub title: &'static str,
+    pub checks: Vec<Check>,
+}
+
+/// The checks that need the open store.
+pub struct StoreChecks(Vec<Check>);
+
+pub fn store_checks(store: &Store) -> StoreChecks {
+    let count = store.count();
+    let alert = store.verify();
+    integrity::take_warning();
+    let integrity = match alert {
+        Ok(None) => Check::new(true, format!("integrity: all {count} recorded memories present"), ""),
+        Ok(Some(a)) => Check::new(
+            false,
+            format!("integrity: {}", a.reason()),
+            &ops::integrity_fix(&a, store.dir()),
+        ),
+        Err(e) => Check::new(
+            false,
+            format!("integrity: cannot read the store: {e:#}"),
+            "wt-memory repair",
+        ),
+    };
+    let embedder = match store.ensure_embedder() {
+        Ok(kind) => Check::new(true, format!("{count} memories, vectors from {}", kind.label()), ""),
+        Err(e) => Check::new(false, format!("{count} memories, {e:#}"), "see the message above"),
+    };
+    StoreChecks(vec![integrity, embedder])
+}
+
+pub fn version_of(bin: &std::path::Path) -> String {
+    std::process::Command::new(bin)
+        .arg("--version")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "(no --version)".into())
+}
+
+/// Every check, in the order printed.
+pub fn run(client: &mut Client) -> Vec<Section> {
+    let project = client.project().clone();
+    let binaries = ["wt-memory", "wt-hook-memory", "wt-mcp-server", "wt-project"]
+        .iter()
+        .map(|name| match config::locate_binary(name) {
+            Some(p) => Check::new(true, format!("{name}: {} ({})", p.display(), version_of(&p)), ""),
+            None => Check::new(
+                false,
+                format!("{name}: not found"),
+                "cargo install --path . (installs all four binaries)",
+            ),
+        })
+        .collect();
+    let assets = config::engine_assets();
+    let model = vec![Check::new(
+        assets.is_some(),
+        format!("recall is {}", ops::semantic_line(assets)),
+        "wt-memory setup",
+    )];
+
+    let mut store = vec![Check::info(format!(
+        "project {} at {}",
+        project.name,
+        project.store_dir.display()
+    ))];
+    let lock_path = lock::store_lock_path(&project);
+    let free = lock::is_free(&lock_path);
+    let holder = lock::holder_pid(&lock_path)
+        .map(|p| format!(" (pid {p})"))
+        .unwrap_or_default();
+    store.push(Check::new(
+        free,
+        if free { "lock free".to_string() } else { format!("lock held{holder}") },
+        "wait for the other wt-memory process, or stop it",
+    ));
+    if free {
+        match client.store_checks() {
+            Ok(Some(StoreChecks(checks))) => store.extend(checks),
+            Ok(None) => store.push(Check::info(
+                "no store yet (created by the first `wt-memory remember`)",
+            )),
+            Err(e) => store.push(Check::new(
+                false,
+                format!("store does not open: {e}"),
+                "wt-memory repair (rebuilds the indexes from the stored memories)",
+            )),
+        }
+    }
+
+    let root = project.files_root();
+    let hooks = std::fs::read_to_string(root.join(".claude/settings.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|v| settings::has_our_hooks(&v));
+    let target = project
+        .main_root
+        .clone()
+        .or(project.toplevel.clone())
+        .unwrap_or_else(|| project.cwd.clone());
+    let mcp = mcp_registration::find_registrations(&target)
+        .is_some_and(|regs| !regs.is_empty());
+    let wiring = vec![
+        Check::new(hooks, "hooks in .claude/settings.json", "wt-project init"),
+        Check::new(
+            mcp,
+            format!("MCP server registered for {}", target.display()),
+            "wt-project init",
+        ),
+    ];
+
+    let environment = config::ENV_VARS
+        .iter()
+        .filter_map(|v| {
+            std::env::var(v.name)
+                .ok()
+                .filter(|val| !val.is_empty())
+                .map(|val| Check::info(format!("{}={val}", v.name)))
+        })
+        .collect();
+
+    vec![
+        Section { title: "Binaries", checks: binaries },
+        Section { title: "Model", checks: model },
+        Section { title: "Store", checks: store },
+        Section { title: "Project wiring", checks: wiring },
+        Section { title: "Environment (see `wt-memory --help`)", checks: environment },
+    ]
+}

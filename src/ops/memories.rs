@@ -1,0 +1,505 @@
+//! Writing, finding and deleting memories: remember, recall, proactive, list, get, forget,
+//! context, brain.
+
+use super::{parse_time, take_snapshot};
+use crate::error::{bad_input, Error, Result};
+use crate::hygiene;
+use crate::recall::{self, RecallQuery};
+use crate::record::{self, parse_user_type, MemoryRecord};
+use crate::store::{NewMemory, Store};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Largest content `remember` accepts (characters). Bigger input is refused, not truncated.
+pub const MAX_CONTENT_CHARS: usize = 100_000;
+/// Largest query `recall`, `proactive` and `context` accept (characters): far above any real
+/// question, far below what makes one call slow (a 2 MB query is refused, not ranked).
+pub const MAX_QUERY_CHARS: usize = 20_000;
+/// Fewest hex digits of an id that `get` and `forget` accept as a prefix: shorter ones match
+/// memories by accident (`forget 2` once deleted whichever memory's id began with 2).
+pub const MIN_ID_PREFIX: usize = 8;
+/// `context <topic>` lists what concerns the topic: looser than the injection floor (0.3), because
+/// the user asked for the topic, but it still drops the unrelated.
+pub const CONTEXT_FLOOR: f64 = 0.1;
+
+/// A memory to store, as a user or an agent gives it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Remember {
+    /// Raw text: `<private>` spans are dropped and whitespace normalised before storing.
+    pub content: String,
+    /// Decision, Learning or Context (Observation and Event are accepted and mapped).
+    pub memory_type: String,
+    pub tags: Vec<String>,
+    pub metadata: HashMap<String, String>,
+    pub failure: bool,
+    pub anomaly: bool,
+    /// 0..1; default 0.5.
+    pub importance: Option<f32>,
+}
+
+/// What `remember` stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Remembered {
+    pub id: String,
+    /// The same content was already stored; `id` is that memory.
+    pub duplicate: bool,
+    /// A note on how the type was read (legacy type names), for stderr.
+    #[serde(skip)]
+    pub note: Option<String>,
+}
+
+/// A [`Remember`] that passed validation: nothing is left to refuse once the store is open.
+pub struct CheckedRemember {
+    new: NewMemory,
+    note: Option<String>,
+}
+
+/// `remember --metadata`: a JSON object; non-string values are stored as their JSON text.
+pub fn parse_metadata(text: &str) -> Result<HashMap<String, String>> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map
+            .into_iter()
+            .map(|(k, v)| {
+                let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                (k, v)
+            })
+            .collect()),
+        Ok(_) => Err(bad_input("remember: --metadata must be a JSON object")),
+        Err(e) => Err(bad_input(format!(
+            "remember: --metadata is not valid JSON: {e}"
+        ))),
+    }
+}
+
+impl Remember {
+    /// Every rule that needs no store: type, importance, content present and within the limit.
+    pub fn check(&self) -> Result<CheckedRemember> {
+        let (experience_type, note) =
+            parse_user_type(&self.memory_type).map_err(Error::BadInput)?;
+        if let Some(i) = self.importance {
+            if !(0.0..=1.0).contains(&i) {
+                return Err(bad_input("remember: --importance must be between 0 and 1"));
+            }
+        }
+        let content = hygiene::clean_content(&self.content);
+        if content.is_empty() {
+            return Err(Error::NothingToStore(if self.content.trim().is_empty() {
+                "the input is empty (pipe the text to remember on stdin)"
+            } else {
+                "all of the input is inside <private>...</private>"
+            }));
+        }
+        let chars = content.chars().count();
+        if chars > MAX_CONTENT_CHARS {
+            return Err(bad_input(format!("remember: content is {chars} characters; the limit is {MAX_CONTENT_CHARS} (store a summary instead)")));
+        }
+        let mut new = NewMemory::new(&content, experience_type);
+        new.tags = self.tags.clone();
+        new.metadata = self.metadata.clone();
+        new.is_failure = self.failure;
+        new.is_anomaly = self.anomaly;
+        if let Some(i) = self.importance {
+            new.importance = i;
+        }
+        Ok(CheckedRemember { new, note })
+    }
+}
+
+/// Store a checked memory, tagged with the current branch unless it names one.
+pub fn remember(store: &Store, req: CheckedRemember) -> Result<Remembered> {
+    let mut new = req.new;
+    if !new.tags.iter().any(|t| t.starts_with("branch:")) {
+        if let Some(b) = store.project.branch() {
+            new.tags.push(format!("branch:{b}"));
+        }
+    }
+    let ins = store
+        .insert(new)
+        .map_err(|e| Error::Other(anyhow::anyhow!("remember failed, nothing stored: {e:#}")))?;
+    Ok(Remembered {
+        id: ins.id,
+        duplicate: ins.duplicate,
+        note: req.note,
+    })
+}
+
+/// How `recall` orders what it finds.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, rmcp::schemars::JsonSchema,
+)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(rename_all = "lowercase")]
+pub enum RecallMode {
+    /// Meaning and keywords combined, current branch first.
+    #[default]
+    Hybrid,
+    /// Meaning only.
+    Semantic,
+    /// The same relevant memories as hybrid, newest first.
+    Temporal,
+}
+
+impl RecallMode {
+    pub const NAMES: [&'static str; 3] = ["hybrid", "semantic", "temporal"];
+
+    pub fn parse(s: &str) -> Result<RecallMode> {
+        match s {
+            "hybrid" => Ok(RecallMode::Hybrid),
+            "semantic" => Ok(RecallMode::Semantic),
+            "temporal" => Ok(RecallMode::Temporal),
+            other => Err(bad_input(format!(
+                "recall: unknown --mode '{other}' (use one of {})",
+                Self::NAMES.join(", ")
+            ))),
+        }
+    }
+}
+
+/// A search.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Recall {
+    pub query: String,
+    pub limit: usize,
+    pub mode: RecallMode,
+    /// Only memories carrying every one of these tags.
+    pub tags: Vec<String>,
+    /// Ignore the query: the tagged memories, newest first.
+    pub tags_only: bool,
+    pub min_importance: Option<f32>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+}
+
+impl Default for Recall {
+    fn default() -> Self {
+        Recall {
+            query: String::new(),
+            limit: 5,
+            mode: RecallMode::Hybrid,
+            tags: Vec::new(),
+            tags_only: false,
+            min_importance: None,
+            since: None,
+            until: None,
+        }
+    }
+}
+
+/// A query short enough to rank.
+pub fn check_query(what: &str, text: &str) -> Result<()> {
+    let chars = text.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(bad_input(format!("{what}: the query is {chars} characters; the limit is {MAX_QUERY_CHARS} (ask with a few words or sentences)")));
+    }
+    Ok(())
+}
+
+impl Recall {
+    pub fn check(&self) -> Result<()> {
+        if self.tags_only && self.tags.is_empty() {
+            return Err(bad_input("recall: --tags-only needs --tags"));
+        }
+        check_query("recall", &self.query)
+    }
+
+    /// `--since`/`--until` from the command line or a tool argument.
+    pub fn with_dates(mut self, since: Option<&str>, until: Option<&str>) -> Result<Self> {
+        self.since = since.map(|s| parse_time(s, "--since")).transpose()?;
+        self.until = until.map(|s| parse_time(s, "--until")).transpose()?;
+        Ok(self)
+    }
+}
+
+pub fn recall(store: &Store, req: &Recall) -> Result<Vec<MemoryRecord>> {
+    req.check()?;
+    let q = RecallQuery {
+        text: req.query.clone(),
+        limit: req.limit,
+        tags: req.tags.clone(),
+        min_importance: req.min_importance,
+        since: req.since,
+        until: req.until,
+        branch: store.project.branch(),
+        semantic_only: req.mode == RecallMode::Semantic,
+    };
+    let dated = q.since.is_some() || q.until.is_some();
+    if req.tags_only || (dated && q.text.trim().is_empty()) {
+        return Ok(recall::filtered_newest(store, &q)?);
+    }
+    let mut found = recall::recall(store, &q)?;
+    if req.mode == RecallMode::Temporal {
+        // RFC 3339 times of one writer sort as text.
+        found.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    }
+    Ok(found)
+}
+
+/// Memories worth injecting for a context (gated by relevance; never stores the context).
+pub fn proactive(store: &Store, context: &str, limit: usize) -> Result<Vec<MemoryRecord>> {
+    check_query("proactive", context)?;
+    let branch = store.project.branch();
+    Ok(recall::proactive(
+        store,
+        context,
+        limit,
+        branch.as_deref(),
+    )?)
+}
+
+/// `list`: newest first, optionally one type.
+pub fn list(
+    store: &Store,
+    memory_type: Option<&str>,
+    limit: Option<usize>,
+) -> Result<Vec<MemoryRecord>> {
+    let mut records = store.records()?;
+    if let Some(t) = memory_type {
+        let want = parse_user_type(t)
+            .map(|(ty, _)| ty)
+            .unwrap_or_else(|_| record::parse_any_type(t));
+        let want = record::type_name(&want);
+        records.retain(|r| r.experience_type == want);
+    }
+    if let Some(n) = limit {
+        records.truncate(n);
+    }
+    Ok(records)
+}
+
+/// `id` checked and normalised for `get` and `forget`: a full id, or a prefix of one with at least
+/// [`MIN_ID_PREFIX`] hex digits (lower-cased). Anything else is refused with what to do.
+pub fn checked_id(cmd: &str, id: &str) -> Result<String> {
+    let id = id.trim();
+    if let Ok(uuid) = uuid::Uuid::parse_str(id) {
+        return Ok(uuid.hyphenated().to_string());
+    }
+    let hint = format!(
+        "give the full id or at least {MIN_ID_PREFIX} hex digits of it (see `wt-memory list`)"
+    );
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return Err(bad_input(format!("{cmd}: '{id}' is not a memory id; {hint}")));
+    }
+    if id.chars().filter(char::is_ascii_hexdigit).count() < MIN_ID_PREFIX {
+        return Err(bad_input(format!("{cmd}: id prefix '{id}' is too short; {hint}")));
+    }
+    Ok(id.to_ascii_lowercase())
+}
+
+/// The full id that a [`checked_id`] names: itself when it is a full id, else the one memory whose
+/// id starts with it (`None` when none does). An ambiguous prefix is refused.
+fn resolve_id(store: &Store, cmd: &str, id: &str) -> Result<Option<String>> {
+    if uuid::Uuid::parse_str(id).is_ok() {
+        return Ok(Some(id.to_string()));
+    }
+    let mut matches: Vec<String> = store
+        .all()?
+        .iter()
+        .map(|m| m.id.0.to_string())
+        .filter(|full| full.starts_with(id))
+        .collect();
+    match matches.len() {
+        0 | 1 => Ok(matches.pop()),
+        n => Err(bad_input(format!(
+            "{cmd}: id prefix '{id}' is ambiguous: {n} memories match; give more digits or the full id"
+        ))),
+    }
+}
+
+/// One memory by a [`checked_id`].
+pub fn get(store: &Store, id: &str) -> Result<Option<MemoryRecord>> {
+    Ok(match resolve_id(store, "get", id)? {
+        Some(full) => store.get(&full)?.map(|m| MemoryRecord::from_memory(&m)),
+        None => None,
+    })
+}
+
+/// What `forget` deletes: one id, or every memory matching any of the filters.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Forget {
+    pub id: Option<String>,
+    pub all: bool,
+    pub confirm: bool,
+    pub older_than_days: Option<u32>,
+    pub tags: Vec<String>,
+    pub pattern: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// What `forget` did: `{"deleted", "id"}` for one id, `{"deleted_count"}` for filters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Forgotten {
+    One { deleted: bool, id: String },
+    Many { deleted_count: usize },
+}
+
+impl Forget {
+    fn dated(&self) -> bool {
+        self.since.is_some() || self.until.is_some()
+    }
+
+    /// Refuses a forget that names nothing, a bulk one without `confirm`, a bad id or regex.
+    pub fn check(&self) -> Result<Option<regex::Regex>> {
+        let nothing = self.id.is_none()
+            && !self.all
+            && self.older_than_days.is_none()
+            && self.tags.is_empty()
+            && self.pattern.is_none()
+            && !self.dated();
+        if nothing {
+            return Err(bad_input("forget: say what to forget: <id>, --tags, --pattern, --older-than, --since/--until --confirm, or --all --confirm"));
+        }
+        if (self.all || self.dated()) && !self.confirm {
+            return Err(bad_input(
+                "forget: --all and date ranges delete many memories; add --confirm",
+            ));
+        }
+        if let Some(id) = &self.id {
+            checked_id("forget", id)?;
+        }
+        self.pattern
+            .as_deref()
+            .map(regex::Regex::new)
+            .transpose()
+            .map_err(|e| {
+                let why = e
+                    .to_string()
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                bad_input(format!("forget: --pattern is not a valid regex: {why}"))
+            })
+    }
+
+    /// The answer when there is no store at all.
+    pub fn nothing_found(&self) -> Result<Forgotten> {
+        self.check()?;
+        Ok(match &self.id {
+            Some(id) => Forgotten::One {
+                deleted: false,
+                id: checked_id("forget", id)?,
+            },
+            None => Forgotten::Many { deleted_count: 0 },
+        })
+    }
+}
+
+pub fn forget(store: &Store, req: &Forget) -> Result<Forgotten> {
+    let pattern = req.check()?;
+    if let Some(id) = &req.id {
+        let id = checked_id("forget", id)?;
+        let target = resolve_id(store, "forget", &id)?;
+        let deleted = match &target {
+            Some(full) => store.delete_many([full.as_str()])? == 1,
+            None => false,
+        };
+        return Ok(Forgotten::One {
+            deleted,
+            id: target.unwrap_or(id),
+        });
+    }
+    let dated = req.dated();
+    let cutoff = req
+        .older_than_days
+        .map(|d| Utc::now() - chrono::Duration::days(d as i64));
+    let records = store.records()?;
+    let victims: Vec<&str> = records
+        .iter()
+        .filter(|r| {
+            let created = DateTime::parse_from_rfc3339(&r.created_at)
+                .map(|t| t.with_timezone(&Utc))
+                .ok();
+            req.all
+                || req.tags.iter().any(|t| r.has_tag(t))
+                || pattern.as_ref().is_some_and(|p| p.is_match(&r.content))
+                || cutoff.is_some_and(|c| created.is_some_and(|t| t < c))
+                || (dated
+                    && created.is_some_and(|t| {
+                        req.since.is_none_or(|s| t >= s) && req.until.is_none_or(|u| t <= u)
+                    }))
+        })
+        .map(|r| r.id.as_str())
+        .collect();
+    if !victims.is_empty() {
+        take_snapshot(store, "forget")?;
+    }
+    Ok(Forgotten::Many {
+        deleted_count: store.delete_many(victims)?,
+    })
+}
+
+/// `context`: decisions, learnings and context, about a topic if given.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ContextSummary {
+    pub topic: Option<String>,
+    pub decisions: Vec<MemoryRecord>,
+    pub learnings: Vec<MemoryRecord>,
+    pub context: Vec<MemoryRecord>,
+    pub total_memories: usize,
+}
+
+pub fn context(store: &Store, topic: Option<&str>) -> Result<ContextSummary> {
+    let topic = topic.map(str::trim).filter(|t| !t.is_empty());
+    let records = match topic {
+        Some(t) => {
+            check_query("context", t)?;
+            let q = RecallQuery {
+                text: t.to_string(),
+                limit: usize::MAX,
+                ..Default::default()
+            };
+            // A memory tagged with the topic (exact, case-insensitive) belongs to it whatever its
+            // content scores; those come first, then content matches above the floor.
+            let wanted = t.to_lowercase();
+            let (mut tagged, rest): (Vec<MemoryRecord>, Vec<MemoryRecord>) =
+                recall::ranked(store, &q)?
+                    .into_iter()
+                    .partition(|r| r.tags.iter().any(|tag| tag.to_lowercase() == wanted));
+            tagged.extend(
+                rest.into_iter()
+                    .filter(|r| r.relevance_score.unwrap_or(0.0) >= CONTEXT_FLOOR),
+            );
+            tagged
+        }
+        None => store.records()?,
+    };
+    let pick = |ty: &str| -> Vec<MemoryRecord> {
+        records
+            .iter()
+            .filter(|r| r.experience_type == ty)
+            .take(5)
+            .cloned()
+            .collect()
+    };
+    Ok(ContextSummary {
+        topic: topic.map(str::to_string),
+        decisions: pick("Decision"),
+        learnings: pick("Learning"),
+        context: pick("Context"),
+        total_memories: store.count(),
+    })
+}
+
+/// `brain`: the engine's tiers as a one-shot process sees them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Brain {
+    pub working: Vec<MemoryRecord>,
+    pub session: Vec<MemoryRecord>,
+    pub longterm: Vec<MemoryRecord>,
+    pub note: String,
+}
+
+pub const BRAIN_NOTE: &str = "each wt-memory call is a fresh process, so every memory is long-term";
+
+pub fn brain(records: Vec<MemoryRecord>) -> Brain {
+    Brain {
+        longterm: records.into_iter().take(100).collect(),
+        note: BRAIN_NOTE.into(),
+        ..Default::default()
+    }
+}

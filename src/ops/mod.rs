@@ -1,0 +1,98 @@
+//! The library API: every command's rules, as functions with typed requests and results.
+//!
+//! Front ends (the CLI, the hook, the MCP server, sync) never call these directly on a store they
+//! opened themselves: they go through [`crate::client::Client`], which opens the store (and runs
+//! pending migrations) when an operation needs it. Results serialise to exactly the JSON the CLI
+//! prints, so `wt-memory … --json` and the MCP tools show the same shapes.
+
+mod maintenance;
+mod memories;
+mod todos;
+mod transfer;
+
+pub use maintenance::*;
+pub use memories::*;
+pub use todos::*;
+pub use transfer::*;
+
+use crate::error::{bad_input, Error, Result};
+use crate::migrate;
+use crate::project::Project;
+use crate::snapshot;
+use crate::store::Store;
+use chrono::{DateTime, Utc};
+use std::time::Duration;
+
+/// How a store is opened.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// How long to wait for a store another process holds.
+    pub lock_wait: Duration,
+    /// Run pending migrations (with an undo snapshot first).
+    pub migrate: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            lock_wait: crate::config::get().lock_wait,
+            migrate: true,
+        }
+    }
+}
+
+/// Open (creating if needed) the project's store and bring it up to date: a new store records
+/// every migration as applied; an older one gets its pending migrations, after an undo snapshot.
+pub fn open_store(project: &Project, opts: &OpenOptions) -> Result<Store> {
+    let existed = crate::store::exists(&project.store_dir);
+    let store = Store::open_with_wait(project, opts.lock_wait)?;
+    if !opts.migrate {
+        return Ok(store);
+    }
+    if !existed {
+        migrate::mark_all_applied(store.dir())?;
+    } else if !migrate::pending(store.dir()).is_empty() {
+        take_snapshot(&store, "migrate")?;
+        eprint!("Migrating memory storage...");
+        let n = migrate::run_pending(&store)?.len();
+        eprintln!(" done ({n} migration(s) applied)");
+    }
+    Ok(store)
+}
+
+/// `2026-01-31` or RFC 3339, as UTC.
+pub fn parse_time(s: &str, what: &str) -> Result<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    }
+    Err(bad_input(format!(
+        "{what}: '{s}' is not an ISO date (2026-01-31 or RFC 3339)"
+    )))
+}
+
+/// The undo snapshot taken before a destructive operation (nothing when the store is empty).
+pub fn take_snapshot(store: &Store, operation: &str) -> Result<()> {
+    snapshot::take(store, operation).map_err(|e| {
+        Error::Other(anyhow::anyhow!(
+            "{operation}: no undo snapshot, nothing changed: {e:#}"
+        ))
+    })?;
+    Ok(())
+}
+
+/// A similarity or importance threshold in 0..=1.
+pub fn check_unit(what: &str, value: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err(bad_input(format!(
+            "{what} must be between 0 and 1, got {value}"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests;

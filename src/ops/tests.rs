@@ -1,0 +1,239 @@
+//! The typed API on a real store in a temporary directory, in this process: no binary is spawned.
+
+use super::*;
+use crate::client::{Client, Holding};
+use crate::error::Error;
+use crate::project::Project;
+use std::path::Path;
+use std::time::Duration;
+
+/// A git repository on branch `feature/x` and a project whose store lives in the same temp dir.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    project: Project,
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .status()
+        .expect("git")
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "feature/x"]);
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    let name = format!("ops-{}", uuid::Uuid::new_v4().simple());
+    let project = Project {
+        store_dir: tmp.path().join("store").join(&name),
+        name,
+        toplevel: Some(repo.clone()),
+        main_root: Some(repo.clone()),
+        cwd: repo,
+    };
+    Fixture { _tmp: tmp, project }
+}
+
+fn client(f: &Fixture) -> Client {
+    Client::direct(f.project.clone(), OpenOptions::default(), Holding::UntilDropped)
+}
+
+fn remember_req(content: &str, ty: &str) -> Remember {
+    Remember {
+        content: content.into(),
+        memory_type: ty.into(),
+        ..Remember::default()
+    }
+}
+
+#[test]
+fn remember_tags_the_branch_and_finds_the_same_content_again() {
+    let f = fixture();
+    let mut c = client(&f);
+    let first = c
+        .remember(&remember_req("Use  SQLite for the job queue\n", "Decision"))
+        .unwrap();
+    assert!(!first.duplicate);
+    let again = c
+        .remember(&remember_req("Use SQLite for the job queue", "decision"))
+        .unwrap();
+    assert_eq!(again, Remembered { duplicate: true, ..first.clone() });
+    let stored = c.get(&first.id).unwrap().expect("stored");
+    assert_eq!(stored.content, "Use SQLite for the job queue");
+    assert_eq!(stored.experience_type, "Decision");
+    assert!(stored.has_tag("branch:feature/x"), "{:?}", stored.tags);
+    // A legacy type is stored under its new name, with a note for the user.
+    let legacy = c.remember(&remember_req("Deploys run at noon", "Observation")).unwrap();
+    assert!(legacy.note.is_some_and(|n| n.contains("Learning")));
+}
+
+#[test]
+fn bad_requests_are_typed_errors_and_touch_no_store() {
+    let f = fixture();
+    let mut c = client(&f);
+    assert!(matches!(
+        c.remember(&remember_req("  <private>token</private> ", "Learning")),
+        Err(Error::NothingToStore(_))
+    ));
+    assert!(matches!(
+        c.remember(&remember_req("x", "Opinion")),
+        Err(Error::BadInput(m)) if m.contains("Decision, Learning or Context")
+    ));
+    let loud = Remember {
+        importance: Some(1.5),
+        ..remember_req("Something", "Learning")
+    };
+    assert!(matches!(c.remember(&loud), Err(Error::BadInput(_))));
+    let huge = Recall {
+        query: "x".repeat(MAX_QUERY_CHARS + 1),
+        ..Recall::default()
+    };
+    assert!(matches!(c.recall(&huge), Err(Error::BadInput(m)) if m.contains("the limit is")));
+    assert!(matches!(RecallMode::parse("causal"), Err(Error::BadInput(_))));
+    for forget in [
+        Forget::default(),
+        Forget { all: true, ..Forget::default() },
+        Forget { id: Some("2de8".into()), ..Forget::default() },
+        Forget { pattern: Some("(".into()), ..Forget::default() },
+    ] {
+        assert!(matches!(c.forget(&forget), Err(Error::BadInput(_))), "{forget:?}");
+    }
+    // Reads of a project without a store answer neutrally and create nothing.
+    assert!(c.list(None, None).unwrap().is_empty());
+    assert!(c.recall(&Recall { query: "x".into(), ..Recall::default() }).unwrap().is_empty());
+    assert_eq!(c.stats().unwrap().total, 0);
+    assert!(c.context(None).unwrap().is_none());
+    assert!(!crate::store::exists(&f.project.store_dir));
+}
+
+#[test]
+fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
+    let f = fixture();
+    let mut c = client(&f);
+    let older = c
+        .remember(&remember_req("The payment service retries webhooks with exponential backoff", "Learning"))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let newer = c
+        .remember(&remember_req("Webhook retries in the payment service stop after five attempts", "Learning"))
+        .unwrap();
+    let unrelated = c
+        .remember(&Remember {
+            tags: vec!["ops".into()],
+            ..remember_req("The staging cluster runs on three nodes", "Context")
+        })
+        .unwrap();
+    let ask = |mode| Recall {
+        query: "payment webhook retries".into(),
+        limit: 2,
+        mode,
+        ..Recall::default()
+    };
+    let hybrid: Vec<String> = c.recall(&ask(RecallMode::Hybrid)).unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(hybrid.len(), 2);
+    assert!(!hybrid.contains(&unrelated.id), "{hybrid:?}");
+    let temporal: Vec<String> = c.recall(&ask(RecallMode::Temporal)).unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(temporal, [newer.id.clone(), older.id.clone()]);
+
+    let tagged = c
+        .recall(&Recall { tags: vec!["ops".into()], tags_only: true, ..Recall::default() })
+        .unwrap();
+    assert_eq!(tagged.len(), 1);
+    let gone = c.forget(&Forget { tags: vec!["ops".into()], ..Forget::default() }).unwrap();
+    assert_eq!(gone, Forgotten::Many { deleted_count: 1 });
+    let one = c
+        .forget(&Forget { id: Some(older.id[..8].to_string()), ..Forget::default() })
+        .unwrap();
+    assert_eq!(one, Forgotten::One { deleted: true, id: older.id });
+    assert_eq!(c.list(None, None).unwrap().len(), 1);
+}
+
+#[test]
+fn import_export_round_trip_and_unusable_documents_are_named() {
+    let f = fixture();
+    let mut c = client(&f);
+    c.remember(&remember_req("Feature flags live in config/flags.yaml", "Context")).unwrap();
+    c.remember(&Remember {
+        tags: vec!["private".into()],
+        ..remember_req("My own note about the flags", "Learning")
+    })
+    .unwrap();
+    let doc = c.export(true).unwrap();
+    assert_eq!(doc["count"], 1);
+
+    let g = fixture();
+    let mut other = client(&g);
+    let req = Import {
+        document: doc.to_string(),
+        dry_run: false,
+        snapshot_as: Some("import".into()),
+    };
+    let done = other.import(&req).unwrap().report();
+    assert_eq!((done.imported, done.skipped, done.errors), (1, 0, 0));
+    let again = other.import(&req).unwrap().report();
+    assert_eq!((again.imported, again.skipped), (0, 1));
+
+    let bad = Import {
+        document: r#"{"format": "wt-memory-export", "version": 99}"#.into(),
+        ..req
+    };
+    match other.import(&bad) {
+        Err(Error::Other(e)) => {
+            let unusable = e.downcast_ref::<UnusableExport>().expect("typed");
+            assert_eq!(unusable.0, "Unsupported version: 99 (only version 1 supported)");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn todos_stats_and_cleanup() {
+    let f = fixture();
+    let mut c = client(&f);
+    let id = c.todo_add("  Rotate the signing key  ", &["security".into()]).unwrap();
+    let open = c.todo_list().unwrap();
+    assert_eq!(open.len(), 1);
+    assert!(open[0].has_tag("todo") && open[0].has_tag("security"));
+    assert!(matches!(c.todo_done("ffffffff"), Err(Error::NotFound(_))));
+    assert_eq!(c.todo_done(&id[..8]).unwrap().id, id);
+    assert!(c.todo_list().unwrap().is_empty());
+
+    c.remember(&Remember { importance: Some(0.1), ..remember_req("A long but unimportant remark about lunch", "Context") })
+        .unwrap();
+    c.remember(&remember_req("tiny", "Context")).unwrap();
+    let stats = c.stats().unwrap();
+    assert_eq!(stats.total, 2);
+    assert_eq!(stats.type_distribution["Context"], 2);
+    let dry = c.cleanup(CLEANUP_THRESHOLD, CLEANUP_MIN_LENGTH, true).unwrap();
+    assert_eq!(dry, Cleaned::DryRun { garbage: 1, low_importance: 1, would_delete: 2, dry_run: true });
+    assert_eq!(c.stats().unwrap().total, 2, "a dry run deletes nothing");
+    assert!(matches!(c.cleanup(2.0, 1, true), Err(Error::BadInput(_))));
+}
+
+#[test]
+fn a_store_held_elsewhere_is_a_busy_error_after_the_wait() {
+    let f = fixture();
+    client(&f).remember(&remember_req("Held stores answer busy", "Learning")).unwrap();
+    let _held = crate::lock::ProjectLock::acquire(
+        &crate::lock::store_lock_path(&f.project),
+        Duration::from_secs(1),
+    )
+    .unwrap();
+    let options = OpenOptions { lock_wait: Duration::from_millis(200), migrate: true };
+    let mut c = Client::direct(f.project.clone(), options, Holding::PerCall);
+    let started = std::time::Instant::now();
+    let err = c.list(None, None).unwrap_err();
+    assert!(matches!(err, Error::Busy { .. }), "{err}");
+    assert!(err.to_string().contains("try again"));
+    assert!(started.elapsed() >= Duration::from_millis(200));
+}

@@ -1,0 +1,78 @@
+//! Todos: memories tagged `todo,backlog` with `metadata.todo_status`.
+
+use super::take_snapshot;
+use crate::error::{bad_input, Error, Result};
+use crate::hygiene;
+use crate::record::MemoryRecord;
+use crate::store::Store;
+use crate::todo;
+
+/// The text a todo is stored with, or why there is none.
+pub fn check_todo(text: &str) -> Result<String> {
+    let text = hygiene::clean_content(text);
+    if text.is_empty() {
+        return Err(bad_input("Error: No todo text provided (pipe it on stdin)"));
+    }
+    Ok(text)
+}
+
+/// Store a todo (tagged with the branch and the active OpenSpec change); returns its id.
+pub fn todo_add(store: &Store, text: &str, tags: &[String]) -> Result<String> {
+    let text = check_todo(text)?;
+    let branch = store.project.branch();
+    Ok(todo::add(store, &text, tags, branch.as_deref())?)
+}
+
+pub fn todo_list(store: &Store) -> Result<Vec<MemoryRecord>> {
+    Ok(todo::open_todos(store)?)
+}
+
+/// Delete the one open todo whose id starts with `id`; returns it.
+pub fn todo_done(store: &Store, id: &str) -> Result<MemoryRecord> {
+    let id = id.trim();
+    let mut matches: Vec<MemoryRecord> = todo::open_todos(store)?
+        .into_iter()
+        .filter(|t| t.id.starts_with(id))
+        .collect();
+    match matches.len() {
+        0 => Err(Error::NotFound("Todo not found".into())),
+        1 => {
+            let t = matches.remove(0);
+            store.delete_many([t.id.as_str()])?;
+            Ok(t)
+        }
+        n => Err(bad_input(format!(
+            "Ambiguous ID prefix '{id}': {n} todos match"
+        ))),
+    }
+}
+
+/// Delete every todo (after an undo snapshot); returns how many.
+pub fn todo_clear(store: &Store) -> Result<usize> {
+    let ids: Vec<String> = store
+        .records()?
+        .into_iter()
+        .filter(|r| r.has_tag("todo"))
+        .map(|r| r.id)
+        .collect();
+    if !ids.is_empty() {
+        take_snapshot(store, "todo-clear")?;
+    }
+    Ok(store.delete_many(ids.iter().map(String::as_str))?)
+}
+
+/// The one-line confirmation of `todo add` (the CLI prints it, the MCP tool returns it).
+pub fn todo_saved(text: &str) -> String {
+    format!(
+        "Todo saved: \"{}\"",
+        hygiene::truncate_chars(&hygiene::clean_content(text), 80)
+    )
+}
+
+/// The one-line confirmation of `todo done`.
+pub fn todo_done_line(content: &str) -> String {
+    format!(
+        "Todo done: \"{}\"",
+        hygiene::truncate_chars(&hygiene::redact(content), 80)
+    )
+}

@@ -1,0 +1,197 @@
+//! Moving memories in and out: export, import, restore from an undo snapshot, seed files.
+
+use super::take_snapshot;
+use crate::error::{bad_input, Error, Result};
+use crate::exchange::{self, ImportReport};
+use crate::hygiene;
+use crate::record::{parse_user_type, split_tags};
+use crate::snapshot::{self, Restored};
+use crate::store::{NewMemory, Store};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The export document of a project without a store.
+pub fn empty_export(project: &str) -> serde_json::Value {
+    serde_json::json!({"version": exchange::VERSION, "format": exchange::FORMAT, "project": project,
+        "exported_at": Store::now(), "count": 0, "records": []})
+}
+
+pub fn export(store: &Store, exclude_private: bool) -> Result<serde_json::Value> {
+    Ok(exchange::export(store, exclude_private)?)
+}
+
+/// An import: the document's text, and how to take the undo snapshot.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Import {
+    /// The export document (text as read from the file).
+    pub document: String,
+    pub dry_run: bool,
+    /// The operation named in the undo snapshot taken before the first write (`None`: no
+    /// snapshot; `sync pull` takes one per pull, not one per source).
+    pub snapshot_as: Option<String>,
+}
+
+/// An import's counts; a dry run says what would happen.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Imported {
+    Done(ImportReport),
+    DryRun {
+        would_import: usize,
+        would_skip: usize,
+        errors: usize,
+        dry_run: bool,
+    },
+}
+
+impl Imported {
+    pub fn report(&self) -> ImportReport {
+        match self {
+            Imported::Done(r) => r.clone(),
+            Imported::DryRun {
+                would_import,
+                would_skip,
+                errors,
+                ..
+            } => ImportReport {
+                imported: *would_import,
+                skipped: *would_skip,
+                errors: *errors,
+            },
+        }
+    }
+}
+
+/// A document that cannot be imported, in the previous implementation's words (`Invalid JSON: …`,
+/// `Unsupported version: 99 (only version 1 supported)`).
+#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize)]
+#[error("{0}")]
+pub struct UnusableExport(pub String);
+
+pub fn check_import(req: &Import) -> Result<exchange::ExportDoc> {
+    exchange::parse_doc(&req.document)
+        .map_err(|msg| Error::Other(anyhow::Error::new(UnusableExport(msg))))
+}
+
+pub fn import(store: &Store, req: &Import) -> Result<Imported> {
+    let doc = check_import(req)?;
+    let report = exchange::import_with(store, &doc, req.dry_run, || match &req.snapshot_as {
+        Some(op) => take_snapshot(store, op).map_err(anyhow::Error::new),
+        None => Ok(()),
+    })?;
+    Ok(if req.dry_run {
+        Imported::DryRun {
+            would_import: report.imported,
+            would_skip: report.skipped,
+            errors: report.errors,
+            dry_run: true,
+        }
+    } else {
+        Imported::Done(report)
+    })
+}
+
+/// What `restore` did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RestoreOutcome {
+    /// The snapshot restored.
+    pub restored: snapshot::Info,
+    /// The snapshot of the store taken first (`None` when the store was empty).
+    pub undo: Option<snapshot::Info>,
+    pub changes: Restored,
+    /// Memories after the restore.
+    pub count: usize,
+}
+
+/// Bring the store back to a snapshot (default: the newest), after snapshotting it as it is.
+pub fn restore(store: &Store, name: Option<&str>) -> Result<RestoreOutcome> {
+    let prefix = |e: anyhow::Error| Error::Other(anyhow::anyhow!("restore: {e:#}"));
+    let target = snapshot::find(store.dir(), name).map_err(|e| Error::NotFound(format!("restore: {e:#}")))?;
+    let records = snapshot::load(&target).map_err(prefix)?;
+    let undo = snapshot::take(store, "restore").map_err(|e| {
+        Error::Other(anyhow::anyhow!(
+            "restore: no undo snapshot, nothing changed: {e:#}"
+        ))
+    })?;
+    let changes = snapshot::restore(store, &records).map_err(prefix)?;
+    Ok(RestoreOutcome {
+        restored: target,
+        undo,
+        changes,
+        count: store.count(),
+    })
+}
+
+#[derive(Deserialize)]
+struct SeedFile {
+    #[serde(default)]
+    seeds: Vec<Seed>,
+}
+
+#[derive(Deserialize)]
+struct Seed {
+    #[serde(rename = "type", default = "default_seed_type")]
+    ty: String,
+    content: String,
+    #[serde(default)]
+    tags: serde_yaml::Value,
+}
+
+fn default_seed_type() -> String {
+    "Learning".into()
+}
+
+/// What `seed` did (or would do).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Seeded {
+    pub imported: usize,
+    pub skipped: usize,
+}
+
+/// A seed file's memories, checked before the store opens.
+pub struct CheckedSeeds(Vec<NewMemory>);
+
+pub fn check_seed_file(path: &Path) -> Result<CheckedSeeds> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad_input(format!("seed: cannot read {}: {e}", path.display())))?;
+    let parsed: SeedFile = serde_yaml::from_str(&text).map_err(|e| {
+        bad_input(format!(
+            "seed: {} is not valid seed YAML: {e}",
+            path.display()
+        ))
+    })?;
+    let mut out = Vec::new();
+    for s in parsed.seeds {
+        let (ty, _) = parse_user_type(&s.ty).map_err(|e| bad_input(format!("seed: {e}")))?;
+        let mut tags = match &s.tags {
+            serde_yaml::Value::String(t) => split_tags(t),
+            serde_yaml::Value::Sequence(seq) => seq
+                .iter()
+                .filter_map(|v| v.as_str())
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        };
+        tags.push("source:seed".into());
+        let mut new = NewMemory::new(&hygiene::clean_content(&s.content), ty);
+        new.tags = tags;
+        out.push(new);
+    }
+    Ok(CheckedSeeds(out))
+}
+
+/// Store the seeds whose content is not stored yet.
+pub fn seed(store: &Store, seeds: CheckedSeeds, dry_run: bool) -> Result<Seeded> {
+    let (mut imported, mut skipped) = (0, 0);
+    for new in seeds.0 {
+        if new.content.is_empty() || store.find_same_content(&new.content)?.is_some() {
+            skipped += 1;
+            continue;
+        }
+        if !dry_run {
+            store.insert(new)?;
+        }
+        imported += 1;
+    }
+    Ok(Seeded { imported, skipped })
+}
