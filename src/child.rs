@@ -2,12 +2,14 @@
 //! and kills child processes. None of them is `wt-memory`: every front end reaches the memory
 //! through [`crate::client::Client`] in its own process.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A program to run.
 pub struct Child {
-    program: PathBuf,
+    /// A bare name is looked up on PATH (duct would read a `Path` as relative to the directory).
+    program: OsString,
     args: Vec<String>,
     stdin: Option<Vec<u8>>,
     dir: Option<PathBuf>,
@@ -48,9 +50,12 @@ pub enum ChildError {
 }
 
 impl Child {
-    pub fn new<S: Into<String>>(program: impl AsRef<Path>, args: impl IntoIterator<Item = S>) -> Child {
+    pub fn new<S: Into<String>>(
+        program: impl AsRef<std::ffi::OsStr>,
+        args: impl IntoIterator<Item = S>,
+    ) -> Child {
         Child {
-            program: program.as_ref().to_path_buf(),
+            program: program.as_ref().to_os_string(),
             args: args.into_iter().map(Into::into).collect(),
             stdin: None,
             dir: None,
@@ -87,7 +92,7 @@ impl Child {
 
     /// Run to completion, or kill the child (and its group) when `timeout` passes.
     pub fn run(self, timeout: Duration) -> Result<Finished, ChildError> {
-        let program = self.program.display().to_string();
+        let program = self.program.to_string_lossy().into_owned();
         let mut expr = duct::cmd(&self.program, &self.args)
             .stdout_capture()
             .stderr_capture()

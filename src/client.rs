@@ -117,7 +117,11 @@ impl Client {
         self.local().read(|s| ops::proactive(s, context, limit))
     }
 
-    pub fn list(&mut self, memory_type: Option<&str>, limit: Option<usize>) -> Result<Vec<MemoryRecord>> {
+    pub fn list(
+        &mut self,
+        memory_type: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<MemoryRecord>> {
         self.local().read(|s| ops::list(s, memory_type, limit))
     }
 
@@ -177,10 +181,16 @@ impl Client {
     /// `None` when there is no store.
     pub fn dedup(&mut self, threshold: f64, dry_run: bool) -> Result<Option<ops::Deduped>> {
         ops::check_unit("threshold", threshold)?;
-        self.local().with(false, |s| ops::dedup(s, threshold, dry_run))
+        self.local()
+            .with(false, |s| ops::dedup(s, threshold, dry_run))
     }
 
-    pub fn cleanup(&mut self, threshold: f32, min_length: usize, dry_run: bool) -> Result<ops::Cleaned> {
+    pub fn cleanup(
+        &mut self,
+        threshold: f32,
+        min_length: usize,
+        dry_run: bool,
+    ) -> Result<ops::Cleaned> {
         ops::check_unit("threshold", threshold as f64)?;
         Ok(self
             .local()
@@ -259,6 +269,7 @@ impl Client {
 
     /// For `doctor`: the store's own checks, when it exists and opens.
     pub fn store_checks(&mut self) -> Result<Option<crate::doctor::StoreChecks>> {
-        self.local().with(false, |s| Ok(crate::doctor::store_checks(s)))
+        self.local()
+            .with(false, |s| Ok(crate::doctor::store_checks(s)))
     }
 }

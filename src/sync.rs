@@ -81,12 +81,7 @@ pub enum SyncAction {
 
 /// Entry point of `wt-memory sync` and the MCP sync tools: writes its messages to `out` and its
 /// errors (`Error: …`) to `err`, and returns the exit code.
-pub fn run(
-    args: &SyncArgs,
-    client: &mut Client,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> i32 {
+pub fn run(args: &SyncArgs, client: &mut Client, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let ctx = match SyncContext::new(args, client, out, err) {
         Ok(ctx) => ctx,
         Err((e, err)) => {
@@ -372,9 +367,9 @@ impl<'r> Scratch<'r> {
         for var in REPO_ENV {
             child = child.env_remove(var);
         }
-        let out = child.run(GIT_TIMEOUT).map_err(|e| {
-            anyhow!("git {}: {e}", args.first().unwrap_or(&""))
-        })?;
+        let out = child
+            .run(GIT_TIMEOUT)
+            .map_err(|e| anyhow!("git {}: {e}", args.first().unwrap_or(&"")))?;
         Ok(GitOut {
             code: out.code.unwrap_or(-1),
             stdout: out.stdout,
@@ -899,7 +894,10 @@ impl<'a> SyncContext<'a> {
             let tip = remote_tip(scratch_remote)?;
             match tip {
                 None => {
-                    say!(self, "No sync branch found. Run 'wt-memory sync push' first.");
+                    say!(
+                        self,
+                        "No sync branch found. Run 'wt-memory sync push' first."
+                    );
                     return Ok(0);
                 }
                 Some(t) if state.last_pull_commit.as_deref() == Some(t.as_str()) => {
@@ -910,7 +908,10 @@ impl<'a> SyncContext<'a> {
             }
         }
         let Some(snap) = snapshot(scratch_remote)? else {
-            say!(self, "No sync branch found. Run 'wt-memory sync push' first.");
+            say!(
+                self,
+                "No sync branch found. Run 'wt-memory sync push' first."
+            );
             return Ok(0);
         };
         let me = self.identity.to_string();
@@ -952,9 +953,11 @@ impl<'a> SyncContext<'a> {
                     } else {
                         String::new()
                     };
-                    say!(self, 
+                    say!(
+                        self,
                         "{source}: {} new, {} skipped{errors}",
-                        counts.imported, counts.skipped
+                        counts.imported,
+                        counts.skipped
                     );
                     new += counts.imported as u64;
                     skipped += counts.skipped as u64;
@@ -969,7 +972,10 @@ impl<'a> SyncContext<'a> {
                 }
             }
         }
-        say!(self, "Total: {new} new, {skipped} skipped from {imported_sources} source(s)");
+        say!(
+            self,
+            "Total: {new} new, {skipped} skipped from {imported_sources} source(s)"
+        );
         state.last_pull_at = Some(now_iso());
         // A failed import must be retried next time, so the commit is only recorded when every
         // source was either imported or is unusable as it stands on the branch.
@@ -1014,7 +1020,8 @@ impl<'a> SyncContext<'a> {
 
     fn status(&self) -> Result<i32> {
         say!(self, "Identity: {}", self.identity);
-        say!(self, 
+        say!(
+            self,
             "Remote: {} ({}), branch {BRANCH}",
             self.remote.name,
             display_url(&self.remote.fetch_url)
@@ -1024,11 +1031,13 @@ impl<'a> SyncContext<'a> {
             say!(self, "Never synced.");
         } else {
             say!(self, "Last sync:");
-            say!(self, 
+            say!(
+                self,
                 "  Push: {}",
                 state.last_push_at.as_deref().unwrap_or("never")
             );
-            say!(self, 
+            say!(
+                self,
                 "  Pull: {}",
                 state.last_pull_at.as_deref().unwrap_or("never")
             );

@@ -711,12 +711,20 @@ fn a_busy_store_gives_exit_0_and_no_output_inside_the_deadline() {
     let (out, took) = run_hook(&env, &p.repo, Some("PostToolUse"), &payload, &[]);
     drop(holder);
     assert_eq!(out.status.code(), Some(0));
-    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(
         took < Duration::from_secs(5),
         "PostToolUse must finish inside its 5 s timeout, took {took:?}"
     );
-    assert!(log_text(&env).contains("lock timeout"), "{}", log_text(&env));
+    assert!(
+        log_text(&env).contains("lock timeout"),
+        "{}",
+        log_text(&env)
+    );
 }
 
 #[test]

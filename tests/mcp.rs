@@ -843,7 +843,11 @@ async fn a_busy_store_gives_a_tool_error_after_the_lock_wait_and_the_server_reco
     let started = Instant::now();
     let busy = call(&client, "recall", json!({"query": "release"})).await;
     let waited = started.elapsed();
-    assert!(is_error(&busy), "a busy store is a tool error: {}", text(&busy));
+    assert!(
+        is_error(&busy),
+        "a busy store is a tool error: {}",
+        text(&busy)
+    );
     assert!(text(&busy).contains("try again"), "{}", text(&busy));
     assert!(
         waited >= Duration::from_secs(2) && waited < Duration::from_secs(20),

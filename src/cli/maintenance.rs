@@ -109,13 +109,19 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 println!("Project:  {}", status.project);
                 println!("Storage:  {}", status.storage_path.display());
                 println!("Memories: {}", status.count);
-                println!("Recall:   {}", ops::semantic_line(crate::config::engine_assets()));
+                println!(
+                    "Recall:   {}",
+                    ops::semantic_line(crate::config::engine_assets())
+                );
             }
         }
         Cmd::Projects => {
             let all = ops::projects();
             if all.is_empty() {
-                println!("No projects found in {}", crate::paths::storage_root().display());
+                println!(
+                    "No projects found in {}",
+                    crate::paths::storage_root().display()
+                );
             }
             for p in all {
                 match p.count {
@@ -133,7 +139,11 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             } else {
                 println!(
                     "Memories: {}  clusters: {}  redundant: {}  unique: {}  ({}% redundant)",
-                    report.total, report.clusters, report.redundant, report.unique, report.dedup_ratio
+                    report.total,
+                    report.clusters,
+                    report.redundant,
+                    report.unique,
+                    report.dedup_ratio
                 );
                 for c in &report.top_clusters {
                     let short = &c.survivor_id[..8.min(c.survivor_id.len())];
@@ -148,9 +158,11 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             Some(done) => print_json(&done),
             None => print_json(&serde_json::json!({"deleted_count": 0, "merged_count": 0})),
         },
-        Cmd::Cleanup { threshold, min_length, dry_run } => {
-            print_json(&client.cleanup(threshold, min_length, dry_run)?)
-        }
+        Cmd::Cleanup {
+            threshold,
+            min_length,
+            dry_run,
+        } => print_json(&client.cleanup(threshold, min_length, dry_run)?),
         Cmd::Migrate { status } => {
             let states = if status {
                 ops::migration_status(client.project())
@@ -175,7 +187,13 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             println!("Recall is semantic (MiniLM-L6).");
         }
         Cmd::Doctor => print_doctor(&doctor::run(client)),
-        Cmd::Eval { set_dir, floor, results, json, features } => {
+        Cmd::Eval {
+            set_dir,
+            floor,
+            results,
+            json,
+            features,
+        } => {
             if crate::config::engine_assets().is_none() {
                 eprintln!(
                     "warning: no embedding model; the evaluation measures the hash fallback ({})",
@@ -218,7 +236,10 @@ fn print_stats(stats: &ops::Stats) {
         println!("  {l} {:<30} {n}", "#".repeat(n * 30 / max));
     }
     // The ratio is rounded to three decimals, as in the JSON.
-    println!("Noise ratio (importance < 0.3): {:.1}%", stats.noise_ratio * 100.0);
+    println!(
+        "Noise ratio (importance < 0.3): {:.1}%",
+        stats.noise_ratio * 100.0
+    );
 }
 
 fn health(client: &mut Client, index: bool) -> Res {
@@ -251,7 +272,10 @@ fn health(client: &mut Client, index: bool) -> Res {
 
 fn repair(client: &mut Client, accept_loss: bool) -> Res {
     let Some(r) = client.repair(accept_loss)? else {
-        println!("no store for project {} yet: nothing to repair", client.project().name);
+        println!(
+            "no store for project {} yet: nothing to repair",
+            client.project().name
+        );
         return Ok(ExitCode::SUCCESS);
     };
     for what in &r.rebuilt {

@@ -132,7 +132,9 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         },
         Cmd::Brain => print_json(&client.brain()?),
         Cmd::Forget(a) => {
-            let parse = |s: &Option<String>, what| s.as_deref().map(|s| ops::parse_time(s, what)).transpose();
+            let parse = |s: &Option<String>, what| {
+                s.as_deref().map(|s| ops::parse_time(s, what)).transpose()
+            };
             let req = Forget {
                 id: a.id,
                 all: a.all,
@@ -159,7 +161,12 @@ fn remember(client: &mut Client, a: RememberArgs) -> Result<(), crate::error::Er
         content: read_stdin()?,
         memory_type: ty,
         tags: split_tags(&a.tags),
-        metadata: a.metadata.as_deref().map(ops::parse_metadata).transpose()?.unwrap_or_default(),
+        metadata: a
+            .metadata
+            .as_deref()
+            .map(ops::parse_metadata)
+            .transpose()?
+            .unwrap_or_default(),
         failure: a.failure,
         anomaly: a.anomaly,
         importance: a.importance,

@@ -95,7 +95,9 @@ fn todo(client: &mut Client, action: TodoCmd) -> Result<(), crate::error::Error>
                 println!("{} open todo(s)", todos.len());
             }
         }
-        TodoCmd::Done { id } => println!("{}", ops::todo_done_line(&client.todo_done(&id)?.content)),
+        TodoCmd::Done { id } => {
+            println!("{}", ops::todo_done_line(&client.todo_done(&id)?.content))
+        }
         TodoCmd::Clear { confirm } => {
             if !confirm {
                 return Err(bad_input("todo clear deletes every todo; add --confirm"));
@@ -110,7 +112,8 @@ fn rules_cmd(client: &Client, action: RulesCmd) -> Result<(), crate::error::Erro
     let root = client.project().files_root();
     match action {
         RulesCmd::Add { topics, content } => {
-            let missing = || bad_input("rules add: both --topics \"t1,t2\" and the rule text are required");
+            let missing =
+                || bad_input("rules add: both --topics \"t1,t2\" and the rule text are required");
             let (Some(topics), Some(content)) = (topics, content) else {
                 return Err(missing());
             };
@@ -138,7 +141,9 @@ fn rules_cmd(client: &Client, action: RulesCmd) -> Result<(), crate::error::Erro
         }
         RulesCmd::Remove { id } => {
             if !rules::remove_rule(&root, &id)? {
-                return Err(crate::error::Error::NotFound(format!("Error: rule '{id}' not found")));
+                return Err(crate::error::Error::NotFound(format!(
+                    "Error: rule '{id}' not found"
+                )));
             }
             println!("Rule removed: {id}");
         }

@@ -59,7 +59,10 @@ fn cannot_write(path: &std::path::Path, e: std::io::Error) -> Error {
 
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     match cmd {
-        Cmd::Export { output, exclude_private } => {
+        Cmd::Export {
+            output,
+            exclude_private,
+        } => {
             let text = serde_json::to_string_pretty(&client.export(exclude_private)?)?;
             match output {
                 Some(path) => crate::paths::write_atomic(&path, text.as_bytes())
@@ -67,9 +70,16 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 None => println!("{text}"),
             }
         }
-        Cmd::Import { file, dry_run, snapshot_as, no_snapshot } => {
+        Cmd::Import {
+            file,
+            dry_run,
+            snapshot_as,
+            no_snapshot,
+        } => {
             let Some(path) = file else {
-                return Err(crate::error::bad_input("import: give the export file to import"));
+                return Err(crate::error::bad_input(
+                    "import: give the export file to import",
+                ));
             };
             let bytes = std::fs::read(&path).map_err(|e| {
                 crate::error::bad_input(format!("import: cannot read {}: {e}", path.display()))
@@ -92,7 +102,10 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         Cmd::Restore { name, list, json } => return restore(client, name, list, json),
         Cmd::Seed { file, dry_run } => {
             let path = file.unwrap_or_else(|| {
-                client.project().files_root().join("wt/knowledge/memory-seed.yaml")
+                client
+                    .project()
+                    .files_root()
+                    .join("wt/knowledge/memory-seed.yaml")
             });
             let done = client.seed(&path, dry_run)?;
             let verb = if dry_run { "Would import" } else { "Imported" };
@@ -104,7 +117,12 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             );
         }
         Cmd::Sync(args) => {
-            let code = crate::sync::run(&args, client, &mut std::io::stdout(), &mut std::io::stderr());
+            let code = crate::sync::run(
+                &args,
+                client,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            );
             return Ok(ExitCode::from(code.clamp(0, 255) as u8));
         }
     }
@@ -121,7 +139,9 @@ fn restore(client: &mut Client, name: Option<String>, list: bool, json: bool) ->
             println!("No snapshots in {}", snapshot::dir(&store_dir).display());
         } else {
             for s in &all {
-                let count = s.count.map_or("unreadable".into(), |n| format!("{n} memories"));
+                let count = s
+                    .count
+                    .map_or("unreadable".into(), |n| format!("{n} memories"));
                 println!("{}  {}  {:<10} {count}", s.name, s.taken_at, s.operation);
             }
         }
@@ -148,5 +168,9 @@ fn restore(client: &mut Client, name: Option<String>, list: bool, json: bool) ->
         "Restored {} ({}, before {}): {} memories",
         target.name, target.taken_at, target.operation, done.count
     );
-    Ok(if c.errors > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if c.errors > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

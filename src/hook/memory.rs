@@ -33,7 +33,11 @@ fn with_client<T>(
     let out = f(client).map_err(|e| format!("{what}: {e}"));
     super::log::debug(
         &ctx.event,
-        &format!("{what}: {} in {:?}", if out.is_ok() { "ok" } else { "failed" }, started.elapsed()),
+        &format!(
+            "{what}: {} in {:?}",
+            if out.is_ok() { "ok" } else { "failed" },
+            started.elapsed()
+        ),
     );
     out
 }

@@ -92,12 +92,16 @@ pub fn has_our_hooks(settings: &Value) -> bool {
         .get("hooks")
         .and_then(Value::as_object)
         .is_some_and(|events| {
-            events.values().filter_map(Value::as_array).flatten().any(|group| {
-                group
-                    .get("hooks")
-                    .and_then(Value::as_array)
-                    .is_some_and(|handlers| handlers.iter().any(is_our_handler))
-            })
+            events
+                .values()
+                .filter_map(Value::as_array)
+                .flatten()
+                .any(|group| {
+                    group
+                        .get("hooks")
+                        .and_then(Value::as_array)
+                        .is_some_and(|handlers| handlers.iter().any(is_our_handler))
+                })
         })
 }
 
@@ -399,6 +403,21 @@ mod tests {
         ] {
             assert!(!is_our_command(theirs), "{theirs}");
         }
+    }
+
+    #[test]
+    fn doctor_sees_our_hooks_only_where_they_are() {
+        let ours = install(None, &bin(), false, "settings.json")
+            .unwrap()
+            .unwrap();
+        assert!(has_our_hooks(&serde_json::from_str(&ours).unwrap()));
+        let theirs = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "wt-hook-stop"}]}]}});
+        assert!(!has_our_hooks(&theirs));
+        assert!(!has_our_hooks(&json!({"permissions": {}})));
+        // A mention outside a hook command (the previous substring check accepted it) is not a hook.
+        assert!(!has_our_hooks(
+            &json!({"env": {"NOTE": "wt-hook-memory PostToolUse"}})
+        ));
     }
 
     #[test]

@@ -406,8 +406,12 @@ fn health_report(client: &mut Client, project: &ProjectDir) -> (bool, serde_json
         "project_dir_source": project.source.describe(),
     });
     report["wt_memory"] = match config::locate_binary("wt-memory") {
-        Some(bin) => json!({"path": bin.display().to_string(), "version": crate::doctor::version_of(&bin)}),
-        None => json!({"error": "the wt-memory CLI is neither next to this server nor on PATH; install it with `cargo install --path .`"}),
+        Some(bin) => {
+            json!({"path": bin.display().to_string(), "version": crate::doctor::version_of(&bin)})
+        }
+        None => {
+            json!({"error": "the wt-memory CLI is neither next to this server nor on PATH; install it with `cargo install --path .`"})
+        }
     };
     let healthy = match client.health() {
         Ok(h) => {
@@ -869,7 +873,10 @@ impl MemoryServer {
         self.text(move |c| {
             let text = serde_json::to_string_pretty(&c.export(exclude_private)?)?;
             crate::paths::write_atomic(&target, text.as_bytes()).map_err(|e| {
-                crate::error::Error::Other(anyhow::anyhow!("cannot write {}: {e}", target.display()))
+                crate::error::Error::Other(anyhow::anyhow!(
+                    "cannot write {}: {e}",
+                    target.display()
+                ))
             })?;
             Ok(format!("Exported to {}", target.display()))
         })
@@ -894,7 +901,12 @@ impl MemoryServer {
         let path = self.project.path.join(path);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
-            Err(e) => return Ok(error_result(format!("import: cannot read {}: {e}", path.display()))),
+            Err(e) => {
+                return Ok(error_result(format!(
+                    "import: cannot read {}: {e}",
+                    path.display()
+                )))
+            }
         };
         let req = ops::Import {
             document: crate::hygiene::decode_lossy(&bytes),
@@ -1107,5 +1119,4 @@ mod tests {
             serde_json::json!(["query"])
         );
     }
-
 }

@@ -186,7 +186,8 @@ pub fn cleanup(store: &Store, threshold: f32, min_length: usize, dry_run: bool) 
     if !garbage.is_empty() || !low.is_empty() {
         take_snapshot(store, "cleanup")?;
     }
-    let deleted_count = store.delete_many(garbage.iter().chain(low.iter()).map(|r| r.id.as_str()))?;
+    let deleted_count =
+        store.delete_many(garbage.iter().chain(low.iter()).map(|r| r.id.as_str()))?;
     Ok(Cleaned::Done {
         deleted_count,
         garbage: garbage.len(),

@@ -61,7 +61,10 @@ pub fn parse_metadata(text: &str) -> Result<HashMap<String, String>> {
         Ok(serde_json::Value::Object(map)) => Ok(map
             .into_iter()
             .map(|(k, v)| {
-                let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                let v = v
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string());
                 (k, v)
             })
             .collect()),
@@ -239,12 +242,7 @@ pub fn recall(store: &Store, req: &Recall) -> Result<Vec<MemoryRecord>> {
 pub fn proactive(store: &Store, context: &str, limit: usize) -> Result<Vec<MemoryRecord>> {
     check_query("proactive", context)?;
     let branch = store.project.branch();
-    Ok(recall::proactive(
-        store,
-        context,
-        limit,
-        branch.as_deref(),
-    )?)
+    Ok(recall::proactive(store, context, limit, branch.as_deref())?)
 }
 
 /// `list`: newest first, optionally one type.
@@ -278,10 +276,14 @@ pub fn checked_id(cmd: &str, id: &str) -> Result<String> {
         "give the full id or at least {MIN_ID_PREFIX} hex digits of it (see `wt-memory list`)"
     );
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
-        return Err(bad_input(format!("{cmd}: '{id}' is not a memory id; {hint}")));
+        return Err(bad_input(format!(
+            "{cmd}: '{id}' is not a memory id; {hint}"
+        )));
     }
     if id.chars().filter(char::is_ascii_hexdigit).count() < MIN_ID_PREFIX {
-        return Err(bad_input(format!("{cmd}: id prefix '{id}' is too short; {hint}")));
+        return Err(bad_input(format!(
+            "{cmd}: id prefix '{id}' is too short; {hint}"
+        )));
     }
     Ok(id.to_ascii_lowercase())
 }

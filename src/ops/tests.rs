@@ -45,7 +45,11 @@ fn fixture() -> Fixture {
 }
 
 fn client(f: &Fixture) -> Client {
-    Client::direct(f.project.clone(), OpenOptions::default(), Holding::UntilDropped)
+    Client::direct(
+        f.project.clone(),
+        OpenOptions::default(),
+        Holding::UntilDropped,
+    )
 }
 
 fn remember_req(content: &str, ty: &str) -> Remember {
@@ -61,19 +65,30 @@ fn remember_tags_the_branch_and_finds_the_same_content_again() {
     let f = fixture();
     let mut c = client(&f);
     let first = c
-        .remember(&remember_req("Use  SQLite for the job queue\n", "Decision"))
+        .remember(&remember_req(
+            "  Use SQLite for the job queue\n",
+            "Decision",
+        ))
         .unwrap();
     assert!(!first.duplicate);
     let again = c
         .remember(&remember_req("Use SQLite for the job queue", "decision"))
         .unwrap();
-    assert_eq!(again, Remembered { duplicate: true, ..first.clone() });
+    assert_eq!(
+        again,
+        Remembered {
+            duplicate: true,
+            ..first.clone()
+        }
+    );
     let stored = c.get(&first.id).unwrap().expect("stored");
     assert_eq!(stored.content, "Use SQLite for the job queue");
     assert_eq!(stored.experience_type, "Decision");
     assert!(stored.has_tag("branch:feature/x"), "{:?}", stored.tags);
     // A legacy type is stored under its new name, with a note for the user.
-    let legacy = c.remember(&remember_req("Deploys run at noon", "Observation")).unwrap();
+    let legacy = c
+        .remember(&remember_req("Deploys run at noon", "Observation"))
+        .unwrap();
     assert!(legacy.note.is_some_and(|n| n.contains("Learning")));
 }
 
@@ -99,18 +114,39 @@ fn bad_requests_are_typed_errors_and_touch_no_store() {
         ..Recall::default()
     };
     assert!(matches!(c.recall(&huge), Err(Error::BadInput(m)) if m.contains("the limit is")));
-    assert!(matches!(RecallMode::parse("causal"), Err(Error::BadInput(_))));
+    assert!(matches!(
+        RecallMode::parse("causal"),
+        Err(Error::BadInput(_))
+    ));
     for forget in [
         Forget::default(),
-        Forget { all: true, ..Forget::default() },
-        Forget { id: Some("2de8".into()), ..Forget::default() },
-        Forget { pattern: Some("(".into()), ..Forget::default() },
+        Forget {
+            all: true,
+            ..Forget::default()
+        },
+        Forget {
+            id: Some("2de8".into()),
+            ..Forget::default()
+        },
+        Forget {
+            pattern: Some("(".into()),
+            ..Forget::default()
+        },
     ] {
-        assert!(matches!(c.forget(&forget), Err(Error::BadInput(_))), "{forget:?}");
+        assert!(
+            matches!(c.forget(&forget), Err(Error::BadInput(_))),
+            "{forget:?}"
+        );
     }
     // Reads of a project without a store answer neutrally and create nothing.
     assert!(c.list(None, None).unwrap().is_empty());
-    assert!(c.recall(&Recall { query: "x".into(), ..Recall::default() }).unwrap().is_empty());
+    assert!(c
+        .recall(&Recall {
+            query: "x".into(),
+            ..Recall::default()
+        })
+        .unwrap()
+        .is_empty());
     assert_eq!(c.stats().unwrap().total, 0);
     assert!(c.context(None).unwrap().is_none());
     assert!(!crate::store::exists(&f.project.store_dir));
@@ -121,11 +157,17 @@ fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
     let f = fixture();
     let mut c = client(&f);
     let older = c
-        .remember(&remember_req("The payment service retries webhooks with exponential backoff", "Learning"))
+        .remember(&remember_req(
+            "The payment service retries webhooks with exponential backoff",
+            "Learning",
+        ))
         .unwrap();
     std::thread::sleep(Duration::from_millis(20));
     let newer = c
-        .remember(&remember_req("Webhook retries in the payment service stop after five attempts", "Learning"))
+        .remember(&remember_req(
+            "Webhook retries in the payment service stop after five attempts",
+            "Learning",
+        ))
         .unwrap();
     let unrelated = c
         .remember(&Remember {
@@ -139,22 +181,50 @@ fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
         mode,
         ..Recall::default()
     };
-    let hybrid: Vec<String> = c.recall(&ask(RecallMode::Hybrid)).unwrap().into_iter().map(|r| r.id).collect();
+    let hybrid: Vec<String> = c
+        .recall(&ask(RecallMode::Hybrid))
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
     assert_eq!(hybrid.len(), 2);
     assert!(!hybrid.contains(&unrelated.id), "{hybrid:?}");
-    let temporal: Vec<String> = c.recall(&ask(RecallMode::Temporal)).unwrap().into_iter().map(|r| r.id).collect();
+    let temporal: Vec<String> = c
+        .recall(&ask(RecallMode::Temporal))
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
     assert_eq!(temporal, [newer.id.clone(), older.id.clone()]);
 
     let tagged = c
-        .recall(&Recall { tags: vec!["ops".into()], tags_only: true, ..Recall::default() })
+        .recall(&Recall {
+            tags: vec!["ops".into()],
+            tags_only: true,
+            ..Recall::default()
+        })
         .unwrap();
     assert_eq!(tagged.len(), 1);
-    let gone = c.forget(&Forget { tags: vec!["ops".into()], ..Forget::default() }).unwrap();
+    let gone = c
+        .forget(&Forget {
+            tags: vec!["ops".into()],
+            ..Forget::default()
+        })
+        .unwrap();
     assert_eq!(gone, Forgotten::Many { deleted_count: 1 });
     let one = c
-        .forget(&Forget { id: Some(older.id[..8].to_string()), ..Forget::default() })
+        .forget(&Forget {
+            id: Some(older.id[..8].to_string()),
+            ..Forget::default()
+        })
         .unwrap();
-    assert_eq!(one, Forgotten::One { deleted: true, id: older.id });
+    assert_eq!(
+        one,
+        Forgotten::One {
+            deleted: true,
+            id: older.id
+        }
+    );
     assert_eq!(c.list(None, None).unwrap().len(), 1);
 }
 
@@ -162,7 +232,11 @@ fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
 fn import_export_round_trip_and_unusable_documents_are_named() {
     let f = fixture();
     let mut c = client(&f);
-    c.remember(&remember_req("Feature flags live in config/flags.yaml", "Context")).unwrap();
+    c.remember(&remember_req(
+        "Feature flags live in config/flags.yaml",
+        "Context",
+    ))
+    .unwrap();
     c.remember(&Remember {
         tags: vec!["private".into()],
         ..remember_req("My own note about the flags", "Learning")
@@ -190,7 +264,10 @@ fn import_export_round_trip_and_unusable_documents_are_named() {
     match other.import(&bad) {
         Err(Error::Other(e)) => {
             let unusable = e.downcast_ref::<UnusableExport>().expect("typed");
-            assert_eq!(unusable.0, "Unsupported version: 99 (only version 1 supported)");
+            assert_eq!(
+                unusable.0,
+                "Unsupported version: 99 (only version 1 supported)"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -200,7 +277,9 @@ fn import_export_round_trip_and_unusable_documents_are_named() {
 fn todos_stats_and_cleanup() {
     let f = fixture();
     let mut c = client(&f);
-    let id = c.todo_add("  Rotate the signing key  ", &["security".into()]).unwrap();
+    let id = c
+        .todo_add("  Rotate the signing key  ", &["security".into()])
+        .unwrap();
     let open = c.todo_list().unwrap();
     assert_eq!(open.len(), 1);
     assert!(open[0].has_tag("todo") && open[0].has_tag("security"));
@@ -208,14 +287,27 @@ fn todos_stats_and_cleanup() {
     assert_eq!(c.todo_done(&id[..8]).unwrap().id, id);
     assert!(c.todo_list().unwrap().is_empty());
 
-    c.remember(&Remember { importance: Some(0.1), ..remember_req("A long but unimportant remark about lunch", "Context") })
-        .unwrap();
+    c.remember(&Remember {
+        importance: Some(0.1),
+        ..remember_req("A long but unimportant remark about lunch", "Context")
+    })
+    .unwrap();
     c.remember(&remember_req("tiny", "Context")).unwrap();
     let stats = c.stats().unwrap();
     assert_eq!(stats.total, 2);
     assert_eq!(stats.type_distribution["Context"], 2);
-    let dry = c.cleanup(CLEANUP_THRESHOLD, CLEANUP_MIN_LENGTH, true).unwrap();
-    assert_eq!(dry, Cleaned::DryRun { garbage: 1, low_importance: 1, would_delete: 2, dry_run: true });
+    let dry = c
+        .cleanup(CLEANUP_THRESHOLD, CLEANUP_MIN_LENGTH, true)
+        .unwrap();
+    assert_eq!(
+        dry,
+        Cleaned::DryRun {
+            garbage: 1,
+            low_importance: 1,
+            would_delete: 2,
+            dry_run: true
+        }
+    );
     assert_eq!(c.stats().unwrap().total, 2, "a dry run deletes nothing");
     assert!(matches!(c.cleanup(2.0, 1, true), Err(Error::BadInput(_))));
 }
@@ -223,13 +315,18 @@ fn todos_stats_and_cleanup() {
 #[test]
 fn a_store_held_elsewhere_is_a_busy_error_after_the_wait() {
     let f = fixture();
-    client(&f).remember(&remember_req("Held stores answer busy", "Learning")).unwrap();
+    client(&f)
+        .remember(&remember_req("Held stores answer busy", "Learning"))
+        .unwrap();
     let _held = crate::lock::ProjectLock::acquire(
         &crate::lock::store_lock_path(&f.project),
         Duration::from_secs(1),
     )
     .unwrap();
-    let options = OpenOptions { lock_wait: Duration::from_millis(200), migrate: true };
+    let options = OpenOptions {
+        lock_wait: Duration::from_millis(200),
+        migrate: true,
+    };
     let mut c = Client::direct(f.project.clone(), options, Holding::PerCall);
     let started = std::time::Instant::now();
     let err = c.list(None, None).unwrap_err();

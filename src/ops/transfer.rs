@@ -106,7 +106,8 @@ pub struct RestoreOutcome {
 /// Bring the store back to a snapshot (default: the newest), after snapshotting it as it is.
 pub fn restore(store: &Store, name: Option<&str>) -> Result<RestoreOutcome> {
     let prefix = |e: anyhow::Error| Error::Other(anyhow::anyhow!("restore: {e:#}"));
-    let target = snapshot::find(store.dir(), name).map_err(|e| Error::NotFound(format!("restore: {e:#}")))?;
+    let target = snapshot::find(store.dir(), name)
+        .map_err(|e| Error::NotFound(format!("restore: {e:#}")))?;
     let records = snapshot::load(&target).map_err(prefix)?;
     let undo = snapshot::take(store, "restore").map_err(|e| {
         Error::Other(anyhow::anyhow!(

@@ -150,7 +150,10 @@ pub struct LockHolder(std::process::Child);
 
 impl Drop for LockHolder {
     fn drop(&mut self) {
-        let _ = self.0.kill();
+        // The whole group: `flock` and the `sleep` that inherited the locked descriptor.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
         let _ = self.0.wait();
     }
 }
@@ -159,14 +162,22 @@ impl TestEnv {
     /// Hold `repo`'s store lock from a separate `flock` process; returns once it is held.
     pub fn hold_store_lock(&self, repo: &Path) -> LockHolder {
         let status = self.wt_json(repo, &["status", "--json"], None);
-        let name = status["project"].as_str().expect("project name").to_string();
-        let lock = self.store_root().join(".locks").join(format!("{name}.lock"));
+        let name = status["project"]
+            .as_str()
+            .expect("project name")
+            .to_string();
+        let lock = self
+            .store_root()
+            .join(".locks")
+            .join(format!("{name}.lock"));
         std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+        use std::os::unix::process::CommandExt;
         let holder = Command::new("flock")
             .arg("-x")
             .arg(&lock)
             .args(["sleep", "120"])
             .stdout(Stdio::null())
+            .process_group(0)
             .spawn()
             .expect("flock (util-linux)");
         let holder = LockHolder(holder);
