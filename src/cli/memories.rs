@@ -170,7 +170,6 @@ fn remember(client: &mut Client, a: RememberArgs) -> Result<(), crate::error::Er
         failure: a.failure,
         anomaly: a.anomaly,
         importance: a.importance,
-        ..Remember::default()
     };
     let done = client.remember(&req)?;
     if let Some(note) = &done.note {
