@@ -55,31 +55,51 @@ pub fn is_free(path: &Path) -> bool {
     }
 }
 
+/// An exclusive `flock` on `path` (created if missing, in a private directory), polled every
+/// `poll` until `wait` has passed: the file holding it, or `None` when the wait ran out. The one
+/// lock loop of the tools (the store lock, the hook's session cache and state files). Polling
+/// never blocks, so a stuck holder cannot make a caller miss its deadline.
+pub fn exclusive(path: &Path, wait: Duration, poll: Duration) -> std::io::Result<Option<File>> {
+    if let Some(dir) = path.parent() {
+        crate::paths::ensure_private_dir(dir)?;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    let deadline = Instant::now() + wait;
+    loop {
+        if try_flock(&file) {
+            return Ok(Some(file));
+        }
+        let err = std::io::Error::last_os_error();
+        if !matches!(
+            err.raw_os_error(),
+            Some(libc::EWOULDBLOCK) | Some(libc::EINTR)
+        ) {
+            return Err(err);
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(poll);
+    }
+}
+
 impl ProjectLock {
     pub fn acquire(path: &Path, wait: Duration) -> anyhow::Result<ProjectLock> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
-        let deadline = Instant::now() + wait;
-        while !try_flock(&file) {
-            if Instant::now() >= deadline {
-                let who = holder_pid(path)
-                    .map(|p| format!(" (held by pid {p})"))
-                    .unwrap_or_default();
-                return Err(crate::error::Error::Busy {
-                    waited_secs: wait.as_secs(),
-                    holder: who,
-                }
-                .into());
+        let Some(mut file) = exclusive(path, wait, Duration::from_millis(50))? else {
+            let who = holder_pid(path)
+                .map(|p| format!(" (held by pid {p})"))
+                .unwrap_or_default();
+            return Err(crate::error::Error::Busy {
+                waited_secs: wait.as_secs(),
+                holder: who,
             }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            .into());
+        };
         file.set_len(0)?;
         file.rewind()?;
         write!(file, "{}", std::process::id())?;

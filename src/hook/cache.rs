@@ -6,7 +6,6 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -88,34 +87,13 @@ impl SessionCache {
     }
 }
 
-/// An exclusive `flock` held until the returned file is dropped. Polls without blocking so a
-/// stuck holder cannot make the hook miss its deadline.
+/// An exclusive lock held until the returned file is dropped, given up at `deadline`.
 pub fn lock_exclusive(path: &Path, deadline: Instant) -> Result<std::fs::File, String> {
-    if let Some(dir) = path.parent() {
-        crate::paths::ensure_private_dir(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(|e| format!("cannot open lock {}: {e}", path.display()))?;
-    loop {
-        // SAFETY: flock on a descriptor we own; no memory is shared with the kernel.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc == 0 {
-            return Ok(file);
-        }
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EWOULDBLOCK) && err.raw_os_error() != Some(libc::EINTR)
-        {
-            return Err(format!("cannot lock {}: {err}", path.display()));
-        }
-        if Instant::now() >= deadline {
-            return Err(format!("timed out waiting for lock {}", path.display()));
-        }
-        std::thread::sleep(Duration::from_millis(3));
+    let wait = deadline.saturating_duration_since(Instant::now());
+    match crate::lock::exclusive(path, wait, Duration::from_millis(3)) {
+        Ok(Some(file)) => Ok(file),
+        Ok(None) => Err(format!("timed out waiting for lock {}", path.display())),
+        Err(e) => Err(format!("cannot lock {}: {e}", path.display())),
     }
 }
 

@@ -307,11 +307,10 @@ pub fn run_claude(
         })?;
     if !out.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "claude exited {:?}: {}",
-            out.code,
-            one_line(&err, 200)
-        ));
+        let how = out
+            .code
+            .map_or_else(|| "on a signal".to_string(), |c| format!("with {c}"));
+        return Err(format!("claude exited {how}: {}", one_line(&err, 200)));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
