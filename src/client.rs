@@ -1,36 +1,148 @@
 //! The one way front ends reach a project's memory: the CLI, the hook, the MCP server and sync
 //! all call these typed methods.
 //!
-//! Today there is one kind of client, [`Client::Direct`]: it opens the store in this process (under
-//! the project lock, only when an operation needs it) and runs [`crate::ops`] on it. A connection
-//! to a resident per-project service can become a second variant without any front end changing.
+//! Every method is one [`Request`], carried out by [`execute`] on a store:
+//! - [`Backend::Direct`] opens the store in this process (under the project lock, only when an
+//!   operation needs it) and executes the request here;
+//! - [`Backend::Daemon`] sends it to the project's resident service (`wt-memory serve`, see
+//!   [`crate::daemon`]), which executes it with the same [`execute`] on the store it keeps open.
 //!
 //! Read operations on a project that has no store yet answer neutrally (an empty list, zero
 //! counts) and create nothing; writes create the store.
 
 use crate::dedup::Audit;
-use crate::error::Result;
-use crate::ops::{self, OpenOptions};
+use crate::error::{not_found, other, Result};
+use crate::ops::{self, Caller, OpenOptions};
 use crate::project::Project;
 use crate::record::MemoryRecord;
 use crate::store::{self, RepairReport, Store};
-use std::path::Path;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
-pub enum Client {
-    Direct(Direct),
+/// One operation, as typed data: what a front end asks and what crosses the daemon's socket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    Remember {
+        req: ops::Remember,
+    },
+    Recall {
+        req: ops::Recall,
+    },
+    Proactive {
+        context: String,
+        limit: usize,
+    },
+    List {
+        memory_type: Option<String>,
+        limit: Option<usize>,
+    },
+    Get {
+        id: String,
+    },
+    Forget {
+        req: ops::Forget,
+    },
+    Context {
+        topic: Option<String>,
+    },
+    Brain,
+    Stats,
+    Count,
+    Health,
+    IndexReport,
+    Audit {
+        threshold: f64,
+    },
+    Dedup {
+        threshold: f64,
+        dry_run: bool,
+    },
+    Cleanup {
+        threshold: f32,
+        min_length: usize,
+        dry_run: bool,
+    },
+    Export {
+        exclude_private: bool,
+    },
+    Import {
+        req: ops::Import,
+    },
+    Restore {
+        name: Option<String>,
+    },
+    Migrate,
+    Reembed,
+    Repair {
+        accept_loss: bool,
+    },
+    Seed {
+        file: PathBuf,
+        dry_run: bool,
+    },
+    TodoAdd {
+        text: String,
+        tags: Vec<String>,
+    },
+    TodoList,
+    TodoDone {
+        id: String,
+    },
+    TodoClear,
+    StoreChecks,
+    /// Open the store (when it exists) and load the model: the daemon's start.
+    Warm,
+}
+
+impl Request {
+    /// Does the answer depend on who asks (branch, directory)?
+    fn needs_caller(&self) -> bool {
+        matches!(
+            self,
+            Request::Remember { .. }
+                | Request::Recall { .. }
+                | Request::Proactive { .. }
+                | Request::TodoAdd { .. }
+        )
+    }
+
+    /// Does it write (for the ordered write queue and the logs)?
+    pub fn writes(&self) -> bool {
+        !matches!(
+            self,
+            Request::Recall { .. }
+                | Request::Proactive { .. }
+                | Request::List { .. }
+                | Request::Get { .. }
+                | Request::Context { .. }
+                | Request::Brain
+                | Request::Stats
+                | Request::Count
+                | Request::IndexReport
+                | Request::Audit { .. }
+                | Request::Export { .. }
+                | Request::TodoList
+                | Request::StoreChecks
+                | Request::Warm
+        )
+    }
 }
 
 /// How long a [`Direct`] client keeps the store (and its lock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Holding {
-    /// Until the client is dropped: one-shot processes (the CLI, a hook run).
+    /// Until the client is dropped: one-shot processes (the CLI, a hook run) and the daemon.
     UntilDropped,
-    /// For one call at a time: a long-lived process (the MCP server) must not keep other
-    /// processes out of the store between calls.
+    /// For one call at a time: a long-lived process (the MCP server without a daemon) must not
+    /// keep other processes out of the store between calls.
     PerCall,
 }
 
-/// The in-process client.
+/// A store opened in this process.
 pub struct Direct {
     project: Project,
     options: OpenOptions,
@@ -39,6 +151,28 @@ pub struct Direct {
 }
 
 impl Direct {
+    pub fn new(project: Project, options: OpenOptions, holding: Holding) -> Direct {
+        Direct {
+            project,
+            options,
+            holding,
+            store: None,
+        }
+    }
+
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    pub fn set_lock_wait(&mut self, wait: std::time::Duration) {
+        self.options.lock_wait = wait;
+    }
+
+    /// Close the store (and release its lock) until the next call needs it.
+    pub fn release(&mut self) {
+        self.store = None;
+    }
+
     /// Run `f` on the store; `None`, without creating anything, when there is no store and
     /// `create` is false.
     fn with<T>(&mut self, create: bool, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
@@ -64,57 +198,299 @@ impl Direct {
     }
 }
 
-impl Client {
-    /// A client for `project`'s store, opened in this process when first needed.
-    pub fn direct(project: Project, options: OpenOptions, holding: Holding) -> Client {
-        Client::Direct(Direct {
-            project,
+fn json<T: Serialize>(value: T) -> Result<Value> {
+    Ok(serde_json::to_value(value)?)
+}
+
+/// Carry out `req` for `caller` on `direct`'s store: the one place a request becomes ops calls.
+/// The daemon runs this too, so both backends give the same answers.
+pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Value> {
+    use Request as R;
+    match req {
+        R::Remember { req } => {
+            let checked = req.check()?;
+            json(direct.write(|s| ops::remember(s, checked, caller))?)
+        }
+        R::Recall { req } => {
+            req.check()?;
+            json(direct.read(|s| ops::recall(s, req, caller))?)
+        }
+        R::Proactive { context, limit } => {
+            ops::check_query("proactive", context)?;
+            json(direct.read(|s| ops::proactive(s, context, *limit, caller))?)
+        }
+        R::List { memory_type, limit } => {
+            json(direct.read(|s| ops::list(s, memory_type.as_deref(), *limit))?)
+        }
+        R::Get { id } => {
+            let id = ops::checked_id("get", id)?;
+            json(direct.read(|s| ops::get(s, &id))?)
+        }
+        R::Forget { req } => {
+            req.check()?;
+            match direct.with(false, |s| ops::forget(s, req))? {
+                Some(done) => json(done),
+                None => json(req.nothing_found()?),
+            }
+        }
+        R::Context { topic } => {
+            if let Some(t) = topic {
+                ops::check_query("context", t)?;
+            }
+            json(direct.with(false, |s| ops::context(s, topic.as_deref()))?)
+        }
+        R::Brain => json(ops::brain(direct.read(|s| Ok(s.records()?))?)),
+        R::Stats => json(ops::stats(&direct.read(|s| Ok(s.records()?))?)),
+        R::Count => json(direct.read(|s| Ok(s.count()))?),
+        R::Health => json(direct.write(|s| Ok(ops::health(s)))?),
+        R::IndexReport => json(direct.write(|s| Ok(s.index_report()))?),
+        R::Audit { threshold } => {
+            ops::check_unit("threshold", *threshold)?;
+            json(ops::audit(&direct.read(|s| Ok(s.records()?))?, *threshold)?)
+        }
+        R::Dedup { threshold, dry_run } => {
+            ops::check_unit("threshold", *threshold)?;
+            json(direct.with(false, |s| ops::dedup(s, *threshold, *dry_run))?)
+        }
+        R::Cleanup {
+            threshold,
+            min_length,
+            dry_run,
+        } => {
+            ops::check_unit("threshold", *threshold as f64)?;
+            let done = direct.with(false, |s| {
+                ops::cleanup(s, *threshold, *min_length, *dry_run)
+            })?;
+            json(done.unwrap_or(ops::NOTHING_CLEANED))
+        }
+        R::Export { exclude_private } => {
+            let name = direct.project.name.clone();
+            let doc = direct.with(false, |s| ops::export(s, *exclude_private))?;
+            json(doc.unwrap_or_else(|| ops::empty_export(&name)))
+        }
+        R::Import { req } => {
+            ops::check_import(req)?;
+            json(direct.write(|s| ops::import(s, req))?)
+        }
+        R::Restore { name } => {
+            crate::snapshot::find(&direct.project.store_dir, name.as_deref())
+                .map_err(|e| not_found(format!("restore: {e:#}")))?;
+            json(direct.write(|s| ops::restore(s, name.as_deref()))?)
+        }
+        R::Migrate => {
+            // Migrations run here, by name, not as a side effect of opening.
+            let before = direct.options.migrate;
+            direct.options.migrate = false;
+            let out = direct.write(ops::migrate);
+            direct.options.migrate = before;
+            json(out?)
+        }
+        R::Reembed => json(direct.write(|s| {
+            let n = ops::reembed(s)?;
+            Ok((n, s.current_embedder().label().to_string()))
+        })?),
+        R::Repair { accept_loss } => {
+            if !store::exists(&direct.project.store_dir) {
+                return json(None::<RepairReport>);
+            }
+            // Repair opens the store itself, after setting its indexes aside.
+            direct.store = None;
+            json(Some(ops::repair(&direct.project, *accept_loss)?))
+        }
+        R::Seed { file, dry_run } => {
+            let seeds = ops::check_seed_file(file)?;
+            json(direct.write(|s| ops::seed(s, seeds, *dry_run))?)
+        }
+        R::TodoAdd { text, tags } => {
+            ops::check_todo(text)?;
+            json(direct.write(|s| ops::todo_add(s, text, tags, caller))?)
+        }
+        R::TodoList => json(direct.read(ops::todo_list)?),
+        R::TodoDone { id } => json(direct.write(|s| ops::todo_done(s, id))?),
+        R::TodoClear => json(direct.write(ops::todo_clear)?),
+        R::StoreChecks => json(direct.with(false, |s| Ok(crate::doctor::store_checks(s)))?),
+        R::Warm => {
+            direct.with(false, |s| Ok(s.embed("wt-memory warm-up")?))?;
+            json(())
+        }
+    }
+}
+
+/// Where a client's requests are carried out.
+pub enum Backend {
+    /// Not chosen yet: the first call decides (a command that never calls starts nothing).
+    Pending,
+    Direct(Direct),
+    Daemon(crate::daemon::Connection),
+    /// The daemon could not be reached and this client may not open the store itself.
+    Unreachable(crate::error::Error),
+}
+
+/// How a client reaches the store.
+#[derive(Debug, Clone)]
+pub struct Mode {
+    pub options: OpenOptions,
+    pub holding: Holding,
+    /// Through the project's daemon (started when none runs).
+    pub daemon: bool,
+    /// When the daemon cannot be reached in time: open the store here (CLI, MCP) or fail (a hook,
+    /// which must not wait for a store a starting daemon is about to take).
+    pub fallback_direct: bool,
+    /// The latest moment the client may wait for a daemon to come up.
+    pub deadline: Option<Instant>,
+}
+
+impl Mode {
+    /// The configured way (`WT_MEMORY_DAEMON`), for a front end holding the store as `holding`.
+    pub fn configured(options: OpenOptions, holding: Holding) -> Mode {
+        Mode {
             options,
             holding,
-            store: None,
-        })
+            daemon: crate::config::get().daemon,
+            fallback_direct: true,
+            deadline: None,
+        }
+    }
+}
+
+/// How long a front end without a deadline waits for a daemon to start.
+const DAEMON_START_WAIT: Duration = Duration::from_secs(30);
+
+pub struct Client {
+    project: Project,
+    caller: Option<Caller>,
+    mode: Mode,
+    backend: Backend,
+}
+
+impl Client {
+    /// A client for `project`; the store or the daemon is reached at the first call.
+    pub fn open(project: Project, mode: Mode) -> Client {
+        Client {
+            project,
+            caller: None,
+            mode,
+            backend: Backend::Pending,
+        }
+    }
+
+    /// A client that opens `project`'s store in this process when first needed.
+    pub fn direct(project: Project, options: OpenOptions, holding: Holding) -> Client {
+        let mode = Mode {
+            options,
+            holding,
+            daemon: false,
+            fallback_direct: true,
+            deadline: None,
+        };
+        Client::open(project, mode)
+    }
+
+    /// Choose the backend of a pending client.
+    fn resolve(&mut self) {
+        if !matches!(self.backend, Backend::Pending) {
+            return;
+        }
+        let mode = &self.mode;
+        let direct = || {
+            let d = Direct::new(self.project.clone(), mode.options.clone(), mode.holding);
+            Backend::Direct(d)
+        };
+        self.backend = if !mode.daemon {
+            direct()
+        } else {
+            let deadline = mode
+                .deadline
+                .unwrap_or_else(|| Instant::now() + DAEMON_START_WAIT);
+            match crate::daemon::connect(&self.project, deadline) {
+                Ok(mut conn) => {
+                    conn.set_timeout(mode.options.lock_wait);
+                    Backend::Daemon(conn)
+                }
+                Err(e) if mode.fallback_direct => {
+                    eprintln!("wt-memory: {e}; working on the store directly");
+                    direct()
+                }
+                Err(e) => Backend::Unreachable(e),
+            }
+        };
     }
 
     pub fn project(&self) -> &Project {
-        match self {
-            Client::Direct(d) => &d.project,
-        }
+        &self.project
     }
 
     /// Let go of the store (and its lock) until the next call needs it: `sync` does this before
-    /// its git work, so a slow network never keeps other processes out of the store.
+    /// its git work, so a slow network never keeps other processes out of the store. (A daemon
+    /// holds its store anyway; nothing to release here.)
     pub fn release(&mut self) {
-        match self {
-            Client::Direct(d) => d.store = None,
+        if let Backend::Direct(d) = &mut self.backend {
+            d.release();
         }
     }
 
-    /// How long the next opening of the store may wait for another process to let go of it.
-    pub fn set_lock_wait(&mut self, wait: std::time::Duration) {
-        match self {
-            Client::Direct(d) => d.options.lock_wait = wait,
+    /// Is this client served by a daemon (after its first call)?
+    pub fn via_daemon(&self) -> bool {
+        matches!(self.backend, Backend::Daemon(_))
+    }
+
+    /// How long the next opening of the store (or start of the daemon) may wait.
+    pub fn set_lock_wait(&mut self, wait: Duration) {
+        self.mode.options.lock_wait = wait;
+        self.mode.deadline = Some(Instant::now() + wait);
+        match &mut self.backend {
+            Backend::Direct(d) => d.set_lock_wait(wait),
+            Backend::Daemon(c) => c.set_timeout(wait),
+            Backend::Pending | Backend::Unreachable(_) => {}
         }
     }
 
-    fn local(&mut self) -> &mut Direct {
-        match self {
-            Client::Direct(d) => d,
+    fn send(&mut self, caller: &Caller, req: &Request) -> Result<Value> {
+        self.resolve();
+        match &mut self.backend {
+            Backend::Direct(d) => execute(d, caller, req),
+            Backend::Daemon(c) => c.call(caller, req),
+            Backend::Unreachable(e) => Err(e.clone()),
+            Backend::Pending => unreachable!("resolved above"),
         }
+    }
+
+    /// Carry out one request and read its answer as `T`.
+    pub fn call<T: DeserializeOwned>(&mut self, req: Request) -> Result<T> {
+        let caller = if req.needs_caller() {
+            self.caller
+                .get_or_insert_with(|| Caller::of(&self.project))
+                .clone()
+        } else {
+            Caller::default()
+        };
+        let value = match self.send(&caller, &req) {
+            // The daemon went away between calls (idle exit, upgrade): start over once.
+            Err(crate::error::Error::Daemon { .. }) if self.via_daemon() => {
+                self.backend = Backend::Pending;
+                self.send(&caller, &req)?
+            }
+            other => other?,
+        };
+        serde_json::from_value(value).map_err(|e| other(format!("unexpected answer: {e}")))
     }
 
     pub fn remember(&mut self, req: &ops::Remember) -> Result<ops::Remembered> {
-        let checked = req.check()?;
-        self.local().write(|s| ops::remember(s, checked))
+        req.check()?;
+        self.call(Request::Remember { req: req.clone() })
     }
 
     pub fn recall(&mut self, req: &ops::Recall) -> Result<Vec<MemoryRecord>> {
         req.check()?;
-        self.local().read(|s| ops::recall(s, req))
+        self.call(Request::Recall { req: req.clone() })
     }
 
     pub fn proactive(&mut self, context: &str, limit: usize) -> Result<Vec<MemoryRecord>> {
         ops::check_query("proactive", context)?;
-        self.local().read(|s| ops::proactive(s, context, limit))
+        self.call(Request::Proactive {
+            context: context.to_string(),
+            limit,
+        })
     }
 
     pub fn list(
@@ -122,21 +498,21 @@ impl Client {
         memory_type: Option<&str>,
         limit: Option<usize>,
     ) -> Result<Vec<MemoryRecord>> {
-        self.local().read(|s| ops::list(s, memory_type, limit))
+        self.call(Request::List {
+            memory_type: memory_type.map(str::to_string),
+            limit,
+        })
     }
 
     /// One memory by full id or unique prefix of [`ops::MIN_ID_PREFIX`]+ hex digits.
     pub fn get(&mut self, id: &str) -> Result<Option<MemoryRecord>> {
-        let id = ops::checked_id("get", id)?;
-        self.local().read(|s| ops::get(s, &id))
+        ops::checked_id("get", id)?;
+        self.call(Request::Get { id: id.to_string() })
     }
 
     pub fn forget(&mut self, req: &ops::Forget) -> Result<ops::Forgotten> {
         req.check()?;
-        match self.local().with(false, |s| ops::forget(s, req))? {
-            Some(done) => Ok(done),
-            None => req.nothing_found(),
-        }
+        self.call(Request::Forget { req: req.clone() })
     }
 
     /// `None` when there is no store (the CLI prints `{}`).
@@ -144,45 +520,43 @@ impl Client {
         if let Some(t) = topic {
             ops::check_query("context", t)?;
         }
-        self.local().with(false, |s| ops::context(s, topic))
+        self.call(Request::Context {
+            topic: topic.map(str::to_string),
+        })
     }
 
     pub fn brain(&mut self) -> Result<ops::Brain> {
-        let records = self.local().read(|s| Ok(s.records()?))?;
-        Ok(ops::brain(records))
+        self.call(Request::Brain)
     }
 
     pub fn stats(&mut self) -> Result<ops::Stats> {
-        let records = self.local().read(|s| Ok(s.records()?))?;
-        Ok(ops::stats(&records))
+        self.call(Request::Stats)
     }
 
     pub fn status(&mut self) -> Result<ops::Status> {
-        let count = self.local().read(|s| Ok(s.count()))?;
+        let count = self.call(Request::Count)?;
         Ok(ops::status(self.project(), count))
     }
 
     /// Opens (or creates) the store: that it opens is half of the check.
     pub fn health(&mut self) -> Result<ops::Health> {
-        self.local().write(|s| Ok(ops::health(s)))
+        self.call(Request::Health)
     }
 
     /// The engine's index report (`health --index`).
-    pub fn index_report(&mut self) -> Result<serde_json::Value> {
-        self.local().write(|s| Ok(s.index_report()))
+    pub fn index_report(&mut self) -> Result<Value> {
+        self.call(Request::IndexReport)
     }
 
     pub fn audit(&mut self, threshold: f64) -> Result<Audit> {
         ops::check_unit("threshold", threshold)?;
-        let records = self.local().read(|s| Ok(s.records()?))?;
-        ops::audit(&records, threshold)
+        self.call(Request::Audit { threshold })
     }
 
     /// `None` when there is no store.
     pub fn dedup(&mut self, threshold: f64, dry_run: bool) -> Result<Option<ops::Deduped>> {
         ops::check_unit("threshold", threshold)?;
-        self.local()
-            .with(false, |s| ops::dedup(s, threshold, dry_run))
+        self.call(Request::Dedup { threshold, dry_run })
     }
 
     pub fn cleanup(
@@ -192,84 +566,71 @@ impl Client {
         dry_run: bool,
     ) -> Result<ops::Cleaned> {
         ops::check_unit("threshold", threshold as f64)?;
-        Ok(self
-            .local()
-            .with(false, |s| ops::cleanup(s, threshold, min_length, dry_run))?
-            .unwrap_or(ops::NOTHING_CLEANED))
+        self.call(Request::Cleanup {
+            threshold,
+            min_length,
+            dry_run,
+        })
     }
 
     /// The export document (`wt-memory-export`, version 1).
-    pub fn export(&mut self, exclude_private: bool) -> Result<serde_json::Value> {
-        let name = self.project().name.clone();
-        Ok(self
-            .local()
-            .with(false, |s| ops::export(s, exclude_private))?
-            .unwrap_or_else(|| ops::empty_export(&name)))
+    pub fn export(&mut self, exclude_private: bool) -> Result<Value> {
+        self.call(Request::Export { exclude_private })
     }
 
     pub fn import(&mut self, req: &ops::Import) -> Result<ops::Imported> {
         ops::check_import(req)?;
-        self.local().write(|s| ops::import(s, req))
+        self.call(Request::Import { req: req.clone() })
     }
 
     pub fn restore(&mut self, name: Option<&str>) -> Result<ops::RestoreOutcome> {
-        crate::snapshot::find(&self.project().store_dir, name)
-            .map_err(|e| crate::error::Error::NotFound(format!("restore: {e:#}")))?;
-        self.local().write(|s| ops::restore(s, name))
+        self.call(Request::Restore {
+            name: name.map(str::to_string),
+        })
     }
 
     pub fn migrate(&mut self) -> Result<Vec<ops::MigrationState>> {
-        let local = self.local();
-        let before = local.options.migrate;
-        // Migrations run here, by name, not as a side effect of opening.
-        local.options.migrate = false;
-        let out = local.write(ops::migrate);
-        local.options.migrate = before;
-        out
+        self.call(Request::Migrate)
     }
 
     /// Re-embeds every memory; returns how many, and the embedder used.
-    pub fn reembed(&mut self) -> Result<(usize, &'static str)> {
-        self.local()
-            .write(|s| Ok((ops::reembed(s)?, s.current_embedder().label())))
+    pub fn reembed(&mut self) -> Result<(usize, String)> {
+        self.call(Request::Reembed)
     }
 
     /// `None` when there is no store to repair.
     pub fn repair(&mut self, accept_loss: bool) -> Result<Option<RepairReport>> {
-        let local = self.local();
-        if !store::exists(&local.project.store_dir) {
-            return Ok(None);
-        }
-        // Repair opens the store itself, after setting its indexes aside.
-        local.store = None;
-        ops::repair(&local.project, accept_loss).map(Some)
+        self.call(Request::Repair { accept_loss })
     }
 
-    pub fn seed(&mut self, file: &Path, dry_run: bool) -> Result<ops::Seeded> {
-        let seeds = ops::check_seed_file(file)?;
-        self.local().write(|s| ops::seed(s, seeds, dry_run))
+    pub fn seed(&mut self, file: &std::path::Path, dry_run: bool) -> Result<ops::Seeded> {
+        ops::check_seed_file(file)?;
+        let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        self.call(Request::Seed { file, dry_run })
     }
 
     pub fn todo_add(&mut self, text: &str, tags: &[String]) -> Result<String> {
         ops::check_todo(text)?;
-        self.local().write(|s| ops::todo_add(s, text, tags))
+        self.call(Request::TodoAdd {
+            text: text.to_string(),
+            tags: tags.to_vec(),
+        })
     }
 
     pub fn todo_list(&mut self) -> Result<Vec<MemoryRecord>> {
-        self.local().read(ops::todo_list)
+        self.call(Request::TodoList)
     }
 
     pub fn todo_done(&mut self, id: &str) -> Result<MemoryRecord> {
-        self.local().write(|s| ops::todo_done(s, id))
+        self.call(Request::TodoDone { id: id.to_string() })
     }
 
     pub fn todo_clear(&mut self) -> Result<usize> {
-        self.local().write(ops::todo_clear)
+        self.call(Request::TodoClear)
     }
 
     /// For `doctor`: the store's own checks, when it exists and opens.
     pub fn store_checks(&mut self) -> Result<Option<crate::doctor::StoreChecks>> {
-        self.local()
-            .with(false, |s| Ok(crate::doctor::store_checks(s)))
+        self.call(Request::StoreChecks)
     }
 }

@@ -66,6 +66,14 @@ pub const ENV_VARS: &[EnvVar] = &[
         meaning: "with SHODH_MODEL_PATH: libonnxruntime.so",
     },
     EnvVar {
+        name: "WT_MEMORY_DAEMON",
+        meaning: "1: hooks, MCP server and CLI go through the project's resident service (started on first use); unset or 0: each process opens the store itself",
+    },
+    EnvVar {
+        name: "WT_MEMORY_DAEMON_IDLE_SECS",
+        meaning: "the resident service exits after this long without requests (default 900)",
+    },
+    EnvVar {
         name: "WT_MEMORY_MACHINE",
         meaning: "machine name used by sync (default: the host name)",
     },
@@ -92,9 +100,16 @@ pub struct Config {
     /// Claude Code's user configuration file (`$CLAUDE_CONFIG_DIR/.claude.json` or `~/.claude.json`).
     pub claude_user_config: PathBuf,
     pub machine: Option<String>,
+    /// Front ends go through the project's daemon.
+    pub daemon: bool,
+    /// The daemon exits after this long without requests.
+    pub daemon_idle: Duration,
     pub hook_debug: bool,
     pub hook_disabled: bool,
 }
+
+/// Default idle time before the daemon exits.
+pub const DEFAULT_DAEMON_IDLE: Duration = Duration::from_secs(15 * 60);
 
 /// Default wait for a store that another process holds.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
@@ -141,6 +156,12 @@ impl Config {
             claude_project_dir: abs_dir("CLAUDE_PROJECT_DIR"),
             claude_user_config,
             machine: var("WT_MEMORY_MACHINE"),
+            daemon: flag("WT_MEMORY_DAEMON"),
+            daemon_idle: var("WT_MEMORY_DAEMON_IDLE_SECS")
+                .and_then(|s| s.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .map(Duration::from_secs_f64)
+                .unwrap_or(DEFAULT_DAEMON_IDLE),
             hook_debug: flag("WT_HOOK_DEBUG"),
             hook_disabled: var("WT_HOOK_DISABLED").is_some_and(|v| v != "0"),
         }

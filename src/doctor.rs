@@ -9,9 +9,9 @@ use crate::integrity;
 use crate::lock;
 use crate::ops;
 use crate::store::Store;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {
     Ok,
     /// A problem, with its fix.
@@ -20,7 +20,7 @@ pub enum Status {
     Info,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Check {
     pub status: Status,
     pub what: String,
@@ -52,7 +52,8 @@ pub struct Section {
 }
 
 /// The checks that need the open store.
-pub struct StoreChecks(Vec<Check>);
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoreChecks(pub Vec<Check>);
 
 pub fn store_checks(store: &Store) -> StoreChecks {
     let count = store.count();
@@ -131,8 +132,17 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         project.name,
         project.store_dir.display()
     ))];
+    let daemon = crate::daemon::running(&project).and_then(|mut c| c.status().ok());
+    match &daemon {
+        Some(s) => store.push(Check::new(true, crate::daemon::describe(s), "")),
+        None if config::get().daemon => store.push(Check::info(
+            "no memory daemon runs now (the next call starts one)",
+        )),
+        None => {}
+    }
     let lock_path = lock::store_lock_path(&project);
-    let free = lock::is_free(&lock_path);
+    // A running daemon holds the lock by design.
+    let free = daemon.is_some() || lock::is_free(&lock_path);
     let holder = lock::holder_pid(&lock_path)
         .map(|p| format!(" (pid {p})"))
         .unwrap_or_default();

@@ -1,29 +1,39 @@
-//! The errors a caller matches on. Everything else is an [`anyhow::Error`] carried in
-//! [`Error::Other`]; front ends print any of them as one `wt-memory: …` line (`{:#}`), never as
-//! Rust debug text.
+//! The errors a caller matches on. Everything else arrives as [`Error::Other`] with its message
+//! (an `anyhow` chain, formatted once). Front ends print any of them as one `wt-memory: …` line,
+//! never as Rust debug text. Errors cross the daemon's socket as they are (they serialise).
+
+use serde::{Deserialize, Serialize};
 
 /// Result of every [`crate::ops`] call and every [`crate::client::Client`] method.
 pub type Result<T> = std::result::Result<T, Error>;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Error {
     /// Another process holds the project's store; nothing was done.
     #[error("lock timeout after {waited_secs}s: another wt-memory process is using this project's store{holder}; try again")]
     Busy { waited_secs: u64, holder: String },
     /// The store's vectors were written by another embedder than the one this process has.
-    #[error("{0}")]
-    EmbedderMismatch(String),
+    #[error("{message}")]
+    EmbedderMismatch { message: String },
     /// An id, snapshot or todo that does not exist.
-    #[error("{0}")]
-    NotFound(String),
+    #[error("{message}")]
+    NotFound { message: String },
     /// A request that cannot be carried out as given: the message says what to change.
-    #[error("{0}")]
-    BadInput(String),
+    #[error("{message}")]
+    BadInput { message: String },
     /// `remember` got nothing storable (empty, whitespace, or only `<private>` spans).
-    #[error("remember: nothing to store: {0}")]
-    NothingToStore(&'static str),
-    #[error("{0:#}")]
-    Other(anyhow::Error),
+    #[error("remember: nothing to store: {why}")]
+    NothingToStore { why: String },
+    /// A document `import` cannot use, in the previous implementation's words (`Invalid JSON: …`,
+    /// `Unsupported version: 99 (only version 1 supported)`).
+    #[error("{message}")]
+    UnusableExport { message: String },
+    /// The resident service could not be reached or answered out of turn.
+    #[error("{message}")]
+    Daemon { message: String },
+    #[error("{message}")]
+    Other { message: String },
 }
 
 impl From<anyhow::Error> for Error {
@@ -31,24 +41,42 @@ impl From<anyhow::Error> for Error {
     fn from(e: anyhow::Error) -> Self {
         match e.downcast::<Error>() {
             Ok(typed) => typed,
-            Err(e) => Error::Other(e),
+            Err(e) => Error::Other {
+                message: format!("{e:#}"),
+            },
         }
     }
 }
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        Error::Other(e.into())
+        other(e)
     }
 }
 
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
-        Error::Other(e.into())
+        other(e)
     }
 }
 
 /// A [`Error::BadInput`] from anything printable.
 pub fn bad_input(msg: impl Into<String>) -> Error {
-    Error::BadInput(msg.into())
+    Error::BadInput {
+        message: msg.into(),
+    }
+}
+
+/// A [`Error::NotFound`].
+pub fn not_found(msg: impl Into<String>) -> Error {
+    Error::NotFound {
+        message: msg.into(),
+    }
+}
+
+/// An [`Error::Other`] from anything printable.
+pub fn other(msg: impl std::fmt::Display) -> Error {
+    Error::Other {
+        message: msg.to_string(),
+    }
 }

@@ -116,7 +116,6 @@ pub fn import_with(
     dry_run: bool,
     mut before_first_write: impl FnMut() -> anyhow::Result<()>,
 ) -> anyhow::Result<ImportReport> {
-    let mut written = false;
     let existing = store.records()?;
     let mut known: HashSet<String> = HashSet::new();
     let mut known_content: HashSet<String> = HashSet::new();
@@ -127,6 +126,27 @@ pub fn import_with(
         }
         known_content.insert(hygiene::content_hash(&r.content));
     }
+    store.batch(|| {
+        import_records(
+            store,
+            doc,
+            dry_run,
+            known,
+            known_content,
+            &mut before_first_write,
+        )
+    })?
+}
+
+fn import_records(
+    store: &Store,
+    doc: &ExportDoc,
+    dry_run: bool,
+    mut known: HashSet<String>,
+    mut known_content: HashSet<String>,
+    before_first_write: &mut impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<ImportReport> {
+    let mut written = false;
     let mut report = ImportReport::default();
     for value in &doc.records {
         let Ok(rec) = serde_json::from_value::<MemoryRecord>(value.clone()) else {
@@ -180,7 +200,7 @@ pub fn insert_record(store: &Store, new: NewMemory) -> anyhow::Result<Option<Ins
         Err(e)
             if matches!(
                 e.downcast_ref::<crate::error::Error>(),
-                Some(crate::error::Error::EmbedderMismatch(_))
+                Some(crate::error::Error::EmbedderMismatch { .. })
             ) =>
         {
             Err(e)

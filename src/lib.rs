@@ -10,6 +10,7 @@ pub mod child;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod daemon;
 pub mod dedup;
 pub mod doctor;
 pub mod error;

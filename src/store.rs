@@ -126,8 +126,36 @@ pub struct Store {
     /// The recorded ids replayed from the journal (`Some(None)`: it cannot be trusted), loaded
     /// only while an alert stands.
     recorded_ids: Mutex<Option<Option<std::collections::HashSet<String>>>>,
+    /// Normalised-content hash of every memory, built by the first write from one read of the
+    /// store and kept in step with every write and delete: dedup-on-write is a lookup, not a
+    /// scan, so an import is linear and a resident service never re-reads the store to write.
+    content_index: Mutex<Option<ContentIndex>>,
+    /// Inside [`Store::batch`]: the engine is flushed once at the end, not after every write.
+    batching: std::sync::atomic::AtomicBool,
     // Declared last: dropped after the engine has flushed and closed.
     _lock: ProjectLock,
+}
+
+/// Content hash -> id, and back.
+#[derive(Default)]
+struct ContentIndex {
+    id_of: HashMap<String, String>,
+    hash_of: HashMap<String, String>,
+}
+
+impl ContentIndex {
+    fn add(&mut self, hash: String, id: String) {
+        self.hash_of.insert(id.clone(), hash.clone());
+        self.id_of.insert(hash, id);
+    }
+
+    fn remove(&mut self, id: &str) {
+        if let Some(hash) = self.hash_of.remove(id) {
+            if self.id_of.get(&hash).is_some_and(|i| i == id) {
+                self.id_of.remove(&hash);
+            }
+        }
+    }
 }
 
 /// How long to wait for the project lock (`WT_MEMORY_LOCK_WAIT_SECS`).
@@ -139,7 +167,7 @@ const BM25_DIR: &str = "bm25_index";
 const VECTOR_DIR: &str = "vector_index";
 
 /// What `wt-memory repair` did and found.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RepairReport {
     /// Indexes set aside and rebuilt by the engine.
     pub rebuilt: Vec<String>,
@@ -226,6 +254,8 @@ impl Store {
             embedder_checked: OnceLock::new(),
             integrity: Mutex::new(None),
             recorded_ids: Mutex::new(None),
+            content_index: Mutex::new(None),
+            batching: std::sync::atomic::AtomicBool::new(false),
             _lock: lock,
         };
         store.check_at_open()?;
@@ -534,7 +564,7 @@ impl Store {
             .embedder_checked
             .get_or_init(|| self.check_embedder().map_err(|e| format!("{e:#}")));
         res.clone()
-            .map_err(|e| crate::error::Error::EmbedderMismatch(e).into())
+            .map_err(|message| crate::error::Error::EmbedderMismatch { message }.into())
     }
 
     fn check_embedder(&self) -> anyhow::Result<EmbedderKind> {
@@ -646,10 +676,53 @@ impl Store {
     /// An existing memory with the same normalised content.
     pub fn find_same_content(&self, content: &str) -> anyhow::Result<Option<Arc<Memory>>> {
         let want = hygiene::content_hash(content);
-        Ok(self
-            .all()?
-            .into_iter()
-            .find(|m| hygiene::content_hash(&m.experience.content) == want))
+        let id = {
+            let mut guard = self.content_index.lock().unwrap_or_else(|e| e.into_inner());
+            if guard.is_none() {
+                let mut index = ContentIndex::default();
+                for m in self.all()? {
+                    index.add(
+                        hygiene::content_hash(&m.experience.content),
+                        m.id.0.to_string(),
+                    );
+                }
+                *guard = Some(index);
+            }
+            guard.as_ref().and_then(|i| i.id_of.get(&want).cloned())
+        };
+        match id {
+            Some(id) => Ok(self.get(&id)?),
+            None => Ok(None),
+        }
+    }
+
+    fn index_content(&self, hash: String, id: &str, added: bool) {
+        let mut guard = self.content_index.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(index) = guard.as_mut() {
+            if added {
+                index.add(hash, id.to_string());
+            } else {
+                index.remove(id);
+            }
+        }
+    }
+
+    /// Run `f` with one engine flush at the end instead of one per write (import, restore).
+    pub fn batch<T>(&self, f: impl FnOnce() -> T) -> anyhow::Result<T> {
+        use std::sync::atomic::Ordering;
+        let outer = self.batching.swap(true, Ordering::SeqCst);
+        let out = f();
+        if !outer {
+            self.batching.store(false, Ordering::SeqCst);
+            self.flush()?;
+        }
+        Ok(out)
+    }
+
+    fn flush(&self) -> anyhow::Result<()> {
+        self.ms
+            .flush_storage()
+            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))
     }
 
     /// Write one memory: the one door every write goes through. Content should already be
@@ -669,6 +742,7 @@ impl Store {
         }
         self.ensure_embedder()?;
         let embedding = self.embed(&new.content)?;
+        let hash = hygiene::content_hash(&new.content);
         let experience = Experience {
             content: new.content,
             experience_type: new.experience_type,
@@ -691,10 +765,11 @@ impl Store {
             .ms
             .remember_with_id(MemoryId(uuid), experience, new.created_at)
             .map_err(|e| anyhow::anyhow!("the engine refused the write: {e:#}"))?;
-        self.ms
-            .flush_storage()
-            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
+        if !self.batching.load(std::sync::atomic::Ordering::SeqCst) {
+            self.flush()?;
+        }
         self.record_write(&id.0.to_string(), true)?;
+        self.index_content(hash, &id.0.to_string(), true);
         Ok(Inserted {
             id: id.0.to_string(),
             duplicate: false,
@@ -751,7 +826,10 @@ impl Store {
         let full = uuid.to_string();
         self.record_write(&full, false)?;
         match self.ms.forget(ForgetCriteria::ById(MemoryId(uuid))) {
-            Ok(n) if n > 0 => Ok(true),
+            Ok(n) if n > 0 => {
+                self.index_content(String::new(), &full, false);
+                Ok(true)
+            }
             other => {
                 self.record_write(&full, true)?;
                 other

@@ -1011,8 +1011,8 @@ impl<'a> SyncContext<'a> {
         match self.with_store(|c| c.import(&req)) {
             Ok(done) => Ok(done.report()),
             // A document `import` cannot use is the source's problem, not ours.
-            Err(crate::error::Error::Other(e)) if e.is::<ops::UnusableExport>() => {
-                Err(SourceFailure::Corrupt(e.to_string()))
+            Err(crate::error::Error::UnusableExport { message }) => {
+                Err(SourceFailure::Corrupt(message))
             }
             Err(e) => Err(SourceFailure::Import(e.to_string())),
         }

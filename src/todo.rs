@@ -36,10 +36,11 @@ pub fn add(
     text: &str,
     extra_tags: &[String],
     branch: Option<&str>,
+    dir: &std::path::Path,
 ) -> anyhow::Result<String> {
     let mut tags = vec!["todo".to_string(), "backlog".to_string()];
     tags.extend(extra_tags.iter().cloned());
-    if let Some(change) = active_change(&store.project.cwd) {
+    if let Some(change) = active_change(dir) {
         tags.push(format!("change:{change}"));
     }
     if let Some(b) = branch {

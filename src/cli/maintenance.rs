@@ -4,7 +4,6 @@
 use super::{print_json, Res};
 use crate::client::Client;
 use crate::dedup;
-use crate::error::Error;
 use crate::{doctor, model, ops};
 use clap::Subcommand;
 use std::path::PathBuf;
@@ -74,6 +73,14 @@ pub enum Cmd {
     },
     /// One screen of diagnostics, each problem with the command that fixes it.
     Doctor,
+    /// The project's resident service (`WT_MEMORY_DAEMON=1`): status or stop.
+    Daemon {
+        #[command(subcommand)]
+        action: DaemonCmd,
+    },
+    /// Run the project's resident service in the foreground (clients start it on their own).
+    #[command(hide = true)]
+    Serve,
     /// Score retrieval on an evaluation set (memories.jsonl + queries.jsonl).
     Eval {
         set_dir: PathBuf,
@@ -89,6 +96,17 @@ pub enum Cmd {
         #[arg(long, hide = true)]
         features: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+pub enum DaemonCmd {
+    /// pid, uptime, memory, requests served, version (exit 1 when none runs).
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Finish the request in progress and exit.
+    Stop,
 }
 
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
@@ -187,6 +205,8 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             println!("Recall is semantic (MiniLM-L6).");
         }
         Cmd::Doctor => print_doctor(&doctor::run(client)),
+        Cmd::Serve => crate::daemon::serve(client.project().clone())?,
+        Cmd::Daemon { action } => return daemon(client, action),
         Cmd::Eval {
             set_dir,
             floor,
@@ -203,7 +223,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             let report = crate::eval::run_with_features(&set_dir, floor, features.as_deref())?;
             if let Some(path) = results {
                 std::fs::write(&path, &report.results_jsonl).map_err(|e| {
-                    Error::Other(anyhow::anyhow!("cannot write {}: {e}", path.display()))
+                    crate::error::other(format!("cannot write {}: {e}", path.display()))
                 })?;
             }
             if json {
@@ -211,6 +231,35 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             } else {
                 print!("{}", report.to_text());
             }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn daemon(client: &Client, action: DaemonCmd) -> Res {
+    let Some(mut conn) = crate::daemon::running(client.project()) else {
+        println!(
+            "no memory daemon runs for project {}",
+            client.project().name
+        );
+        return Ok(match action {
+            DaemonCmd::Status { .. } => ExitCode::FAILURE,
+            DaemonCmd::Stop => ExitCode::SUCCESS,
+        });
+    };
+    match action {
+        DaemonCmd::Status { json } => {
+            let s = conn.status()?;
+            if json {
+                print_json(&s);
+            } else {
+                println!("{}", crate::daemon::describe(&s));
+            }
+        }
+        DaemonCmd::Stop => {
+            let pid = conn.peer.pid;
+            conn.shutdown();
+            println!("asked the memory daemon (pid {pid}) to stop");
         }
     }
     Ok(ExitCode::SUCCESS)

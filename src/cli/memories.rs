@@ -176,7 +176,10 @@ fn remember(client: &mut Client, a: RememberArgs) -> Result<(), crate::error::Er
         eprintln!("{note}");
     }
     if a.json {
-        println!("{}", serde_json::to_string(&done)?);
+        println!(
+            "{}",
+            serde_json::json!({"id": done.id, "duplicate": done.duplicate})
+        );
     } else {
         println!("{}", done.id);
     }

@@ -12,7 +12,7 @@ mod memories;
 mod todo;
 mod transfer;
 
-use crate::client::{Client, Holding};
+use crate::client::{Client, Holding, Mode};
 use crate::error::Error;
 use crate::ops::OpenOptions;
 use crate::project;
@@ -34,6 +34,9 @@ pub struct Cli {
     /// Do not run pending store migrations.
     #[arg(long, global = true)]
     no_migrate: bool,
+    /// Open the store in this process, not through the project's resident service.
+    #[arg(long, global = true)]
+    no_daemon: bool,
     #[command(subcommand)]
     command: Option<Cmd>,
 }
@@ -118,7 +121,9 @@ pub fn main() -> ExitCode {
         migrate: !cli.no_migrate,
         ..OpenOptions::default()
     };
-    let mut client = Client::direct(project, options, Holding::UntilDropped);
+    let mut mode = Mode::configured(options, Holding::UntilDropped);
+    mode.daemon &= !cli.no_daemon;
+    let mut client = Client::open(project, mode);
     let result = match command {
         Cmd::Memories(c) => memories::run(&mut client, c),
         Cmd::Maintenance(c) => maintenance::run(&mut client, c),
@@ -129,7 +134,7 @@ pub fn main() -> ExitCode {
     drop(client);
     let code = match result {
         Ok(code) => code,
-        Err(Error::NothingToStore(why)) => {
+        Err(Error::NothingToStore { why }) => {
             eprintln!("wt-memory: remember: nothing to store: {why}");
             ExitCode::from(3)
         }

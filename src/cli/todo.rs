@@ -141,7 +141,7 @@ fn rules_cmd(client: &Client, action: RulesCmd) -> Result<(), crate::error::Erro
         }
         RulesCmd::Remove { id } => {
             if !rules::remove_rule(&root, &id)? {
-                return Err(crate::error::Error::NotFound(format!(
+                return Err(crate::error::not_found(format!(
                     "Error: rule '{id}' not found"
                 )));
             }

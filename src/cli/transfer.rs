@@ -3,7 +3,7 @@
 use super::{print_json, Res};
 use crate::client::Client;
 use crate::error::Error;
-use crate::ops::{self, Import};
+use crate::ops::Import;
 use crate::snapshot;
 use clap::Subcommand;
 use std::path::PathBuf;
@@ -54,7 +54,7 @@ pub enum Cmd {
 }
 
 fn cannot_write(path: &std::path::Path, e: std::io::Error) -> Error {
-    Error::Other(anyhow::anyhow!("cannot write {}: {e}", path.display()))
+    crate::error::other(format!("cannot write {}: {e}", path.display()))
 }
 
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
@@ -91,9 +91,9 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             };
             match client.import(&req) {
                 Ok(done) => print_json(&done),
-                Err(Error::Other(e)) if e.is::<ops::UnusableExport>() => {
-                    print_json(&serde_json::json!({ "error": e.to_string() }));
-                    eprintln!("wt-memory: import: {}: {e}", path.display());
+                Err(Error::UnusableExport { message }) => {
+                    print_json(&serde_json::json!({ "error": message }));
+                    eprintln!("wt-memory: import: {}: {message}", path.display());
                     return Ok(ExitCode::FAILURE);
                 }
                 Err(e) => return Err(e),

@@ -3,7 +3,7 @@
 //! allows; a store held by another process makes the call fail, and the hook stays silent.
 
 use super::Ctx;
-use crate::client::{Client, Holding};
+use crate::client::{Client, Holding, Mode};
 use crate::ops::{OpenOptions, Recall, Remember};
 use crate::record::{split_tags, MemoryRecord};
 use std::time::{Duration, Instant};
@@ -26,7 +26,13 @@ fn with_client<T>(
     let mut slot = ctx.client.borrow_mut();
     let client = slot.get_or_insert_with(|| {
         let project = crate::project::resolve(&ctx.project_dir, None);
-        Client::direct(project, OpenOptions::default(), Holding::UntilDropped)
+        // Through the daemon when configured; if it cannot answer in time the hook stays silent
+        // rather than wait for a store the starting daemon is about to take.
+        let mode = Mode {
+            fallback_direct: false,
+            ..Mode::configured(OpenOptions::default(), Holding::UntilDropped)
+        };
+        Client::open(project, mode)
     });
     client.set_lock_wait(wait);
     let started = Instant::now();

@@ -21,7 +21,7 @@ use rmcp::model::{
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use serde::Deserialize;
 
-use crate::client::{Client, Holding};
+use crate::client::{Client, Holding, Mode};
 use crate::config::{self, ProjectDir};
 use crate::ops;
 use crate::record::split_tags;
@@ -441,10 +441,9 @@ pub struct MemoryServer {
 
 impl MemoryServer {
     pub fn new(project: ProjectDir) -> Self {
-        let client = Client::direct(
+        let client = Client::open(
             crate::project::resolve(&project.path, None),
-            ops::OpenOptions::default(),
-            Holding::PerCall,
+            Mode::configured(ops::OpenOptions::default(), Holding::PerCall),
         );
         MemoryServer {
             project,
@@ -873,10 +872,7 @@ impl MemoryServer {
         self.text(move |c| {
             let text = serde_json::to_string_pretty(&c.export(exclude_private)?)?;
             crate::paths::write_atomic(&target, text.as_bytes()).map_err(|e| {
-                crate::error::Error::Other(anyhow::anyhow!(
-                    "cannot write {}: {e}",
-                    target.display()
-                ))
+                crate::error::other(format!("cannot write {}: {e}", target.display()))
             })?;
             Ok(format!("Exported to {}", target.display()))
         })

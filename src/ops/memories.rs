@@ -1,8 +1,9 @@
 //! Writing, finding and deleting memories: remember, recall, proactive, list, get, forget,
 //! context, brain.
 
+use super::Caller;
 use super::{parse_time, take_snapshot};
-use crate::error::{bad_input, Error, Result};
+use crate::error::{bad_input, other, Error, Result};
 use crate::hygiene;
 use crate::recall::{self, RecallQuery};
 use crate::record::{self, parse_user_type, MemoryRecord};
@@ -45,7 +46,7 @@ pub struct Remembered {
     /// The same content was already stored; `id` is that memory.
     pub duplicate: bool,
     /// A note on how the type was read (legacy type names), for stderr.
-    #[serde(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
@@ -78,8 +79,7 @@ pub fn parse_metadata(text: &str) -> Result<HashMap<String, String>> {
 impl Remember {
     /// Every rule that needs no store: type, importance, content present and within the limit.
     pub fn check(&self) -> Result<CheckedRemember> {
-        let (experience_type, note) =
-            parse_user_type(&self.memory_type).map_err(Error::BadInput)?;
+        let (experience_type, note) = parse_user_type(&self.memory_type).map_err(bad_input)?;
         if let Some(i) = self.importance {
             if !(0.0..=1.0).contains(&i) {
                 return Err(bad_input("remember: --importance must be between 0 and 1"));
@@ -87,11 +87,12 @@ impl Remember {
         }
         let content = hygiene::clean_content(&self.content);
         if content.is_empty() {
-            return Err(Error::NothingToStore(if self.content.trim().is_empty() {
+            let why = if self.content.trim().is_empty() {
                 "the input is empty (pipe the text to remember on stdin)"
             } else {
                 "all of the input is inside <private>...</private>"
-            }));
+            };
+            return Err(Error::NothingToStore { why: why.into() });
         }
         let chars = content.chars().count();
         if chars > MAX_CONTENT_CHARS {
@@ -109,17 +110,17 @@ impl Remember {
     }
 }
 
-/// Store a checked memory, tagged with the current branch unless it names one.
-pub fn remember(store: &Store, req: CheckedRemember) -> Result<Remembered> {
+/// Store a checked memory, tagged with the caller's branch unless it names one.
+pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<Remembered> {
     let mut new = req.new;
     if !new.tags.iter().any(|t| t.starts_with("branch:")) {
-        if let Some(b) = store.project.branch() {
+        if let Some(b) = &caller.branch {
             new.tags.push(format!("branch:{b}"));
         }
     }
     let ins = store
         .insert(new)
-        .map_err(|e| Error::Other(anyhow::anyhow!("remember failed, nothing stored: {e:#}")))?;
+        .map_err(|e| other(format!("remember failed, nothing stored: {e:#}")))?;
     Ok(Remembered {
         id: ins.id,
         duplicate: ins.duplicate,
@@ -214,7 +215,7 @@ impl Recall {
     }
 }
 
-pub fn recall(store: &Store, req: &Recall) -> Result<Vec<MemoryRecord>> {
+pub fn recall(store: &Store, req: &Recall, caller: &Caller) -> Result<Vec<MemoryRecord>> {
     req.check()?;
     let q = RecallQuery {
         text: req.query.clone(),
@@ -223,7 +224,7 @@ pub fn recall(store: &Store, req: &Recall) -> Result<Vec<MemoryRecord>> {
         min_importance: req.min_importance,
         since: req.since,
         until: req.until,
-        branch: store.project.branch(),
+        branch: caller.branch.clone(),
         semantic_only: req.mode == RecallMode::Semantic,
     };
     let dated = q.since.is_some() || q.until.is_some();
@@ -239,10 +240,15 @@ pub fn recall(store: &Store, req: &Recall) -> Result<Vec<MemoryRecord>> {
 }
 
 /// Memories worth injecting for a context (gated by relevance; never stores the context).
-pub fn proactive(store: &Store, context: &str, limit: usize) -> Result<Vec<MemoryRecord>> {
+pub fn proactive(
+    store: &Store,
+    context: &str,
+    limit: usize,
+    caller: &Caller,
+) -> Result<Vec<MemoryRecord>> {
     check_query("proactive", context)?;
-    let branch = store.project.branch();
-    Ok(recall::proactive(store, context, limit, branch.as_deref())?)
+    let branch = caller.branch.as_deref();
+    Ok(recall::proactive(store, context, limit, branch)?)
 }
 
 /// `list`: newest first, optionally one type.

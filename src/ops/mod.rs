@@ -15,13 +15,32 @@ pub use memories::*;
 pub use todos::*;
 pub use transfer::*;
 
-use crate::error::{bad_input, Error, Result};
+use crate::error::{bad_input, Result};
 use crate::migrate;
 use crate::project::Project;
 use crate::snapshot;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
+
+/// Who asks: what a request's answer depends on besides the store (a resident service serves
+/// every worktree of a repository, each on its own branch).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Caller {
+    /// The caller's git branch: the `branch:` tag of what it stores, and the boost of what it finds.
+    pub branch: Option<String>,
+    /// The caller's directory (the active OpenSpec change of a todo).
+    pub cwd: std::path::PathBuf,
+}
+
+impl Caller {
+    pub fn of(project: &Project) -> Caller {
+        Caller {
+            branch: project.branch(),
+            cwd: project.cwd.clone(),
+        }
+    }
+}
 
 /// How a store is opened.
 #[derive(Debug, Clone)]
@@ -76,7 +95,7 @@ pub fn parse_time(s: &str, what: &str) -> Result<DateTime<Utc>> {
 /// The undo snapshot taken before a destructive operation (nothing when the store is empty).
 pub fn take_snapshot(store: &Store, operation: &str) -> Result<()> {
     snapshot::take(store, operation).map_err(|e| {
-        Error::Other(anyhow::anyhow!(
+        crate::error::other(format!(
             "{operation}: no undo snapshot, nothing changed: {e:#}"
         ))
     })?;

@@ -98,25 +98,27 @@ fn bad_requests_are_typed_errors_and_touch_no_store() {
     let mut c = client(&f);
     assert!(matches!(
         c.remember(&remember_req("  <private>token</private> ", "Learning")),
-        Err(Error::NothingToStore(_))
+        Err(Error::NothingToStore { .. })
     ));
     assert!(matches!(
         c.remember(&remember_req("x", "Opinion")),
-        Err(Error::BadInput(m)) if m.contains("Decision, Learning or Context")
+        Err(Error::BadInput { message }) if message.contains("Decision, Learning or Context")
     ));
     let loud = Remember {
         importance: Some(1.5),
         ..remember_req("Something", "Learning")
     };
-    assert!(matches!(c.remember(&loud), Err(Error::BadInput(_))));
+    assert!(matches!(c.remember(&loud), Err(Error::BadInput { .. })));
     let huge = Recall {
         query: "x".repeat(MAX_QUERY_CHARS + 1),
         ..Recall::default()
     };
-    assert!(matches!(c.recall(&huge), Err(Error::BadInput(m)) if m.contains("the limit is")));
+    assert!(
+        matches!(c.recall(&huge), Err(Error::BadInput { message }) if message.contains("the limit is"))
+    );
     assert!(matches!(
         RecallMode::parse("causal"),
-        Err(Error::BadInput(_))
+        Err(Error::BadInput { .. })
     ));
     for forget in [
         Forget::default(),
@@ -134,7 +136,7 @@ fn bad_requests_are_typed_errors_and_touch_no_store() {
         },
     ] {
         assert!(
-            matches!(c.forget(&forget), Err(Error::BadInput(_))),
+            matches!(c.forget(&forget), Err(Error::BadInput { .. })),
             "{forget:?}"
         );
     }
@@ -262,10 +264,9 @@ fn import_export_round_trip_and_unusable_documents_are_named() {
         ..req
     };
     match other.import(&bad) {
-        Err(Error::Other(e)) => {
-            let unusable = e.downcast_ref::<UnusableExport>().expect("typed");
+        Err(Error::UnusableExport { message }) => {
             assert_eq!(
-                unusable.0,
+                message,
                 "Unsupported version: 99 (only version 1 supported)"
             );
         }
@@ -283,7 +284,10 @@ fn todos_stats_and_cleanup() {
     let open = c.todo_list().unwrap();
     assert_eq!(open.len(), 1);
     assert!(open[0].has_tag("todo") && open[0].has_tag("security"));
-    assert!(matches!(c.todo_done("ffffffff"), Err(Error::NotFound(_))));
+    assert!(matches!(
+        c.todo_done("ffffffff"),
+        Err(Error::NotFound { .. })
+    ));
     assert_eq!(c.todo_done(&id[..8]).unwrap().id, id);
     assert!(c.todo_list().unwrap().is_empty());
 
@@ -309,7 +313,10 @@ fn todos_stats_and_cleanup() {
         }
     );
     assert_eq!(c.stats().unwrap().total, 2, "a dry run deletes nothing");
-    assert!(matches!(c.cleanup(2.0, 1, true), Err(Error::BadInput(_))));
+    assert!(matches!(
+        c.cleanup(2.0, 1, true),
+        Err(Error::BadInput { .. })
+    ));
 }
 
 #[test]

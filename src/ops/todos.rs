@@ -1,7 +1,7 @@
 //! Todos: memories tagged `todo,backlog` with `metadata.todo_status`.
 
-use super::take_snapshot;
-use crate::error::{bad_input, Error, Result};
+use super::{take_snapshot, Caller};
+use crate::error::{bad_input, not_found, Result};
 use crate::hygiene;
 use crate::record::MemoryRecord;
 use crate::store::Store;
@@ -16,11 +16,11 @@ pub fn check_todo(text: &str) -> Result<String> {
     Ok(text)
 }
 
-/// Store a todo (tagged with the branch and the active OpenSpec change); returns its id.
-pub fn todo_add(store: &Store, text: &str, tags: &[String]) -> Result<String> {
+/// Store a todo (tagged with the caller's branch and active OpenSpec change); returns its id.
+pub fn todo_add(store: &Store, text: &str, tags: &[String], caller: &Caller) -> Result<String> {
     let text = check_todo(text)?;
-    let branch = store.project.branch();
-    Ok(todo::add(store, &text, tags, branch.as_deref())?)
+    let branch = caller.branch.as_deref();
+    Ok(todo::add(store, &text, tags, branch, &caller.cwd)?)
 }
 
 pub fn todo_list(store: &Store) -> Result<Vec<MemoryRecord>> {
@@ -35,7 +35,7 @@ pub fn todo_done(store: &Store, id: &str) -> Result<MemoryRecord> {
         .filter(|t| t.id.starts_with(id))
         .collect();
     match matches.len() {
-        0 => Err(Error::NotFound("Todo not found".into())),
+        0 => Err(not_found("Todo not found")),
         1 => {
             let t = matches.remove(0);
             store.delete_many([t.id.as_str()])?;

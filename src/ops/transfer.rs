@@ -1,7 +1,7 @@
 //! Moving memories in and out: export, import, restore from an undo snapshot, seed files.
 
 use super::take_snapshot;
-use crate::error::{bad_input, Error, Result};
+use crate::error::{bad_input, not_found, other, Error, Result};
 use crate::exchange::{self, ImportReport};
 use crate::hygiene;
 use crate::record::{parse_user_type, split_tags};
@@ -62,15 +62,8 @@ impl Imported {
     }
 }
 
-/// A document that cannot be imported, in the previous implementation's words (`Invalid JSON: …`,
-/// `Unsupported version: 99 (only version 1 supported)`).
-#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize)]
-#[error("{0}")]
-pub struct UnusableExport(pub String);
-
 pub fn check_import(req: &Import) -> Result<exchange::ExportDoc> {
-    exchange::parse_doc(&req.document)
-        .map_err(|msg| Error::Other(anyhow::Error::new(UnusableExport(msg))))
+    exchange::parse_doc(&req.document).map_err(|message| Error::UnusableExport { message })
 }
 
 pub fn import(store: &Store, req: &Import) -> Result<Imported> {
@@ -105,15 +98,12 @@ pub struct RestoreOutcome {
 
 /// Bring the store back to a snapshot (default: the newest), after snapshotting it as it is.
 pub fn restore(store: &Store, name: Option<&str>) -> Result<RestoreOutcome> {
-    let prefix = |e: anyhow::Error| Error::Other(anyhow::anyhow!("restore: {e:#}"));
-    let target = snapshot::find(store.dir(), name)
-        .map_err(|e| Error::NotFound(format!("restore: {e:#}")))?;
+    let prefix = |e: anyhow::Error| other(format!("restore: {e:#}"));
+    let target =
+        snapshot::find(store.dir(), name).map_err(|e| not_found(format!("restore: {e:#}")))?;
     let records = snapshot::load(&target).map_err(prefix)?;
-    let undo = snapshot::take(store, "restore").map_err(|e| {
-        Error::Other(anyhow::anyhow!(
-            "restore: no undo snapshot, nothing changed: {e:#}"
-        ))
-    })?;
+    let undo = snapshot::take(store, "restore")
+        .map_err(|e| other(format!("restore: no undo snapshot, nothing changed: {e:#}")))?;
     let changes = snapshot::restore(store, &records).map_err(prefix)?;
     Ok(RestoreOutcome {
         restored: target,

@@ -1,0 +1,543 @@
+//! The resident per-project service, `wt-memory serve`: one process owns a project's store and
+//! keeps it (and the embedding model) open, so a hook, an MCP call or a CLI command costs a
+//! socket round trip instead of an engine open and a model load.
+//!
+//! - Transport: a Unix socket `<runtime dir>/daemon/<project>.sock` (directory 0700, socket 0600);
+//!   a connection from another uid is refused (`SO_PEERCRED`).
+//! - Protocol (version [`PROTOCOL`]): one JSON object per line. The client opens with
+//!   `{"hello": Hello}` and the daemon answers with its own; then each line is
+//!   `{"caller", "lock_wait_ms", "request"}` (a [`Request`]) answered by `{"ok": …}` or
+//!   `{"err": Error}`, or a control line (`{"control": "status" | "shutdown"}`).
+//! - One daemon per store: it holds `<project>.daemon.lock` for its life. Clients that find no
+//!   daemon start one under `<project>.spawn.lock`, so racing clients start exactly one. A stale
+//!   socket, a daemon killed with -9, or one of another build or model (after an upgrade) is
+//!   replaced.
+//! - Requests run one at a time, in arrival order, through [`crate::client::execute`] on the
+//!   store it keeps open: a write is answered once the engine has it.
+//! - It exits after [`config::Config::daemon_idle`] without requests, when its socket is removed,
+//!   or on SIGTERM/SIGINT (after the request in progress). Its log is
+//!   `<state dir>/wt-tools/daemon-<project>.log`.
+
+use crate::client::{execute, Direct, Holding, Request};
+use crate::config;
+use crate::error::{Error, Result};
+use crate::ops::{Caller, OpenOptions};
+use crate::project::Project;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Version of the line protocol; a daemon speaking another one is replaced.
+pub const PROTOCOL: u32 = 1;
+
+fn daemon_dir() -> PathBuf {
+    crate::paths::runtime_dir().join("daemon")
+}
+
+pub fn socket_path(project: &Project) -> PathBuf {
+    daemon_dir().join(format!("{}.sock", project.name))
+}
+
+fn spawn_lock_path(project: &Project) -> PathBuf {
+    daemon_dir().join(format!("{}.spawn.lock", project.name))
+}
+
+fn daemon_lock_path(project: &Project) -> PathBuf {
+    daemon_dir().join(format!("{}.daemon.lock", project.name))
+}
+
+pub fn log_path(project: &Project) -> PathBuf {
+    crate::paths::log_dir().join(format!("daemon-{}.log", project.name))
+}
+
+/// Who is talking: exchanged first on every connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    pub protocol: u32,
+    /// The `wt-memory` binary's identity (version, size, modification time): a rebuilt or
+    /// upgraded binary means a new daemon.
+    pub build: String,
+    /// The model directory the engine uses (`None`: hash embeddings).
+    pub model: Option<PathBuf>,
+    pub pid: u32,
+}
+
+/// The identity of the `wt-memory` binary at `path`.
+fn build_of(path: &Path) -> String {
+    let meta = std::fs::metadata(path).ok();
+    let stamp = meta
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{} {} {stamp}",
+        env!("CARGO_PKG_VERSION"),
+        meta.map_or(0, |m| m.len())
+    )
+}
+
+fn hello_here(build: String) -> Hello {
+    Hello {
+        protocol: PROTOCOL,
+        build,
+        model: config::engine_assets().map(|a| a.model_dir.clone()),
+        pid: std::process::id(),
+    }
+}
+
+/// What `wt-memory daemon status` and `doctor` show.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Status {
+    pub pid: u32,
+    pub version: String,
+    pub uptime_secs: u64,
+    pub requests: u64,
+    pub rss_kb: u64,
+    pub idle_exit_secs: u64,
+    pub store: PathBuf,
+}
+
+/// One line for `daemon status` and `doctor`.
+pub fn describe(s: &Status) -> String {
+    format!(
+        "memory daemon pid {}, up {}s, {} MB, {} requests served, wt-memory {}, exits after {}s idle",
+        s.pid,
+        s.uptime_secs,
+        s.rss_kb / 1024,
+        s.requests,
+        s.version,
+        s.idle_exit_secs
+    )
+}
+
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    caller: Caller,
+    lock_wait_ms: u64,
+    request: Request,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Line {
+    Hello(Hello),
+    Control(String),
+    Call(Box<Envelope>),
+    Ok(Value),
+    Err(Error),
+}
+
+fn daemon_err(msg: impl Into<String>) -> Error {
+    Error::Daemon {
+        message: msg.into(),
+    }
+}
+
+/// One line out, one line back.
+fn exchange(reader: &mut BufReader<UnixStream>, line: &Line) -> std::io::Result<Line> {
+    let mut bytes = serde_json::to_vec(line)?;
+    bytes.push(b'\n');
+    reader.get_mut().write_all(&bytes)?;
+    let mut answer = String::new();
+    if reader.read_line(&mut answer)? == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the daemon closed the connection",
+        ));
+    }
+    serde_json::from_str(&answer).map_err(std::io::Error::other)
+}
+
+/// A client's connection to a project's daemon.
+pub struct Connection {
+    reader: BufReader<UnixStream>,
+    lock_wait: Duration,
+    pub peer: Hello,
+}
+
+impl Connection {
+    fn open(socket: &Path, timeout: Duration) -> std::io::Result<Connection> {
+        let stream = UnixStream::connect(socket)?;
+        stream.set_read_timeout(Some(timeout.max(Duration::from_millis(50))))?;
+        let mut reader = BufReader::new(stream);
+        let wt_memory = config::locate_binary("wt-memory").unwrap_or_default();
+        match exchange(&mut reader, &Line::Hello(hello_here(build_of(&wt_memory))))? {
+            Line::Hello(peer) => Ok(Connection {
+                reader,
+                lock_wait: config::get().lock_wait,
+                peer,
+            }),
+            _ => Err(std::io::Error::other("the daemon did not say hello")),
+        }
+    }
+
+    /// Is the daemon the one this process would start (same protocol, binary and model)?
+    fn current(&self) -> bool {
+        let wt_memory = config::locate_binary("wt-memory").unwrap_or_default();
+        let mine = hello_here(build_of(&wt_memory));
+        self.peer.protocol == mine.protocol
+            && self.peer.build == mine.build
+            && self.peer.model == mine.model
+    }
+
+    /// How long a call may take; the daemon's own wait for the store is bounded by it too.
+    pub fn set_timeout(&mut self, wait: Duration) {
+        self.lock_wait = wait;
+        let _ = self.reader.get_ref().set_read_timeout(Some(
+            wait.max(Duration::from_millis(50)) + Duration::from_secs(30),
+        ));
+    }
+
+    pub fn call(&mut self, caller: &Caller, request: &Request) -> Result<Value> {
+        let line = Line::Call(Box::new(Envelope {
+            caller: caller.clone(),
+            lock_wait_ms: self.lock_wait.as_millis() as u64,
+            request: request.clone(),
+        }));
+        match exchange(&mut self.reader, &line) {
+            Ok(Line::Ok(v)) => Ok(v),
+            Ok(Line::Err(e)) => Err(e),
+            Ok(_) => Err(daemon_err("the daemon answered out of turn")),
+            Err(e) => Err(daemon_err(format!("the memory daemon did not answer: {e}"))),
+        }
+    }
+
+    pub fn status(&mut self) -> Result<Status> {
+        match exchange(&mut self.reader, &Line::Control("status".into())) {
+            Ok(Line::Ok(v)) => serde_json::from_value(v).map_err(|e| daemon_err(e.to_string())),
+            Ok(Line::Err(e)) => Err(e),
+            Ok(_) => Err(daemon_err("the daemon answered out of turn")),
+            Err(e) => Err(daemon_err(format!("the memory daemon did not answer: {e}"))),
+        }
+    }
+
+    /// Ask the daemon to finish its current request and exit.
+    pub fn shutdown(mut self) {
+        let _ = exchange(&mut self.reader, &Line::Control("shutdown".into()));
+    }
+}
+
+/// The running daemon of `project`, if any (never starts one).
+pub fn running(project: &Project) -> Option<Connection> {
+    Connection::open(&socket_path(project), Duration::from_secs(5)).ok()
+}
+
+/// A connection to `project`'s daemon, started (detached) when none is running and replaced
+/// when it is not the current build. Gives up at `deadline`; a daemon being started goes on
+/// starting for the next call.
+pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
+    let socket = socket_path(project);
+    let left = || deadline.saturating_duration_since(Instant::now());
+    if let Ok(conn) = Connection::open(&socket, left()) {
+        if conn.current() {
+            return Ok(conn);
+        }
+        let pid = conn.peer.pid;
+        conn.shutdown();
+        wait_gone(pid, deadline);
+    }
+    crate::paths::ensure_private_dir(&daemon_dir())?;
+    // Whoever takes the spawn lock starts the daemon; the others wait for its socket.
+    let spawn_lock =
+        crate::lock::exclusive(&spawn_lock_path(project), Duration::ZERO, Duration::ZERO)?;
+    if spawn_lock.is_some() {
+        if let Ok(conn) = Connection::open(&socket, left()) {
+            return Ok(conn);
+        }
+        start(project)?;
+    }
+    loop {
+        match Connection::open(&socket, left()) {
+            Ok(conn) => return Ok(conn),
+            Err(e) if Instant::now() >= deadline => {
+                return Err(daemon_err(format!(
+                    "the memory daemon is not up yet ({e}); it keeps starting for the next call"
+                )))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid as i32, 0) == 0 }
+}
+
+fn wait_gone(pid: u32, deadline: Instant) {
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Start `wt-memory serve` for `project`, detached (own session, output to its log).
+fn start(project: &Project) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let bin = config::locate_binary("wt-memory")
+        .ok_or_else(|| daemon_err("wt-memory is neither next to this program nor on PATH"))?;
+    let log_file = log_path(project);
+    if let Some(dir) = log_file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_file)?;
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(["--project", &project.name, "serve"])
+        .current_dir(&project.cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    // SAFETY: setsid is async-signal-safe; it detaches the daemon from our terminal and group.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    // Reap it when it exits while we live (a long-lived MCP server would keep a zombie).
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+struct Shared {
+    direct: Mutex<Direct>,
+    hello: Hello,
+    started: Instant,
+    last_request: Mutex<Instant>,
+    requests: AtomicU64,
+    shutdown: AtomicBool,
+    /// Set once the daemon has stopped accepting: queued requests are turned away.
+    closing: AtomicBool,
+}
+
+fn log(msg: &str) {
+    eprintln!(
+        "{} [{}] {msg}",
+        crate::store::Store::now(),
+        std::process::id()
+    );
+}
+
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn peer_uid(stream: &UnixStream) -> Option<u32> {
+    use std::os::unix::io::AsRawFd;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`, a properly sized ucred.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then_some(cred.uid)
+}
+
+fn answer(stream: &mut UnixStream, line: &Line) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(line)?;
+    bytes.push(b'\n');
+    stream.write_all(&bytes)
+}
+
+fn handle(shared: Arc<Shared>, stream: UnixStream) {
+    // SAFETY: getuid has no preconditions.
+    let me = unsafe { libc::getuid() };
+    let mut writer = match stream.try_clone() {
+        Ok(w) => w,
+        Err(_) => return,
+    };
+    if peer_uid(&stream) != Some(me) {
+        log("refused a connection from another user");
+        let _ = answer(
+            &mut writer,
+            &Line::Err(daemon_err("this memory daemon serves only its own user")),
+        );
+        return;
+    }
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let reply = match serde_json::from_str::<Line>(&line) {
+            Ok(Line::Hello(_)) => Line::Hello(shared.hello.clone()),
+            Ok(Line::Control(c)) if c == "status" => Line::Ok(
+                serde_json::to_value(Status {
+                    pid: std::process::id(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                    uptime_secs: shared.started.elapsed().as_secs(),
+                    requests: shared.requests.load(Ordering::SeqCst),
+                    rss_kb: rss_kb(),
+                    idle_exit_secs: config::get().daemon_idle.as_secs(),
+                    store: shared
+                        .direct
+                        .lock()
+                        .map(|d| d.project().store_dir.clone())
+                        .unwrap_or_default(),
+                })
+                .unwrap_or_default(),
+            ),
+            Ok(Line::Control(c)) if c == "shutdown" => {
+                shared.shutdown.store(true, Ordering::SeqCst);
+                Line::Ok(Value::Null)
+            }
+            Ok(Line::Call(env)) => {
+                *shared
+                    .last_request
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                shared.requests.fetch_add(1, Ordering::SeqCst);
+                // One request at a time, in arrival order: the mutex is the queue.
+                let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
+                if shared.closing.load(Ordering::SeqCst) {
+                    Line::Err(daemon_err("the memory daemon is stopping; try again"))
+                } else {
+                    direct.set_lock_wait(Duration::from_millis(env.lock_wait_ms));
+                    match execute(&mut direct, &env.caller, &env.request) {
+                        Ok(v) => Line::Ok(v),
+                        Err(e) => Line::Err(e),
+                    }
+                }
+            }
+            Ok(_) => Line::Err(daemon_err("not a request")),
+            Err(e) => Line::Err(daemon_err(format!("not a request line: {e}"))),
+        };
+        if answer(&mut writer, &reply).is_err() {
+            return;
+        }
+    }
+}
+
+/// `wt-memory serve`: run the daemon of `project` until idle, signalled or replaced.
+pub fn serve(project: Project) -> Result<()> {
+    crate::paths::ensure_private_dir(&daemon_dir())?;
+    let Some(_daemon_lock) =
+        crate::lock::exclusive(&daemon_lock_path(&project), Duration::ZERO, Duration::ZERO)?
+    else {
+        log("another daemon serves this store: exiting");
+        return Ok(());
+    };
+    let socket = socket_path(&project);
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket)
+        .map_err(|e| daemon_err(format!("cannot listen on {}: {e}", socket.display())))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+    }
+    listener.set_nonblocking(true)?;
+    let socket_inode = inode(&socket);
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let options = OpenOptions::default();
+    let mut direct = Direct::new(project.clone(), options, Holding::UntilDropped);
+    // Warm: open the store (when it exists) and load the model before the first request.
+    if let Err(e) = execute(&mut direct, &Caller::default(), &Request::Warm) {
+        log(&format!("warm-up: {e}"));
+    }
+    let wt_memory = std::env::current_exe().unwrap_or_default();
+    let shared = Arc::new(Shared {
+        direct: Mutex::new(direct),
+        hello: hello_here(build_of(&wt_memory)),
+        started: Instant::now(),
+        last_request: Mutex::new(Instant::now()),
+        requests: AtomicU64::new(0),
+        shutdown: AtomicBool::new(false),
+        closing: AtomicBool::new(false),
+    });
+    log(&format!(
+        "serving {} on {} ({})",
+        project.store_dir.display(),
+        socket.display(),
+        shared.hello.build
+    ));
+    let idle = config::get().daemon_idle;
+    let mut checked = Instant::now();
+    let why = loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let _ = stream.set_nonblocking(false);
+                let shared = shared.clone();
+                std::thread::spawn(move || handle(shared, stream));
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => break format!("accept failed: {e}"),
+        }
+        if STOP.load(Ordering::SeqCst) {
+            break "signalled".to_string();
+        }
+        if shared.shutdown.load(Ordering::SeqCst) {
+            break "asked to stop".to_string();
+        }
+        let quiet = shared
+            .last_request
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default();
+        if quiet >= idle {
+            break format!("idle for {}s", quiet.as_secs());
+        }
+        if checked.elapsed() >= Duration::from_secs(1) {
+            checked = Instant::now();
+            if inode(&socket) != socket_inode {
+                break "its socket was removed or replaced".to_string();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    drop(listener);
+    if inode(&socket) == socket_inode {
+        let _ = std::fs::remove_file(&socket);
+    }
+    // Drain: the request in progress finishes before the store closes; later ones are refused.
+    let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
+    shared.closing.store(true, Ordering::SeqCst);
+    direct.release();
+    log(&format!("exiting: {why}"));
+    Ok(())
+}
+
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.ino())
+}
