@@ -110,6 +110,14 @@ impl Request {
         )
     }
 
+    /// Does it report the store's integrity itself (so no separate warning goes with it)?
+    pub fn reports_integrity(&self) -> bool {
+        matches!(
+            self,
+            Request::Health | Request::StoreChecks | Request::Repair { .. }
+        )
+    }
+
     /// Does it write (for the ordered write queue and the logs)?
     pub fn writes(&self) -> bool {
         !matches!(
@@ -166,6 +174,11 @@ impl Direct {
 
     pub fn set_lock_wait(&mut self, wait: std::time::Duration) {
         self.options.lock_wait = wait;
+    }
+
+    /// The standing integrity warning of the open store, if any.
+    pub fn standing_warning(&self) -> Option<String> {
+        self.store.as_ref().and_then(Store::standing_warning)
     }
 
     /// Close the store (and release its lock) until the next call needs it.
@@ -316,6 +329,23 @@ pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Va
     }
 }
 
+/// The memory count of a store: asked of its daemon when one runs (it holds the store), else
+/// read here without migrating or creating anything (`projects`).
+pub fn count_of(project: &Project) -> Result<usize> {
+    let value = match crate::daemon::running(project) {
+        Some(mut conn) => conn.call(&Caller::default(), &Request::Count)?,
+        None => {
+            let options = OpenOptions {
+                migrate: false,
+                ..OpenOptions::default()
+            };
+            let mut direct = Direct::new(project.clone(), options, Holding::UntilDropped);
+            execute(&mut direct, &Caller::default(), &Request::Count)?
+        }
+    };
+    Ok(serde_json::from_value(value)?)
+}
+
 /// Where a client's requests are carried out.
 pub enum Backend {
     /// Not chosen yet: the first call decides (a command that never calls starts nothing).
@@ -338,6 +368,9 @@ pub struct Mode {
     pub fallback_direct: bool,
     /// The latest moment the client may wait for a daemon to come up.
     pub deadline: Option<Instant>,
+    /// Use the daemon only when one already runs (commands that migrate by name or must not
+    /// migrate; a daemon migrates what it opens).
+    pub daemon_only_if_running: bool,
 }
 
 impl Mode {
@@ -349,6 +382,7 @@ impl Mode {
             daemon: crate::config::get().daemon,
             fallback_direct: true,
             deadline: None,
+            daemon_only_if_running: false,
         }
     }
 }
@@ -382,6 +416,7 @@ impl Client {
             daemon: false,
             fallback_direct: true,
             deadline: None,
+            daemon_only_if_running: false,
         };
         Client::open(project, mode)
     }
@@ -396,7 +431,15 @@ impl Client {
             let d = Direct::new(self.project.clone(), mode.options.clone(), mode.holding);
             Backend::Direct(d)
         };
-        self.backend = if !mode.daemon {
+        // A store with migrations pending is migrated in the foreground by this command, with its
+        // notice on stderr; the daemon starts at the next call.
+        let migrating = mode.options.migrate
+            && store::exists(&self.project.store_dir)
+            && !crate::migrate::pending(&self.project.store_dir).is_empty();
+        let only_if_running = mode.daemon_only_if_running || migrating;
+        self.backend = if !mode.daemon
+            || (only_if_running && crate::daemon::running(&self.project).is_none())
+        {
             direct()
         } else {
             let deadline = mode

@@ -131,6 +131,9 @@ enum Line {
     Call(Box<Envelope>),
     Ok(Value),
     Err(Error),
+    /// An answer with the store's standing integrity warning, which the client prints as if it
+    /// had opened the store itself.
+    Warned { answer: Box<Line>, warning: String },
 }
 
 fn daemon_err(msg: impl Into<String>) -> Error {
@@ -200,11 +203,16 @@ impl Connection {
             lock_wait_ms: self.lock_wait.as_millis() as u64,
             request: request.clone(),
         }));
-        match exchange(&mut self.reader, &line) {
-            Ok(Line::Ok(v)) => Ok(v),
-            Ok(Line::Err(e)) => Err(e),
-            Ok(_) => Err(daemon_err("the daemon answered out of turn")),
-            Err(e) => Err(daemon_err(format!("the memory daemon did not answer: {e}"))),
+        let mut answer = exchange(&mut self.reader, &line)
+            .map_err(|e| daemon_err(format!("the memory daemon did not answer: {e}")))?;
+        if let Line::Warned { answer: inner, warning } = answer {
+            crate::integrity::set_warning(warning);
+            answer = *inner;
+        }
+        match answer {
+            Line::Ok(v) => Ok(v),
+            Line::Err(e) => Err(e),
+            _ => Err(daemon_err("the daemon answered out of turn")),
         }
     }
 
@@ -428,9 +436,18 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     Line::Err(daemon_err("the memory daemon is stopping; try again"))
                 } else {
                     direct.set_lock_wait(Duration::from_millis(env.lock_wait_ms));
-                    match execute(&mut direct, &env.caller, &env.request) {
+                    crate::integrity::take_warning();
+                    let answer = match execute(&mut direct, &env.caller, &env.request) {
                         Ok(v) => Line::Ok(v),
                         Err(e) => Line::Err(e),
+                    };
+                    let warning = direct.standing_warning().filter(|_| !env.request.reports_integrity());
+                    match warning {
+                        Some(warning) => Line::Warned {
+                            answer: Box::new(answer),
+                            warning,
+                        },
+                        None => answer,
                     }
                 }
             }
@@ -468,9 +485,10 @@ pub fn serve(project: Project) -> Result<()> {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    let options = OpenOptions::default();
-    let mut direct = Direct::new(project.clone(), options, Holding::UntilDropped);
-    // Warm: open the store (when it exists) and load the model before the first request.
+    let mut direct = Direct::new(project.clone(), OpenOptions::default(), Holding::UntilDropped);
+    // Warm: open the store (when it exists and is free) and load the model before the first
+    // request. A busy store is left to the first request, with that request's own wait.
+    direct.set_lock_wait(Duration::ZERO);
     if let Err(e) = execute(&mut direct, &Caller::default(), &Request::Warm) {
         log(&format!("warm-up: {e}"));
     }

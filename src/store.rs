@@ -422,6 +422,15 @@ impl Store {
         Ok(())
     }
 
+    /// The one-line warning of a standing integrity alert (a daemon attaches it to every answer,
+    /// as a process that opens the store prints it once).
+    pub fn standing_warning(&self) -> Option<String> {
+        self.integrity()
+            .as_ref()
+            .and_then(|rec| rec.alert.as_ref())
+            .map(|a| a.warning(&self.project.name))
+    }
+
     /// Count the store against its record (a whole-store read; `health`, `doctor`).
     /// A loss becomes a standing alert; returns the standing alert, if any.
     pub fn verify(&self) -> anyhow::Result<Option<Alert>> {

@@ -1363,11 +1363,13 @@ fn concurrent_writers_both_land_and_a_held_lock_times_out_clearly() {
         5
     );
 
-    // Hold the project lock in this process: a writer waits, then fails loudly, storing nothing.
+    // Hold the project lock in this process: a writer that opens the store itself (no daemon,
+    // which would hold the lock for good) waits, then fails loudly, storing nothing.
     let name = env.wt_json(&repo, &["status", "--json"], None)["project"]
         .as_str()
         .unwrap()
         .to_string();
+    let _ = env.wt(&repo, &["daemon", "stop"], None);
     let lock_file =
         std::fs::File::open(env.store_root().join(".locks").join(format!("{name}.lock"))).unwrap();
     use std::os::unix::io::AsRawFd;
@@ -1377,7 +1379,8 @@ fn concurrent_writers_both_land_and_a_held_lock_times_out_clearly() {
     );
     let mut c = env.cmd("wt-memory", &repo);
     c.args(["remember", "--type", "Learning"])
-        .env("WT_MEMORY_LOCK_WAIT_SECS", "1");
+        .env("WT_MEMORY_LOCK_WAIT_SECS", "1")
+        .env("WT_MEMORY_DAEMON", "0");
     let out = support::run(&mut c, Some("blocked write"));
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("lock timeout"), "{}", stderr(&out));

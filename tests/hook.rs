@@ -698,17 +698,18 @@ fn huge_tool_response_is_handled_quickly_and_not_stored() {
 /// long as its deadline allows, prints nothing, exits 0 in time and logs why.
 #[test]
 fn a_busy_store_gives_exit_0_and_no_output_inside_the_deadline() {
+    // Each process opens the store itself here (no daemon, which would be the holder and serve).
     let env = TestEnv::new();
     let p = project(&env, "busyproj");
-    env.remember(
+    env.wt_ok(
         &p.repo,
-        "Every module under src/ has a matching test file under tests/",
-        "Learning",
-        "layout",
+        &["remember", "--no-daemon", "--type", "Learning"],
+        Some("Every module under src/ has a matching test file under tests/"),
     );
     let holder = env.hold_store_lock(&p.repo);
     let payload = p.hook_payload("post_tool_use.read.json");
-    let (out, took) = run_hook(&env, &p.repo, Some("PostToolUse"), &payload, &[]);
+    let direct = [("WT_MEMORY_DAEMON", "0")];
+    let (out, took) = run_hook(&env, &p.repo, Some("PostToolUse"), &payload, &direct);
     drop(holder);
     assert_eq!(out.status.code(), Some(0));
     assert!(

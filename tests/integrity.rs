@@ -169,8 +169,10 @@ fn a_damaged_sst_is_never_silent_and_restore_plus_repair_recovers() {
     let before = run_hook(&env, &s.repo, "PostToolUse", &payload);
     assert_normal_hook_output(&before);
 
-    // Damage: truncate the SST file holding the newest memory.
+    // Damage: truncate the SST file holding the newest memory (with nothing holding the store
+    // open, as after a crash).
     let newest = list(&env, &s)[0]["id"].as_str().unwrap().to_string();
+    env.stop_daemon(&s.repo);
     let sst = sst_of_newest_memory(&s.store, &newest);
     let f = std::fs::OpenOptions::new().write(true).open(&sst).unwrap();
     f.set_len(100).unwrap();
@@ -270,6 +272,7 @@ fn a_damaged_sst_is_never_silent_and_restore_plus_repair_recovers() {
 fn an_unrestorable_loss_can_be_accepted() {
     let env = TestEnv::new();
     let s = seeded(&env);
+    env.stop_daemon(&s.repo);
     for entry in std::fs::read_dir(s.store.join("storage"))
         .unwrap()
         .flatten()
@@ -308,6 +311,7 @@ fn a_damaged_lexical_index_never_hides_the_memories() {
         meta.is_file(),
         "the engine keeps a tantivy index in bm25_index/"
     );
+    env.stop_daemon(&s.repo);
     std::fs::write(&meta, b"{ this is not the index meta").unwrap();
 
     // Either the command works (the index is rebuilt on open), or it fails in one line naming
@@ -324,6 +328,7 @@ fn a_damaged_lexical_index_never_hides_the_memories() {
     }
 
     // repair brings everything back, from a damaged index too.
+    env.stop_daemon(&s.repo);
     std::fs::write(&meta, b"garbage").unwrap();
     let out = env.wt(&s.repo, &["repair"], None);
     assert!(

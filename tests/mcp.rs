@@ -822,20 +822,23 @@ async fn an_unusable_store_root_gives_tool_errors_not_a_crash() {
 /// after the store is free works.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_busy_store_gives_a_tool_error_after_the_lock_wait_and_the_server_recovers() {
+    // The server opens the store itself here (no daemon, which would be the holder and serve).
     let env = TestEnv::new();
     let repo = env.git_repo("proj");
-    env.remember(
+    env.wt_ok(
         &repo,
-        "The release checklist lives in docs/RELEASING.md and must be followed",
-        "Context",
-        "",
+        &["remember", "--no-daemon", "--type", "Context"],
+        Some("The release checklist lives in docs/RELEASING.md and must be followed"),
     );
     let client = start(
         &env,
         Launch {
             project_dir: Some(&repo),
             cwd: env.path(),
-            extra_env: vec![("WT_MEMORY_LOCK_WAIT_SECS", "2".to_string())],
+            extra_env: vec![
+                ("WT_MEMORY_LOCK_WAIT_SECS", "2".to_string()),
+                ("WT_MEMORY_DAEMON", "0".to_string()),
+            ],
         },
     )
     .await;

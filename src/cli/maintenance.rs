@@ -134,7 +134,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }
         }
         Cmd::Projects => {
-            let all = ops::projects();
+            let all = ops::projects(crate::client::count_of);
             if all.is_empty() {
                 println!(
                     "No projects found in {}",

@@ -321,8 +321,8 @@ pub struct ProjectCount {
     pub count: std::result::Result<usize, String>,
 }
 
-/// Every project store under the storage root, by name.
-pub fn projects() -> Vec<ProjectCount> {
+/// Every project store under the storage root, by name, counted by `count`.
+pub fn projects(count: impl Fn(&Project) -> Result<usize>) -> Vec<ProjectCount> {
     let root = crate::paths::storage_root();
     let mut names: Vec<String> = std::fs::read_dir(&root)
         .map(|rd| {
@@ -343,9 +343,7 @@ pub fn projects() -> Vec<ProjectCount> {
                 main_root: None,
                 cwd: root.clone(),
             };
-            let count = Store::open(&p)
-                .map(|s| s.count())
-                .map_err(|e| format!("{e:#}"));
+            let count = count(&p).map_err(|e| e.to_string());
             ProjectCount { name, count }
         })
         .collect()

@@ -145,6 +145,21 @@ pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
     child.wait_with_output().expect("wait")
 }
 
+impl TestEnv {
+    /// Stop `repo`'s memory daemon, if one runs, and wait until it is gone (as after a reboot:
+    /// the next command opens the store anew).
+    pub fn stop_daemon(&self, repo: &Path) {
+        let _ = self.wt(repo, &["daemon", "stop"], None);
+        for _ in 0..400 {
+            if !self.wt(repo, &["daemon", "status"], None).status.success() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("the memory daemon did not stop");
+    }
+}
+
 /// Another process holding a project's store lock (as a long write would), until dropped.
 pub struct LockHolder(std::process::Child);
 
@@ -161,7 +176,7 @@ impl Drop for LockHolder {
 impl TestEnv {
     /// Hold `repo`'s store lock from a separate `flock` process; returns once it is held.
     pub fn hold_store_lock(&self, repo: &Path) -> LockHolder {
-        let status = self.wt_json(repo, &["status", "--json"], None);
+        let status = self.wt_json(repo, &["status", "--json", "--no-daemon"], None);
         let name = status["project"]
             .as_str()
             .expect("project name")
