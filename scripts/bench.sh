@@ -3,6 +3,8 @@
 # and `proactive` on a seeded store, `wt-hook-memory` PostToolUse (Read) and UserPromptSubmit end
 # to end, and MCP `recall`/`remember` round trips over stdio (scripts/bench_mcp.py).
 # Usage: scripts/bench.sh [runs]   (build first: cargo build --bins; model: wt-memory setup)
+# WT_MEMORY_DAEMON=1 measures the resident service: the same figures warm, plus a cold first call
+# (no daemon running), the daemon's RSS and requests served.
 # Figures are medians (the machine is shared and noisy). WT_BENCH_BIN=DIR benchmarks the binaries
 # of another build (default: $CARGO_TARGET_DIR or target, /debug).
 set -euo pipefail
@@ -34,7 +36,11 @@ for i in range(want):
 doc["records"] = grown; doc["count"] = len(grown)
 json.dump(doc, sys.stdout)
 PY
+  start=$(date +%s%N)
   "$bin/wt-memory" import "$tmp/grown.json" >/dev/null
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  n=$(( size - $(wc -l < "$tmp/notes.txt") ))
+  echo "import of $n memories: $ms ms ($(( n * 1000 / (ms > 0 ? ms : 1) )) memories/s)"
 fi
 echo "store: $("$bin/wt-memory" stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])' 2>/dev/null || echo '?') memories"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/post_tool_use.read.json" > "$tmp/payload.json"
@@ -43,6 +49,7 @@ measure() { # name, command...
   local name="$1"; shift
   local start end rss max=0 times=()
   for _ in $(seq "$runs"); do
+    [ -n "${before:-}" ] && sh -c "$before"   # untimed set-up of each run
     start=$(date +%s%N)
     /usr/bin/time -f '%M' -o "$tmp/rss" "$@" >/dev/null 2>&1 || true
     rss=$(tail -1 "$tmp/rss")
@@ -59,6 +66,19 @@ measure() { # name, command...
 measure "wt-memory recall (cold process)" "$bin/wt-memory" recall "how are background jobs retried"
 measure "wt-memory proactive (cold process)" "$bin/wt-memory" proactive "crates/jobs/src/worker.rs" --limit 2
 measure "wt-memory list" "$bin/wt-memory" list
-measure "wt-hook-memory PostToolUse (Read)" sh -c "rm -rf '$tmp/run'; '$bin/wt-hook-memory' PostToolUse < '$tmp/payload.json'"
-measure "wt-hook-memory UserPromptSubmit" sh -c "rm -rf '$tmp/run'; '$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
+# Each hook run starts a new session: the session cache files go, the daemon's socket stays.
+fresh="find '$tmp/run/wt-tools' -maxdepth 1 -type f -delete 2>/dev/null;"
+measure "wt-hook-memory PostToolUse (Read)" sh -c "$fresh '$bin/wt-hook-memory' PostToolUse < '$tmp/payload.json'"
+measure "wt-hook-memory UserPromptSubmit" sh -c "$fresh '$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
+measure "wt-memory remember (CLI)" sh -c "date +%s%N | '$bin/wt-memory' remember --type Context"
+if [ "${WT_MEMORY_DAEMON:-0}" = 1 ]; then
+  "$bin/wt-memory" daemon status
+  # Cold: no daemon running, so the hook starts one and waits for it.
+  stop_daemon="'$bin/wt-memory' daemon stop >/dev/null; while '$bin/wt-memory' daemon status >/dev/null 2>&1; do sleep 0.02; done;"
+  cold_runs=$(( runs < 10 ? runs : 10 ))
+  runs_saved=$runs; runs=$cold_runs
+  before="$stop_daemon $fresh"
+  measure "cold first hook (UserPromptSubmit)" sh -c "'$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
+  before=""; runs=$runs_saved
+fi
 python3 "$OLDPWD/scripts/bench_mcp.py" "$bin/wt-mcp-server" "$repo" "$runs"

@@ -133,7 +133,10 @@ enum Line {
     Err(Error),
     /// An answer with the store's standing integrity warning, which the client prints as if it
     /// had opened the store itself.
-    Warned { answer: Box<Line>, warning: String },
+    Warned {
+        answer: Box<Line>,
+        warning: String,
+    },
 }
 
 fn daemon_err(msg: impl Into<String>) -> Error {
@@ -205,7 +208,11 @@ impl Connection {
         }));
         let mut answer = exchange(&mut self.reader, &line)
             .map_err(|e| daemon_err(format!("the memory daemon did not answer: {e}")))?;
-        if let Line::Warned { answer: inner, warning } = answer {
+        if let Line::Warned {
+            answer: inner,
+            warning,
+        } = answer
+        {
             crate::integrity::set_warning(warning);
             answer = *inner;
         }
@@ -441,7 +448,9 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                         Ok(v) => Line::Ok(v),
                         Err(e) => Line::Err(e),
                     };
-                    let warning = direct.standing_warning().filter(|_| !env.request.reports_integrity());
+                    let warning = direct
+                        .standing_warning()
+                        .filter(|_| !env.request.reports_integrity());
                     match warning {
                         Some(warning) => Line::Warned {
                             answer: Box::new(answer),
@@ -485,7 +494,11 @@ pub fn serve(project: Project) -> Result<()> {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    let mut direct = Direct::new(project.clone(), OpenOptions::default(), Holding::UntilDropped);
+    let mut direct = Direct::new(
+        project.clone(),
+        OpenOptions::default(),
+        Holding::UntilDropped,
+    );
     // Warm: open the store (when it exists and is free) and load the model before the first
     // request. A busy store is left to the first request, with that request's own wait.
     direct.set_lock_wait(Duration::ZERO);

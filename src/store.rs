@@ -130,11 +130,19 @@ pub struct Store {
     /// store and kept in step with every write and delete: dedup-on-write is a lookup, not a
     /// scan, so an import is linear and a resident service never re-reads the store to write.
     content_index: Mutex<Option<ContentIndex>>,
+    /// Every memory as last read, until the next write: a resident service answers queries
+    /// without re-reading the store each time.
+    cached_all: Mutex<Option<Vec<Arc<Memory>>>>,
+    /// Embeddings of recently embedded texts (a file read twice, a prompt asked again).
+    embed_cache: Mutex<HashMap<String, Vec<f32>>>,
     /// Inside [`Store::batch`]: the engine is flushed once at the end, not after every write.
     batching: std::sync::atomic::AtomicBool,
     // Declared last: dropped after the engine has flushed and closed.
     _lock: ProjectLock,
 }
+
+/// How many texts [`Store::embed`] remembers.
+const EMBED_CACHE_ENTRIES: usize = 512;
 
 /// Content hash -> id, and back.
 #[derive(Default)]
@@ -255,6 +263,8 @@ impl Store {
             integrity: Mutex::new(None),
             recorded_ids: Mutex::new(None),
             content_index: Mutex::new(None),
+            cached_all: Mutex::new(None),
+            embed_cache: Mutex::new(HashMap::new()),
             batching: std::sync::atomic::AtomicBool::new(false),
             _lock: lock,
         };
@@ -639,19 +649,47 @@ impl Store {
 
     /// Embedding of `text` with the store's embedder (no embedder check; see [`ensure_embedder`]).
     pub fn embed(&self, text: &str) -> anyhow::Result<Vec<f32>> {
-        self.ms
+        if let Some(hit) = self.lock_embed_cache().get(text) {
+            return Ok(hit.clone());
+        }
+        let embedding = self
+            .ms
             .compute_embedding(text)
-            .map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))
+            .map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))?;
+        let mut cache = self.lock_embed_cache();
+        if cache.len() >= EMBED_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(text.to_string(), embedding.clone());
+        Ok(embedding)
     }
 
-    /// Every memory of the project.
+    fn lock_embed_cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<f32>>> {
+        self.embed_cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every memory of the project (read once, then served from memory until the next write).
     pub fn all(&self) -> anyhow::Result<Vec<Arc<Memory>>> {
+        if let Some(all) = self
+            .cached_all
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            return Ok(all.clone());
+        }
         let all = self
             .ms
             .get_all_memories()
             .map_err(|e| anyhow::anyhow!("cannot read memories: {e:#}"))?;
         self.note_count(&all);
+        *self.cached_all.lock().unwrap_or_else(|e| e.into_inner()) = Some(all.clone());
         Ok(all)
+    }
+
+    /// Something was written: the next read goes to the engine.
+    fn changed(&self) {
+        *self.cached_all.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     pub fn records(&self) -> anyhow::Result<Vec<MemoryRecord>> {
@@ -770,6 +808,7 @@ impl Store {
             Some(uuid) if self.ms.get_memory(&MemoryId(uuid)).is_err() => uuid,
             _ => uuid::Uuid::new_v4(),
         };
+        self.changed();
         let id = self
             .ms
             .remember_with_id(MemoryId(uuid), experience, new.created_at)
@@ -789,6 +828,7 @@ impl Store {
     pub fn set_tags(&self, memory: &Memory, tags: Vec<String>) -> anyhow::Result<()> {
         let mut updated = memory.clone();
         updated.experience.tags = tags.iter().map(|t| hygiene::redact(t)).collect();
+        self.changed();
         self.ms
             .update_memory(&updated)
             .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))?;
@@ -801,6 +841,7 @@ impl Store {
     pub fn set_embedding(&self, memory: &Memory, embedding: Vec<f32>) -> anyhow::Result<()> {
         let mut updated = memory.clone();
         updated.experience.embeddings = Some(embedding);
+        self.changed();
         self.ms
             .update_memory(&updated)
             .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))
@@ -834,6 +875,7 @@ impl Store {
         // never as a loss.
         let full = uuid.to_string();
         self.record_write(&full, false)?;
+        self.changed();
         match self.ms.forget(ForgetCriteria::ById(MemoryId(uuid))) {
             Ok(n) if n > 0 => {
                 self.index_content(String::new(), &full, false);

@@ -124,10 +124,7 @@ pub fn main() -> ExitCode {
     let mut mode = Mode::configured(options, Holding::UntilDropped);
     // A daemon migrates what it opens: a command that must not migrate, or that migrates by
     // name, opens the store itself.
-    let migrates = matches!(
-        command,
-        Cmd::Maintenance(maintenance::Cmd::Migrate { .. })
-    );
+    let migrates = matches!(command, Cmd::Maintenance(maintenance::Cmd::Migrate { .. }));
     mode.daemon &= !cli.no_daemon;
     mode.daemon_only_if_running = cli.no_migrate || migrates;
     let mut client = Client::open(project, mode);
