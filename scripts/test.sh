@@ -24,6 +24,8 @@ cargo fmt --all -- --check
 cargo test --no-run
 "${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup
 cargo test --no-fail-fast -- --test-threads=2
+# The same suite on the direct path, every process opening the store itself (about 3 minutes).
+WT_MEMORY_DAEMON=0 cargo test --no-fail-fast -- --test-threads=2
 # What the hooks inject, scored on 60 real payloads (about a minute); floors in the script.
 scripts/hook-eval-gate.sh
 # The README's first command, end to end (all built by now, so seconds): it fails if the demo's

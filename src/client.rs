@@ -350,7 +350,7 @@ pub fn count_of(project: &Project) -> Result<usize> {
 pub enum Backend {
     /// Not chosen yet: the first call decides (a command that never calls starts nothing).
     Pending,
-    Direct(Direct),
+    Direct(Box<Direct>),
     Daemon(crate::daemon::Connection),
     /// The daemon could not be reached and this client may not open the store itself.
     Unreachable(crate::error::Error),
@@ -429,7 +429,7 @@ impl Client {
         let mode = &self.mode;
         let direct = || {
             let d = Direct::new(self.project.clone(), mode.options.clone(), mode.holding);
-            Backend::Direct(d)
+            Backend::Direct(Box::new(d))
         };
         // A store with migrations pending is migrated in the foreground by this command, with its
         // notice on stderr; the daemon starts at the next call.

@@ -67,7 +67,7 @@ pub const ENV_VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "WT_MEMORY_DAEMON",
-        meaning: "1: hooks, MCP server and CLI go through the project's resident service (started on first use); unset or 0: each process opens the store itself",
+        meaning: "0: each process opens the store itself; default: hooks, MCP server and CLI go through the project's resident service (`wt-memory serve`, started on first use)",
     },
     EnvVar {
         name: "WT_MEMORY_DAEMON_IDLE_SECS",
@@ -156,7 +156,8 @@ impl Config {
             claude_project_dir: abs_dir("CLAUDE_PROJECT_DIR"),
             claude_user_config,
             machine: var("WT_MEMORY_MACHINE"),
-            daemon: flag("WT_MEMORY_DAEMON"),
+            daemon: !var("WT_MEMORY_DAEMON")
+                .is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("false")),
             daemon_idle: var("WT_MEMORY_DAEMON_IDLE_SECS")
                 .and_then(|s| s.trim().parse::<f64>().ok())
                 .filter(|s| s.is_finite() && *s > 0.0)

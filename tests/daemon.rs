@@ -1,4 +1,5 @@
-//! The resident per-project service (`WT_MEMORY_DAEMON=1`): real processes, real sockets, real
+//! The resident per-project service (the default; `WT_MEMORY_DAEMON=1` is set anyway, so these
+//! tests hold when the suite runs with `WT_MEMORY_DAEMON=0`): real processes, real sockets, real
 //! stores. Each test has its own runtime directory, so its daemons are its own; they exit when the
 //! test's temporary directory (and with it their socket) goes away.
 

@@ -58,6 +58,52 @@ fn remember_script(text: &str, kind: &str, tags: &str) -> String {
 
 /// 1. hook round trip: remember with the CLI, then the hook handler injects it for a prompt,
 ///    SessionStart answers in the documented shape, and a PostToolUse Edit injects nothing.
+/// The resident service inside a container (the image defaults to no daemon: one container per
+/// session shares a volume): the CLI starts it, the hook is served by it, and it reports both.
+#[tokio::test]
+async fn daemon_round_trip_in_container() -> Result<()> {
+    if !docker_or_skip("daemon_round_trip_in_container").await {
+        return Ok(());
+    }
+    let image = project_image().await?;
+    let b = workspace_box(&image, vec![]).await?;
+    let daemon = [("WT_MEMORY_DAEMON", "1")];
+    b.sh_env(
+        &format!(
+            "cd {WORKSPACE} && {}",
+            remember_script(FACT, "Learning", "sync,retry")
+        ),
+        &daemon,
+    )
+    .await?
+    .ok("wt-memory remember through the daemon");
+    let out = b
+        .sh_env(
+            &format!(
+                "cd {WORKSPACE} && wt-hook-memory UserPromptSubmit < {}",
+                fixture("user_prompt_submit.normal")
+            ),
+            &daemon,
+        )
+        .await?
+        .ok("wt-hook-memory UserPromptSubmit through the daemon");
+    let v = hook_json(&out.stdout, "UserPromptSubmit").expect("the hook injected nothing");
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(ctx.contains("exponential backoff"), "{ctx}");
+    let status = b
+        .sh_env(
+            &format!("cd {WORKSPACE} && wt-memory daemon status --json"),
+            &daemon,
+        )
+        .await?
+        .ok("wt-memory daemon status");
+    let st: Value = serde_json::from_str(status.stdout.trim()).context("status is JSON")?;
+    assert!(st["requests"].as_u64().unwrap_or(0) >= 2, "{st}");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn hook_round_trip_in_container() -> Result<()> {
     if !docker_or_skip("hook_round_trip_in_container").await {

@@ -73,7 +73,7 @@ pub enum Cmd {
     },
     /// One screen of diagnostics, each problem with the command that fixes it.
     Doctor,
-    /// The project's resident service (`WT_MEMORY_DAEMON=1`): status or stop.
+    /// The project's resident service: status or stop.
     Daemon {
         #[command(subcommand)]
         action: DaemonCmd,
