@@ -82,3 +82,8 @@ if [ "${WT_MEMORY_DAEMON:-0}" = 1 ]; then
   before=""; runs=$runs_saved
 fi
 python3 "$OLDPWD/scripts/bench_mcp.py" "$bin/wt-mcp-server" "$repo" "$runs"
+mkdir -p "$tmp/payloads"
+for f in post_tool_use.read user_prompt_submit.normal; do
+  sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/$f.json" > "$tmp/payloads/$f.json"
+done
+python3 "$OLDPWD/scripts/bench_burst.py" "$bin" "$repo" "$tmp/payloads"

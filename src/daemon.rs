@@ -523,6 +523,7 @@ pub fn serve(project: Project) -> Result<()> {
     ));
     let idle = config::get().daemon_idle;
     let mut checked = Instant::now();
+    let mut had_store = false;
     let why = loop {
         match listener.accept() {
             Ok((stream, _)) => {
@@ -552,6 +553,12 @@ pub fn serve(project: Project) -> Result<()> {
             checked = Instant::now();
             if inode(&socket) != socket_inode {
                 break "its socket was removed or replaced".to_string();
+            }
+            // A store deleted under it (a finished demo or test) is not served from memory.
+            if project.store_dir.exists() {
+                had_store = true;
+            } else if had_store {
+                break "its store was removed".to_string();
             }
         }
         std::thread::sleep(Duration::from_millis(5));
