@@ -3,7 +3,8 @@
 # and `proactive` on a seeded store, `wt-hook-memory` PostToolUse (Read) and UserPromptSubmit end
 # to end, and MCP `recall`/`remember` round trips over stdio (scripts/bench_mcp.py).
 # Usage: scripts/bench.sh [runs]   (build first: cargo build --bins; model: wt-memory setup)
-# WT_MEMORY_DAEMON=1 measures the resident service: the same figures warm, plus a cold first call
+# By default this measures the resident service (WT_MEMORY_DAEMON=0: every process opens the store),
+# warm, plus a cold first call
 # (no daemon running), the daemon's RSS and requests served.
 # Figures are medians (the machine is shared and noisy). WT_BENCH_BIN=DIR benchmarks the binaries
 # of another build (default: $CARGO_TARGET_DIR or target, /debug).
@@ -71,7 +72,7 @@ fresh="find '$tmp/run/wt-tools' -maxdepth 1 -type f -delete 2>/dev/null;"
 measure "wt-hook-memory PostToolUse (Read)" sh -c "$fresh '$bin/wt-hook-memory' PostToolUse < '$tmp/payload.json'"
 measure "wt-hook-memory UserPromptSubmit" sh -c "$fresh '$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
 measure "wt-memory remember (CLI)" sh -c "date +%s%N | '$bin/wt-memory' remember --type Context"
-if [ "${WT_MEMORY_DAEMON:-0}" = 1 ]; then
+if [ "${WT_MEMORY_DAEMON:-1}" != 0 ]; then
   "$bin/wt-memory" daemon status
   # Cold: no daemon running, so the hook starts one and waits for it.
   stop_daemon="'$bin/wt-memory' daemon stop >/dev/null; while '$bin/wt-memory' daemon status >/dev/null 2>&1; do sleep 0.02; done;"

@@ -447,7 +447,7 @@ impl Client {
                 .unwrap_or_else(|| Instant::now() + DAEMON_START_WAIT);
             match crate::daemon::connect(&self.project, deadline) {
                 Ok(mut conn) => {
-                    conn.set_timeout(mode.options.lock_wait);
+                    conn.set_timeout(mode.options.lock_wait, mode.deadline);
                     Backend::Daemon(conn)
                 }
                 Err(e) if mode.fallback_direct => {
@@ -483,7 +483,7 @@ impl Client {
         self.mode.deadline = Some(Instant::now() + wait);
         match &mut self.backend {
             Backend::Direct(d) => d.set_lock_wait(wait),
-            Backend::Daemon(c) => c.set_timeout(wait),
+            Backend::Daemon(c) => c.set_timeout(wait, self.mode.deadline),
             Backend::Pending | Backend::Unreachable(_) => {}
         }
     }

@@ -192,12 +192,15 @@ impl Connection {
             && self.peer.model == mine.model
     }
 
-    /// How long a call may take; the daemon's own wait for the store is bounded by it too.
-    pub fn set_timeout(&mut self, wait: Duration) {
-        self.lock_wait = wait;
-        let _ = self.reader.get_ref().set_read_timeout(Some(
-            wait.max(Duration::from_millis(50)) + Duration::from_secs(30),
-        ));
+    /// How long the daemon may wait for the store on a call's behalf, and how long the call may
+    /// take (`deadline`: a hook's; `None`: as long as the work takes, an import of thousands).
+    pub fn set_timeout(&mut self, lock_wait: Duration, deadline: Option<Instant>) {
+        self.lock_wait = lock_wait;
+        let limit = deadline.map(|d| {
+            d.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(50))
+        });
+        let _ = self.reader.get_ref().set_read_timeout(limit);
     }
 
     pub fn call(&mut self, caller: &Caller, request: &Request) -> Result<Value> {
