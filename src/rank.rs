@@ -166,6 +166,17 @@ pub fn calibrate(raw: f64) -> f64 {
 /// order is fully deterministic.
 pub fn rank(query: &str, query_embedding: &[f32], candidates: &[Candidate]) -> Vec<Scored> {
     let corpus = Corpus::new(candidates.iter().map(|c| c.record.content.as_str()));
+    rank_with(query, query_embedding, candidates, &corpus)
+}
+
+/// [`rank`] with the corpus statistics of exactly these candidates, in this order, computed
+/// beforehand (a resident store keeps them between queries).
+pub fn rank_with(
+    query: &str,
+    query_embedding: &[f32],
+    candidates: &[Candidate],
+    corpus: &Corpus,
+) -> Vec<Scored> {
     let qterms = terms(query);
     let mut scored: Vec<Scored> = candidates
         .iter()

@@ -64,11 +64,8 @@ fn scored(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(MemoryRecord, f
         return Ok(Vec::new());
     }
     store.ensure_embedder()?;
-    let memories = store.all()?;
-    let records: Vec<MemoryRecord> = memories
-        .iter()
-        .map(|m| MemoryRecord::from_memory(m))
-        .collect();
+    let view = store.rank_view()?;
+    let (memories, records) = (&view.memories, &view.records);
     let keep: Vec<usize> = (0..records.len())
         .filter(|&i| passes_filters(&records[i], q))
         .collect();
@@ -87,6 +84,9 @@ fn scored(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(MemoryRecord, f
     let query_embedding = store.embed(&q.text)?;
     let scored = if q.semantic_only {
         rank::rank_semantic(&query_embedding, &candidates)
+    } else if keep.len() == records.len() {
+        // No filter left anything out: the store's own corpus is exactly these candidates.
+        rank::rank_with(&q.text, &query_embedding, &candidates, &view.corpus)
     } else {
         rank::rank(&q.text, &query_embedding, &candidates)
     };

@@ -133,12 +133,22 @@ pub struct Store {
     /// Every memory as last read, until the next write: a resident service answers queries
     /// without re-reading the store each time.
     cached_all: Mutex<Option<Vec<Arc<Memory>>>>,
+    /// Every memory as a record with its lexical statistics, until the next write: a query
+    /// scores the store without converting or tokenising it again.
+    rank_view: Mutex<Option<Arc<RankView>>>,
     /// Embeddings of recently embedded texts (a file read twice, a prompt asked again).
     embed_cache: Mutex<HashMap<String, Vec<f32>>>,
     /// Inside [`Store::batch`]: the engine is flushed once at the end, not after every write.
     batching: std::sync::atomic::AtomicBool,
     // Declared last: dropped after the engine has flushed and closed.
     _lock: ProjectLock,
+}
+
+/// The store as ranking sees it: memories, their records, and the corpus of all of them.
+pub struct RankView {
+    pub memories: Vec<Arc<Memory>>,
+    pub records: Vec<MemoryRecord>,
+    pub corpus: crate::rank::Corpus,
 }
 
 /// How many texts [`Store::embed`] remembers.
@@ -264,6 +274,7 @@ impl Store {
             recorded_ids: Mutex::new(None),
             content_index: Mutex::new(None),
             cached_all: Mutex::new(None),
+            rank_view: Mutex::new(None),
             embed_cache: Mutex::new(HashMap::new()),
             batching: std::sync::atomic::AtomicBool::new(false),
             _lock: lock,
@@ -690,6 +701,32 @@ impl Store {
     /// Something was written: the next read goes to the engine.
     fn changed(&self) {
         *self.cached_all.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.rank_view.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Every memory, its record and the lexical statistics of all of them (built once per write).
+    pub fn rank_view(&self) -> anyhow::Result<Arc<RankView>> {
+        if let Some(view) = self
+            .rank_view
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            return Ok(view.clone());
+        }
+        let memories = self.all()?;
+        let records: Vec<MemoryRecord> = memories
+            .iter()
+            .map(|m| MemoryRecord::from_memory(m))
+            .collect();
+        let corpus = crate::rank::Corpus::new(records.iter().map(|r| r.content.as_str()));
+        let view = Arc::new(RankView {
+            memories,
+            records,
+            corpus,
+        });
+        *self.rank_view.lock().unwrap_or_else(|e| e.into_inner()) = Some(view.clone());
+        Ok(view)
     }
 
     pub fn records(&self) -> anyhow::Result<Vec<MemoryRecord>> {
