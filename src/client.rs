@@ -117,27 +117,6 @@ impl Request {
             Request::Health | Request::StoreChecks | Request::Repair { .. }
         )
     }
-
-    /// Does it write (for the ordered write queue and the logs)?
-    pub fn writes(&self) -> bool {
-        !matches!(
-            self,
-            Request::Recall { .. }
-                | Request::Proactive { .. }
-                | Request::List { .. }
-                | Request::Get { .. }
-                | Request::Context { .. }
-                | Request::Brain
-                | Request::Stats
-                | Request::Count
-                | Request::IndexReport
-                | Request::Audit { .. }
-                | Request::Export { .. }
-                | Request::TodoList
-                | Request::StoreChecks
-                | Request::Warm
-        )
-    }
 }
 
 /// How long a [`Direct`] client keeps the store (and its lock).

@@ -175,17 +175,12 @@ pub fn get() -> &'static Config {
     CONFIG.get_or_init(Config::from_env)
 }
 
-/// `wt-memory --help`'s and `doctor`'s list of variables, one per line, with the value when set.
-pub fn describe_env(show_values: bool) -> String {
-    let mut out = String::new();
-    for v in ENV_VARS {
-        let value = match std::env::var(v.name) {
-            Ok(val) if show_values && !val.is_empty() => format!(" = {val}"),
-            _ => String::new(),
-        };
-        out.push_str(&format!("  {:<26} {}{value}\n", v.name, v.meaning));
-    }
-    out
+/// `wt-memory --help`'s list of variables, one per line (`doctor` shows the ones set).
+pub fn describe_env() -> String {
+    ENV_VARS
+        .iter()
+        .map(|v| format!("  {:<26} {}\n", v.name, v.meaning))
+        .collect()
 }
 
 /// The model and runtime this process uses, found by [`prepare_process`] (or at first use).

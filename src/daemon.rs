@@ -164,6 +164,8 @@ fn exchange(reader: &mut BufReader<UnixStream>, line: &Line) -> std::io::Result<
 pub struct Connection {
     reader: BufReader<UnixStream>,
     lock_wait: Duration,
+    /// What this side said: the daemon it would start itself.
+    mine: Hello,
     pub peer: Hello,
 }
 
@@ -173,10 +175,12 @@ impl Connection {
         stream.set_read_timeout(Some(timeout.max(Duration::from_millis(50))))?;
         let mut reader = BufReader::new(stream);
         let wt_memory = config::locate_binary("wt-memory").unwrap_or_default();
-        match exchange(&mut reader, &Line::Hello(hello_here(build_of(&wt_memory))))? {
+        let mine = hello_here(build_of(&wt_memory));
+        match exchange(&mut reader, &Line::Hello(mine.clone()))? {
             Line::Hello(peer) => Ok(Connection {
                 reader,
                 lock_wait: config::get().lock_wait,
+                mine,
                 peer,
             }),
             _ => Err(std::io::Error::other("the daemon did not say hello")),
@@ -185,11 +189,8 @@ impl Connection {
 
     /// Is the daemon the one this process would start (same protocol, binary and model)?
     fn current(&self) -> bool {
-        let wt_memory = config::locate_binary("wt-memory").unwrap_or_default();
-        let mine = hello_here(build_of(&wt_memory));
-        self.peer.protocol == mine.protocol
-            && self.peer.build == mine.build
-            && self.peer.model == mine.model
+        let (peer, mine) = (&self.peer, &self.mine);
+        peer.protocol == mine.protocol && peer.build == mine.build && peer.model == mine.model
     }
 
     /// How long the daemon may wait for the store on a call's behalf, and how long the call may

@@ -758,7 +758,7 @@ impl Store {
     }
 
     /// An existing memory with the same normalised content.
-    pub fn find_same_content(&self, content: &str) -> anyhow::Result<Option<Arc<Memory>>> {
+    pub fn find_same_content(&self, content: &str) -> anyhow::Result<Option<String>> {
         let want = hygiene::content_hash(content);
         let id = {
             let mut guard = self.content_index.lock().unwrap_or_else(|e| e.into_inner());
@@ -774,20 +774,14 @@ impl Store {
             }
             guard.as_ref().and_then(|i| i.id_of.get(&want).cloned())
         };
-        match id {
-            Some(id) => Ok(self.get(&id)?),
-            None => Ok(None),
-        }
+        Ok(id)
     }
 
-    fn index_content(&self, hash: String, id: &str, added: bool) {
+    /// Keep the content index (once built) in step with a write or delete.
+    fn update_content_index(&self, change: impl FnOnce(&mut ContentIndex)) {
         let mut guard = self.content_index.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(index) = guard.as_mut() {
-            if added {
-                index.add(hash, id.to_string());
-            } else {
-                index.remove(id);
-            }
+            change(index);
         }
     }
 
@@ -818,9 +812,9 @@ impl Store {
         if new.content.trim().is_empty() {
             bail!("empty content");
         }
-        if let Some(existing) = self.find_same_content(&new.content)? {
+        if let Some(id) = self.find_same_content(&new.content)? {
             return Ok(Inserted {
-                id: existing.id.0.to_string(),
+                id,
                 duplicate: true,
             });
         }
@@ -854,7 +848,7 @@ impl Store {
             self.flush()?;
         }
         self.record_write(&id.0.to_string(), true)?;
-        self.index_content(hash, &id.0.to_string(), true);
+        self.update_content_index(|i| i.add(hash, id.0.to_string()));
         Ok(Inserted {
             id: id.0.to_string(),
             duplicate: false,
@@ -915,7 +909,7 @@ impl Store {
         self.changed();
         match self.ms.forget(ForgetCriteria::ById(MemoryId(uuid))) {
             Ok(n) if n > 0 => {
-                self.index_content(String::new(), &full, false);
+                self.update_content_index(|i| i.remove(&full));
                 Ok(true)
             }
             other => {

@@ -67,6 +67,13 @@ fn daemon_pids(name: &str) -> Vec<u32> {
     pids
 }
 
+/// The UserPromptSubmit fixture, pointed at `repo`.
+fn prompt_payload(repo: &Path) -> String {
+    std::fs::read_to_string(support::fixtures_dir().join("hooks/user_prompt_submit.normal.json"))
+        .unwrap()
+        .replace("/path/to/proj", &repo.display().to_string())
+}
+
 fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
         && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -166,11 +173,7 @@ fn a_daemon_killed_mid_burst_loses_no_acknowledged_write_and_is_replaced() {
         assert!(contents.contains(&note.as_str()), "lost: {note}");
     }
     // A hook after all this still answers inside its deadline.
-    let payload = std::fs::read_to_string(
-        support::fixtures_dir().join("hooks/user_prompt_submit.normal.json"),
-    )
-    .unwrap()
-    .replace("/path/to/proj", &repo.display().to_string());
+    let payload = prompt_payload(&repo);
     let started = Instant::now();
     let mut hook = env.cmd("wt-hook-memory", &repo);
     hook.env("WT_MEMORY_DAEMON", "1").arg("UserPromptSubmit");
@@ -293,13 +296,8 @@ fn hooks_mcp_and_cli_share_one_daemon_and_see_writes_at_once() {
         &["remember", "--type", "Decision", "--tags", "db"],
         Some("The job queue uses Postgres, not SQLite, because of concurrent writers"),
     ));
-    let payload = std::fs::read_to_string(
-        support::fixtures_dir().join("hooks/user_prompt_submit.normal.json"),
-    )
-    .unwrap()
-    .replace("/path/to/proj", &repo.display().to_string());
-    let payload: Value = serde_json::from_str(&payload).unwrap();
-    let mut payload = payload;
+    let payload = prompt_payload(&repo);
+    let mut payload: Value = serde_json::from_str(&payload).unwrap();
     payload["prompt"] = Value::String("Should the job queue use SQLite or Postgres?".into());
     let mut hook = env.cmd("wt-hook-memory", &repo);
     hook.env("WT_MEMORY_DAEMON", "1")

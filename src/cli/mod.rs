@@ -92,10 +92,8 @@ fn quiet_on_closed_stdout() {
 /// Parse the command line, run the command, print its result.
 pub fn main() -> ExitCode {
     quiet_on_closed_stdout();
-    let command = Cli::command().after_help(format!(
-        "Environment:\n{}",
-        crate::config::describe_env(false)
-    ));
+    let command =
+        Cli::command().after_help(format!("Environment:\n{}", crate::config::describe_env()));
     let parsed = command
         .try_get_matches()
         .and_then(|m| Cli::from_arg_matches(&m));
