@@ -2,7 +2,7 @@
 # Latency and memory figures for the hot paths (a benchmark, not a test): a cold `wt-memory recall`
 # and `proactive` on a seeded store, `wt-hook-memory` PostToolUse (Read) and UserPromptSubmit end
 # to end, and MCP `recall`/`remember` round trips over stdio (scripts/bench_mcp.py).
-# Usage: scripts/bench.sh [runs]   (build first: cargo build --bins; model: wt-memory setup)
+# Usage: scripts/bench.sh [runs]   (default 30)   (build first: cargo build --bins; model: wt-memory setup)
 # By default this measures the resident service (WT_MEMORY_DAEMON=0: every process opens the store),
 # warm, plus a cold first call
 # (no daemon running), the daemon's RSS and requests served.
@@ -10,7 +10,7 @@
 # of another build (default: $CARGO_TARGET_DIR or target, /debug).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs="${1:-10}"
+runs="${1:-30}"
 bin="$(cd "${WT_BENCH_BIN:-${CARGO_TARGET_DIR:-target}/debug}" && pwd)"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 export WT_MEMORY_HOME="$tmp/store" XDG_STATE_HOME="$tmp/state" XDG_RUNTIME_DIR="$tmp/run"
@@ -46,6 +46,8 @@ fi
 echo "store: $("$bin/wt-memory" stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])' 2>/dev/null || echo '?') memories"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/post_tool_use.read.json" > "$tmp/payload.json"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/user_prompt_submit.normal.json" > "$tmp/prompt.json"
+sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/post_tool_use.bash.json" > "$tmp/bash.json"
+sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/session_start.startup.json" > "$tmp/start.json"
 measure() { # name, command...
   local name="$1"; shift
   local start end rss max=0 times=()
@@ -70,7 +72,13 @@ measure "wt-memory list" "$bin/wt-memory" list
 # Each hook run starts a new session: the session cache files go, the daemon's socket stays.
 fresh="find '$tmp/run/wt-tools' -maxdepth 1 -type f -delete 2>/dev/null;"
 measure "wt-hook-memory PostToolUse (Read)" sh -c "$fresh '$bin/wt-hook-memory' PostToolUse < '$tmp/payload.json'"
+measure "wt-hook-memory PostToolUse (Bash)" sh -c "$fresh '$bin/wt-hook-memory' PostToolUse < '$tmp/bash.json'"
 measure "wt-hook-memory UserPromptSubmit" sh -c "$fresh '$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
+# A prompt never seen before: its embedding is computed, not taken from the daemon's cache.
+measure "wt-hook-memory UserPromptSubmit (new)" sh -c "$fresh sed \"s/implemented?/implemented (\$(date +%N))?/\" '$tmp/prompt.json' | '$bin/wt-hook-memory' UserPromptSubmit"
+measure "wt-hook-memory SessionStart" sh -c "$fresh '$bin/wt-hook-memory' SessionStart < '$tmp/start.json'"
+# A process's own start: the hook binary with nothing to do (an event it does not handle).
+measure "wt-hook-memory start-up only" sh -c "echo '{}' | '$bin/wt-hook-memory' PreToolUse"
 measure "wt-memory remember (CLI)" sh -c "date +%s%N | '$bin/wt-memory' remember --type Context"
 if [ "${WT_MEMORY_DAEMON:-1}" != 0 ]; then
   "$bin/wt-memory" daemon status

@@ -99,6 +99,41 @@ pub enum Request {
 }
 
 impl Request {
+    /// The operation's name, as on the wire (`"op"`).
+    pub fn name(&self) -> &'static str {
+        use Request as R;
+        match self {
+            R::Remember { .. } => "remember",
+            R::Recall { .. } => "recall",
+            R::Proactive { .. } => "proactive",
+            R::List { .. } => "list",
+            R::Get { .. } => "get",
+            R::Forget { .. } => "forget",
+            R::Context { .. } => "context",
+            R::Brain => "brain",
+            R::Stats => "stats",
+            R::Count => "count",
+            R::Health => "health",
+            R::IndexReport => "index_report",
+            R::Audit { .. } => "audit",
+            R::Dedup { .. } => "dedup",
+            R::Cleanup { .. } => "cleanup",
+            R::Export { .. } => "export",
+            R::Import { .. } => "import",
+            R::Restore { .. } => "restore",
+            R::Migrate => "migrate",
+            R::Reembed => "reembed",
+            R::Repair { .. } => "repair",
+            R::Seed { .. } => "seed",
+            R::TodoAdd { .. } => "todo_add",
+            R::TodoList => "todo_list",
+            R::TodoDone { .. } => "todo_done",
+            R::TodoClear => "todo_clear",
+            R::StoreChecks => "store_checks",
+            R::Warm => "warm",
+        }
+    }
+
     /// Does the answer depend on who asks (branch, directory)?
     fn needs_caller(&self) -> bool {
         matches!(
@@ -158,6 +193,15 @@ impl Direct {
     /// The standing integrity warning of the open store, if any.
     pub fn standing_warning(&self) -> Option<String> {
         self.store.as_ref().and_then(Store::standing_warning)
+    }
+
+    /// Bring the open store's files up to date with its log, if anything was written since the
+    /// last checkpoint (a daemon's quiet moment). Returns whether there was work.
+    pub fn checkpoint(&self) -> Result<bool> {
+        match &self.store {
+            Some(store) => Ok(store.checkpoint()?),
+            None => Ok(false),
+        }
     }
 
     /// Close the store (and release its lock) until the next call needs it.

@@ -101,6 +101,55 @@ pub struct Status {
     pub rss_kb: u64,
     pub idle_exit_secs: u64,
     pub store: PathBuf,
+    /// Service time per operation (in the daemon, queueing excluded), recent requests.
+    #[serde(default)]
+    pub service: Vec<OpService>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpService {
+    pub op: String,
+    /// Requests of this kind since the daemon started.
+    pub count: u64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+}
+
+/// How many recent service times per operation the daemon keeps for its percentiles.
+const SERVICE_SAMPLES: usize = 256;
+
+/// Recent service times per operation.
+#[derive(Default)]
+struct ServiceTimes(
+    std::collections::BTreeMap<&'static str, (u64, std::collections::VecDeque<f64>)>,
+);
+
+impl ServiceTimes {
+    fn add(&mut self, op: &'static str, ms: f64) {
+        let (count, recent) = self.0.entry(op).or_default();
+        *count += 1;
+        if recent.len() == SERVICE_SAMPLES {
+            recent.pop_front();
+        }
+        recent.push_back(ms);
+    }
+
+    fn summary(&self) -> Vec<OpService> {
+        self.0
+            .iter()
+            .map(|(op, (count, recent))| {
+                let mut sorted: Vec<f64> = recent.iter().copied().collect();
+                sorted.sort_by(f64::total_cmp);
+                let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+                OpService {
+                    op: op.to_string(),
+                    count: *count,
+                    p50_ms: (at(0.5) * 10.0).round() / 10.0,
+                    p95_ms: (at(0.95) * 10.0).round() / 10.0,
+                }
+            })
+            .collect()
+    }
 }
 
 /// One line for `daemon status` and `doctor`.
@@ -114,6 +163,19 @@ pub fn describe(s: &Status) -> String {
         s.version,
         s.idle_exit_secs
     )
+}
+
+/// The service-time table of `daemon status`, one line per operation.
+pub fn describe_service(s: &Status) -> String {
+    s.service
+        .iter()
+        .map(|o| {
+            format!(
+                "  {:<14} {:>7} served   p50 {:>7.1} ms   p95 {:>7.1} ms\n",
+                o.op, o.count, o.p50_ms, o.p95_ms
+            )
+        })
+        .collect()
 }
 
 #[derive(Serialize, Deserialize)]
@@ -333,12 +395,69 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
+/// Requests take turns in arrival order: a ticket queue (a plain mutex lets a late arrival jump
+/// ahead of one that has waited longer).
+#[derive(Default)]
+struct Turns {
+    /// (next ticket to hand out, ticket being served)
+    tickets: Mutex<(u64, u64)>,
+    turn_changed: std::sync::Condvar,
+}
+
+struct Turn<'a>(&'a Turns);
+
+impl Turns {
+    fn wait(&self) -> Turn<'_> {
+        let mut t = self.tickets.lock().unwrap_or_else(|e| e.into_inner());
+        let mine = t.0;
+        t.0 += 1;
+        while t.1 != mine {
+            t = self.turn_changed.wait(t).unwrap_or_else(|e| e.into_inner());
+        }
+        Turn(self)
+    }
+
+    /// Nobody is being served or waiting.
+    fn idle(&self) -> bool {
+        let t = self.tickets.lock().unwrap_or_else(|e| e.into_inner());
+        t.0 == t.1
+    }
+
+    /// A turn now, if nobody is being served or waiting.
+    fn try_now(&self) -> Option<Turn<'_>> {
+        let mut t = self.tickets.lock().unwrap_or_else(|e| e.into_inner());
+        (t.0 == t.1).then(|| {
+            t.0 += 1;
+            Turn(self)
+        })
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.0.tickets.lock().unwrap_or_else(|e| e.into_inner()).1 += 1;
+        self.0.turn_changed.notify_all();
+    }
+}
+
+/// How long a new daemon waits for a stopping one to close the store.
+const HANDOVER_WAIT: Duration = Duration::from_secs(10);
+
+/// A daemon quiet this long brings the store's files up to date with its log.
+const CHECKPOINT_WHEN_QUIET: Duration = Duration::from_secs(1);
+
 struct Shared {
+    turns: Turns,
     direct: Mutex<Direct>,
+    store_dir: PathBuf,
     hello: Hello,
     started: Instant,
     last_request: Mutex<Instant>,
     requests: AtomicU64,
+    service: Mutex<ServiceTimes>,
+    /// Requests served when the last checkpoint was taken, and whether one is being taken.
+    checkpointed_at: AtomicU64,
+    checkpointing: AtomicBool,
     shutdown: AtomicBool,
     /// Set once the daemon has stopped accepting: queued requests are turned away.
     closing: AtomicBool,
@@ -423,11 +542,12 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     requests: shared.requests.load(Ordering::SeqCst),
                     rss_kb: rss_kb(),
                     idle_exit_secs: config::get().daemon_idle.as_secs(),
-                    store: shared
-                        .direct
+                    store: shared.store_dir.clone(),
+                    service: shared
+                        .service
                         .lock()
-                        .map(|d| d.project().store_dir.clone())
-                        .unwrap_or_default(),
+                        .unwrap_or_else(|e| e.into_inner())
+                        .summary(),
                 })
                 .unwrap_or_default(),
             ),
@@ -441,17 +561,24 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner()) = Instant::now();
                 shared.requests.fetch_add(1, Ordering::SeqCst);
-                // One request at a time, in arrival order: the mutex is the queue.
+                // One request at a time, in arrival order.
+                let _turn = shared.turns.wait();
                 let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
                 if shared.closing.load(Ordering::SeqCst) {
                     Line::Err(daemon_err("the memory daemon is stopping; try again"))
                 } else {
                     direct.set_lock_wait(Duration::from_millis(env.lock_wait_ms));
                     crate::integrity::take_warning();
+                    let started = Instant::now();
                     let answer = match execute(&mut direct, &env.caller, &env.request) {
                         Ok(v) => Line::Ok(v),
                         Err(e) => Line::Err(e),
                     };
+                    shared
+                        .service
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .add(env.request.name(), started.elapsed().as_secs_f64() * 1000.0);
                     let warning = direct
                         .standing_warning()
                         .filter(|_| !env.request.reports_integrity());
@@ -476,13 +603,24 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
 /// `wt-memory serve`: run the daemon of `project` until idle, signalled or replaced.
 pub fn serve(project: Project) -> Result<()> {
     crate::paths::ensure_private_dir(&daemon_dir())?;
-    let Some(_daemon_lock) =
-        crate::lock::exclusive(&daemon_lock_path(&project), Duration::ZERO, Duration::ZERO)?
-    else {
-        log("another daemon serves this store: exiting");
-        return Ok(());
-    };
     let socket = socket_path(&project);
+    // The lock is held by a daemon that serves (then this one is not needed) or by one that is
+    // on its way out (its socket is gone; it is closing the store): wait for that one.
+    let handover = Instant::now() + HANDOVER_WAIT;
+    let _daemon_lock = loop {
+        let lock = crate::lock::exclusive(
+            &daemon_lock_path(&project),
+            Duration::from_millis(50),
+            Duration::from_millis(10),
+        )?;
+        if let Some(lock) = lock {
+            break lock;
+        }
+        if Connection::open(&socket, Duration::from_secs(1)).is_ok() || Instant::now() > handover {
+            log("another daemon serves this store: exiting");
+            return Ok(());
+        }
+    };
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket)
         .map_err(|e| daemon_err(format!("cannot listen on {}: {e}", socket.display())))?;
@@ -511,11 +649,16 @@ pub fn serve(project: Project) -> Result<()> {
     }
     let wt_memory = std::env::current_exe().unwrap_or_default();
     let shared = Arc::new(Shared {
+        turns: Turns::default(),
         direct: Mutex::new(direct),
+        store_dir: project.store_dir.clone(),
         hello: hello_here(build_of(&wt_memory)),
         started: Instant::now(),
         last_request: Mutex::new(Instant::now()),
         requests: AtomicU64::new(0),
+        service: Mutex::new(ServiceTimes::default()),
+        checkpointed_at: AtomicU64::new(0),
+        checkpointing: AtomicBool::new(false),
         shutdown: AtomicBool::new(false),
         closing: AtomicBool::new(false),
     });
@@ -529,12 +672,12 @@ pub fn serve(project: Project) -> Result<()> {
     let mut checked = Instant::now();
     let mut had_store = false;
     let why = loop {
+        wait_readable(&listener, Duration::from_millis(200));
         match listener.accept() {
             Ok((stream, _)) => {
                 let _ = stream.set_nonblocking(false);
                 let shared = shared.clone();
                 std::thread::spawn(move || handle(shared, stream));
-                continue;
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => break format!("accept failed: {e}"),
@@ -553,6 +696,32 @@ pub fn serve(project: Project) -> Result<()> {
         if quiet >= idle {
             break format!("idle for {}s", quiet.as_secs());
         }
+        let served = shared.requests.load(Ordering::SeqCst);
+        if quiet >= CHECKPOINT_WHEN_QUIET
+            && served != shared.checkpointed_at.load(Ordering::SeqCst)
+            && shared.turns.idle()
+            && !shared.checkpointing.swap(true, Ordering::SeqCst)
+        {
+            // On its own thread, and only when no request is queued: the accept loop goes on
+            // answering, and a checkpoint never makes a request wait.
+            let shared = shared.clone();
+            std::thread::spawn(move || {
+                if let Some(_turn) = shared.turns.try_now() {
+                    shared.checkpointed_at.store(served, Ordering::SeqCst);
+                    let direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
+                    let started = Instant::now();
+                    match direct.checkpoint() {
+                        Ok(true) => log(&format!(
+                            "checkpoint in {} ms",
+                            started.elapsed().as_millis()
+                        )),
+                        Ok(false) => {}
+                        Err(e) => log(&format!("checkpoint failed: {e}")),
+                    }
+                }
+                shared.checkpointing.store(false, Ordering::SeqCst);
+            });
+        }
         if checked.elapsed() >= Duration::from_secs(1) {
             checked = Instant::now();
             if inode(&socket) != socket_inode {
@@ -565,18 +734,34 @@ pub fn serve(project: Project) -> Result<()> {
                 break "its store was removed".to_string();
             }
         }
-        std::thread::sleep(Duration::from_millis(5));
     };
     drop(listener);
     if inode(&socket) == socket_inode {
         let _ = std::fs::remove_file(&socket);
     }
-    // Drain: the request in progress finishes before the store closes; later ones are refused.
+    // Drain: the requests queued before this point are served before the store closes; later
+    // ones are told the daemon is stopping (their client retries with a new daemon).
+    let turn = shared.turns.wait();
     let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
     shared.closing.store(true, Ordering::SeqCst);
     direct.release();
+    drop(direct);
+    drop(turn);
     log(&format!("exiting: {why}"));
     Ok(())
+}
+
+/// Block until a connection is waiting or `timeout` passes (the accept loop's only wait, so a
+/// new connection is taken at once).
+fn wait_readable(listener: &UnixListener, timeout: Duration) {
+    use std::os::unix::io::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    unsafe { libc::poll(&mut fd, 1, timeout.as_millis() as libc::c_int) };
 }
 
 fn inode(path: &Path) -> Option<u64> {

@@ -146,8 +146,8 @@ fn import_records(
     mut known_content: HashSet<String>,
     before_first_write: &mut impl FnMut() -> anyhow::Result<()>,
 ) -> anyhow::Result<ImportReport> {
-    let mut written = false;
     let mut report = ImportReport::default();
+    let mut to_write: Vec<NewMemory> = Vec::new();
     for value in &doc.records {
         let Ok(rec) = serde_json::from_value::<MemoryRecord>(value.clone()) else {
             report.errors += 1;
@@ -179,14 +179,23 @@ fn import_records(
         }
         let mut new = new_memory(&rec, &content);
         new.metadata.insert("original_id".into(), origin);
-        if !written {
-            before_first_write()?;
-            written = true;
-        }
-        match insert_record(store, new)? {
-            Some(ins) if ins.duplicate => report.skipped += 1,
-            Some(_) => report.imported += 1,
-            None => report.errors += 1,
+        to_write.push(new);
+    }
+    if to_write.is_empty() {
+        return Ok(report);
+    }
+    before_first_write()?;
+    // Embedded ahead, many texts per model run (what `insert` will embed: the redacted content).
+    let per_round = crate::store::EMBED_BATCH * 8;
+    for round in to_write.chunks(per_round) {
+        let texts: Vec<String> = round.iter().map(|n| hygiene::redact(&n.content)).collect();
+        store.prime_embeddings(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+        for new in round {
+            match insert_record(store, new.clone())? {
+                Some(ins) if ins.duplicate => report.skipped += 1,
+                Some(_) => report.imported += 1,
+                None => report.errors += 1,
+            }
         }
     }
     Ok(report)

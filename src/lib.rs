@@ -13,6 +13,7 @@ pub mod config;
 pub mod daemon;
 pub mod dedup;
 pub mod doctor;
+pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod exchange;

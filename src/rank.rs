@@ -87,20 +87,47 @@ pub fn terms(text: &str) -> HashSet<String> {
     out
 }
 
-/// Per-corpus term statistics for IDF.
+/// Per-corpus term statistics for IDF; a resident store adds and removes documents in place.
+#[derive(Clone, Default)]
 pub struct Corpus {
     doc_terms: Vec<HashSet<String>>,
     df: HashMap<String, usize>,
 }
 
+/// A query's terms with their IDF in one corpus, weighed once per query (not per document).
+pub struct WeighedQuery {
+    terms: Vec<(String, f64)>,
+    total: f64,
+}
+
 impl Corpus {
     pub fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
-        let doc_terms: Vec<HashSet<String>> = texts.into_iter().map(terms).collect();
-        let mut df = HashMap::new();
-        for t in doc_terms.iter().flatten() {
-            *df.entry(t.clone()).or_insert(0) += 1;
+        let mut corpus = Corpus::default();
+        for text in texts {
+            corpus.push(text);
         }
-        Corpus { doc_terms, df }
+        corpus
+    }
+
+    /// Add a document at the end.
+    pub fn push(&mut self, text: &str) {
+        let doc = terms(text);
+        for t in &doc {
+            *self.df.entry(t.clone()).or_insert(0) += 1;
+        }
+        self.doc_terms.push(doc);
+    }
+
+    /// Remove document `i` (later documents move down by one).
+    pub fn remove(&mut self, i: usize) {
+        for t in self.doc_terms.remove(i) {
+            if let Some(n) = self.df.get_mut(&t) {
+                *n -= 1;
+                if *n == 0 {
+                    self.df.remove(&t);
+                }
+            }
+        }
     }
 
     fn idf(&self, term: &str) -> f64 {
@@ -111,18 +138,28 @@ impl Corpus {
         weight * (1.0 + n / (df + 1.0)).ln()
     }
 
+    pub fn weigh(&self, query_terms: &HashSet<String>) -> WeighedQuery {
+        let terms: Vec<(String, f64)> = query_terms
+            .iter()
+            .map(|t| (t.clone(), self.idf(t)))
+            .collect();
+        let total = terms.iter().map(|(_, w)| w).sum();
+        WeighedQuery { terms, total }
+    }
+
     /// Share of the query's IDF mass present in document `i` (0..1).
-    pub fn lexical(&self, query_terms: &HashSet<String>, i: usize) -> f64 {
-        let total: f64 = query_terms.iter().map(|t| self.idf(t)).sum();
-        if total == 0.0 {
+    pub fn lexical(&self, query: &WeighedQuery, i: usize) -> f64 {
+        if query.total == 0.0 {
             return 0.0;
         }
-        let hit: f64 = query_terms
+        let doc = &self.doc_terms[i];
+        let hit: f64 = query
+            .terms
             .iter()
-            .filter(|t| self.doc_terms[i].contains(*t))
-            .map(|t| self.idf(t))
+            .filter(|(t, _)| doc.contains(t))
+            .map(|(_, w)| w)
             .sum();
-        hit / total
+        hit / query.total
     }
 }
 
@@ -177,13 +214,13 @@ pub fn rank_with(
     candidates: &[Candidate],
     corpus: &Corpus,
 ) -> Vec<Scored> {
-    let qterms = terms(query);
+    let weighed = corpus.weigh(&terms(query));
     let mut scored: Vec<Scored> = candidates
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let semantic = cosine(query_embedding, c.embedding);
-            let lexical = corpus.lexical(&qterms, i);
+            let lexical = corpus.lexical(&weighed, i);
             Scored {
                 index: i,
                 raw: 0.0,
@@ -272,7 +309,7 @@ mod tests {
     #[test]
     fn lexical_is_share_of_idf_mass() {
         let c = Corpus::new(["retry 40P01 deadlocks", "deploy to fly", "retry later"]);
-        let q = terms("40P01 retry");
+        let q = c.weigh(&terms("40P01 retry"));
         let first = c.lexical(&q, 0);
         assert!((first - 1.0).abs() < 1e-9);
         assert!(
@@ -280,6 +317,29 @@ mod tests {
             "rare code outweighs a common word"
         );
         assert_eq!(c.lexical(&q, 1), 0.0);
+    }
+
+    #[test]
+    fn a_corpus_kept_in_place_equals_one_built_anew() {
+        let texts = [
+            "retry 40P01 deadlocks",
+            "deploy to fly",
+            "retry later",
+            "fly.io deploy",
+        ];
+        let mut kept = Corpus::new(texts[..3].iter().copied());
+        kept.push(texts[3]);
+        kept.remove(1);
+        let fresh = Corpus::new([texts[0], texts[2], texts[3]]);
+        let q = terms("retry deploy 40P01");
+        for i in 0..3 {
+            let (a, b) = (
+                kept.lexical(&kept.weigh(&q), i),
+                fresh.lexical(&fresh.weigh(&q), i),
+            );
+            assert!((a - b).abs() < 1e-12, "document {i}: {a} vs {b}");
+        }
+        assert_eq!(kept.df, fresh.df);
     }
 
     #[test]

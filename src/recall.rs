@@ -4,8 +4,9 @@
 
 use crate::rank::{self, Candidate};
 use crate::record::MemoryRecord;
-use crate::store::Store;
+use crate::store::{RankView, Store};
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
 
 /// Proactive results below this calibrated relevance are dropped (same scale as the hooks' floor).
 pub const PROACTIVE_FLOOR: f64 = 0.3;
@@ -46,58 +47,92 @@ fn passes_filters(r: &MemoryRecord, q: &RecallQuery) -> bool {
         && in_range(r, q)
 }
 
+/// The memories passing a query's filters, scored, best first: positions in the store's ranking
+/// view, so nothing is copied until a caller picks the few it returns.
+struct Ranking {
+    view: Arc<RankView>,
+    /// (index into `view.records`, its score), best first.
+    hits: Vec<(usize, rank::Scored)>,
+}
+
+impl Ranking {
+    fn of(store: &Store, q: &RecallQuery) -> anyhow::Result<Ranking> {
+        if q.text.trim().is_empty() {
+            return Ok(Ranking {
+                view: Arc::new(RankView::default()),
+                hits: Vec::new(),
+            });
+        }
+        let view = store.rank_view()?;
+        store.ensure_embedder()?;
+        let (memories, records) = (&view.memories, &view.records);
+        let keep: Vec<usize> = (0..records.len())
+            .filter(|&i| passes_filters(&records[i], q))
+            .collect();
+        let empty: Vec<f32> = Vec::new();
+        let candidates: Vec<Candidate> = keep
+            .iter()
+            .map(|&i| Candidate {
+                record: &records[i],
+                embedding: memories[i]
+                    .experience
+                    .embeddings
+                    .as_deref()
+                    .unwrap_or(&empty),
+            })
+            .collect();
+        let query_embedding = store.embed(&q.text)?;
+        let scored = if q.semantic_only {
+            rank::rank_semantic(&query_embedding, &candidates)
+        } else if keep.len() == records.len() {
+            // No filter left anything out: the store's own corpus is exactly these candidates.
+            rank::rank_with(&q.text, &query_embedding, &candidates, &view.corpus)
+        } else {
+            rank::rank(&q.text, &query_embedding, &candidates)
+        };
+        let hits = scored.into_iter().map(|s| (keep[s.index], s)).collect();
+        Ok(Ranking { view, hits })
+    }
+
+    fn relevance(&self, k: usize) -> f64 {
+        round3(self.hits[k].1.relevance)
+    }
+
+    fn record(&self, k: usize) -> MemoryRecord {
+        let (i, s) = &self.hits[k];
+        let mut r = self.view.records[*i].clone();
+        r.relevance_score = Some(round3(s.relevance));
+        r.relevance_reason = Some(s.reason());
+        r
+    }
+
+    /// The best `limit` of the first `eligible` hits, current-branch hits first.
+    fn pick(&self, eligible: usize, branch: Option<&str>, limit: usize) -> Vec<MemoryRecord> {
+        let tag = branch.map(|b| format!("branch:{b}"));
+        let on_branch = |k: usize| {
+            tag.as_ref()
+                .is_some_and(|t| self.view.records[self.hits[k].0].has_tag(t))
+        };
+        branch_merge(eligible, on_branch, branch.is_some(), limit)
+            .into_iter()
+            .map(|k| self.record(k))
+            .collect()
+    }
+}
+
 /// All memories passing the filters, scored for the query, best first.
 pub fn ranked(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
-    Ok(scored(store, q)?.into_iter().map(|(r, _)| r).collect())
+    let ranking = Ranking::of(store, q)?;
+    Ok((0..ranking.hits.len()).map(|k| ranking.record(k)).collect())
 }
 
 /// (id, score before calibration), best first: for refitting the calibration.
 pub fn ranked_raw(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(String, f64)>> {
-    Ok(scored(store, q)?
-        .into_iter()
-        .map(|(r, raw)| (r.id, raw))
-        .collect())
-}
-
-fn scored(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(MemoryRecord, f64)>> {
-    if q.text.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    store.ensure_embedder()?;
-    let view = store.rank_view()?;
-    let (memories, records) = (&view.memories, &view.records);
-    let keep: Vec<usize> = (0..records.len())
-        .filter(|&i| passes_filters(&records[i], q))
-        .collect();
-    let empty: Vec<f32> = Vec::new();
-    let candidates: Vec<Candidate> = keep
+    let ranking = Ranking::of(store, q)?;
+    Ok(ranking
+        .hits
         .iter()
-        .map(|&i| Candidate {
-            record: &records[i],
-            embedding: memories[i]
-                .experience
-                .embeddings
-                .as_deref()
-                .unwrap_or(&empty),
-        })
-        .collect();
-    let query_embedding = store.embed(&q.text)?;
-    let scored = if q.semantic_only {
-        rank::rank_semantic(&query_embedding, &candidates)
-    } else if keep.len() == records.len() {
-        // No filter left anything out: the store's own corpus is exactly these candidates.
-        rank::rank_with(&q.text, &query_embedding, &candidates, &view.corpus)
-    } else {
-        rank::rank(&q.text, &query_embedding, &candidates)
-    };
-    Ok(scored
-        .into_iter()
-        .map(|s| {
-            let mut r = candidates[s.index].record.clone();
-            r.relevance_score = Some(round3(s.relevance));
-            r.relevance_reason = Some(s.reason());
-            (r, s.raw)
-        })
+        .map(|(i, s)| (ranking.view.records[*i].id.clone(), s.raw))
         .collect())
 }
 
@@ -105,31 +140,28 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// Reference 3.5: current-branch hits first (at most `branch_limit`), then the rest.
+/// Reference 3.5, over positions `0..n` of a ranked list: with a branch, its hits come first (at
+/// most `branch_limit`), then the rest in rank order; `limit` in all.
 fn branch_merge(
-    ranked: Vec<MemoryRecord>,
-    branch: Option<&str>,
+    n: usize,
+    on_branch: impl Fn(usize) -> bool,
+    boost: bool,
     limit: usize,
-) -> Vec<MemoryRecord> {
-    let Some(branch) = branch else {
-        return ranked.into_iter().take(limit).collect();
-    };
-    let tag = format!("branch:{branch}");
-    let mut out: Vec<MemoryRecord> = ranked
-        .iter()
-        .filter(|r| r.has_tag(&tag))
-        .take(branch_limit(limit))
-        .cloned()
-        .collect();
-    for r in ranked {
-        if out.len() >= limit {
-            break;
-        }
-        if !out.iter().any(|o| o.id == r.id) {
-            out.push(r);
-        }
+) -> Vec<usize> {
+    if !boost {
+        return (0..n.min(limit)).collect();
     }
-    out.truncate(limit);
+    let mut out: Vec<usize> = (0..n)
+        .filter(|&k| on_branch(k))
+        .take(branch_limit(limit).min(limit))
+        .collect();
+    let mut k = 0;
+    while out.len() < limit && k < n {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+        k += 1;
+    }
     out
 }
 
@@ -140,7 +172,8 @@ pub fn recall(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord
     } else {
         None
     };
-    Ok(branch_merge(ranked(store, q)?, branch, q.limit))
+    let ranking = Ranking::of(store, q)?;
+    Ok(ranking.pick(ranking.hits.len(), branch, q.limit))
 }
 
 /// `wt-memory proactive`: like recall, but only what clears the absolute floor and a fraction of
@@ -157,14 +190,15 @@ pub fn proactive(
         branch: branch.map(str::to_string),
         ..Default::default()
     };
-    let all = ranked(store, &q)?;
-    let top = all.first().and_then(|r| r.relevance_score).unwrap_or(0.0);
+    let ranking = Ranking::of(store, &q)?;
+    let n = ranking.hits.len();
+    let top = if n > 0 { ranking.relevance(0) } else { 0.0 };
     let gate = PROACTIVE_FLOOR.max(top * PROACTIVE_RELATIVE);
-    let passing: Vec<MemoryRecord> = all
-        .into_iter()
-        .filter(|r| r.relevance_score.unwrap_or(0.0) >= gate)
-        .collect();
-    Ok(branch_merge(passing, branch, limit))
+    // Best first, so the passing hits are a prefix.
+    let passing = (0..n)
+        .position(|k| ranking.relevance(k) < gate)
+        .unwrap_or(n);
+    Ok(ranking.pick(passing, branch, limit))
 }
 
 /// `recall --tags-only` and date-only recall: filtered memories, newest first (no query needed).
@@ -212,21 +246,22 @@ mod tests {
 
     #[test]
     fn branch_hits_come_first_then_the_rest_without_repeats() {
-        let ranked = vec![
+        let ranked = [
             rec("a", &[]),
             rec("b", &["branch:x"]),
             rec("c", &[]),
             rec("d", &["branch:x"]),
         ];
-        let ids: Vec<String> = branch_merge(ranked.clone(), Some("x"), 3)
-            .into_iter()
-            .map(|r| r.id)
-            .collect();
-        assert_eq!(ids, ["b", "d", "a"]);
-        let ids: Vec<String> = branch_merge(ranked, None, 3)
-            .into_iter()
-            .map(|r| r.id)
-            .collect();
-        assert_eq!(ids, ["a", "b", "c"]);
+        let on_x = |k: usize| ranked[k].has_tag("branch:x");
+        let ids = |ks: Vec<usize>| -> Vec<String> {
+            ks.into_iter().map(|k| ranked[k].id.clone()).collect()
+        };
+        assert_eq!(ids(branch_merge(4, on_x, true, 3)), ["b", "d", "a"]);
+        assert_eq!(ids(branch_merge(4, on_x, false, 3)), ["a", "b", "c"]);
+        assert_eq!(
+            ids(branch_merge(2, on_x, true, 3)),
+            ["b", "a"],
+            "only the eligible prefix"
+        );
     }
 }

@@ -136,20 +136,57 @@ pub struct Store {
     /// Every memory as a record with its lexical statistics, until the next write: a query
     /// scores the store without converting or tokenising it again.
     rank_view: Mutex<Option<Arc<RankView>>>,
+    /// Our run of the engine's model (see [`crate::embed`]).
+    minilm: OnceLock<Option<crate::embed::MiniLm>>,
     /// Embeddings of recently embedded texts (a file read twice, a prompt asked again).
     embed_cache: Mutex<HashMap<String, Vec<f32>>>,
-    /// Inside [`Store::batch`]: the engine is flushed once at the end, not after every write.
+    /// Inside [`Store::batch`]: the write-ahead log is synced once at the end, not per write.
     batching: std::sync::atomic::AtomicBool,
+    /// Written since the last [`Store::checkpoint`]: the engine's memtables and its vector index
+    /// file lag behind the (durable) write-ahead log.
+    dirty: std::sync::atomic::AtomicBool,
     // Declared last: dropped after the engine has flushed and closed.
     _lock: ProjectLock,
 }
 
+impl Drop for Store {
+    /// Close with the engine's files up to date (see [`Store::checkpoint`]); what this cannot
+    /// flush is still in the synced log.
+    fn drop(&mut self) {
+        if let Err(e) = self.checkpoint() {
+            integrity::log("WARN", &format!("closing {}: {e:#}", self.dir().display()));
+        }
+    }
+}
+
 /// The store as ranking sees it: memories, their records, and the corpus of all of them.
+/// Kept in step with each write and delete, so neither rebuilds it.
+#[derive(Clone, Default)]
 pub struct RankView {
     pub memories: Vec<Arc<Memory>>,
     pub records: Vec<MemoryRecord>,
     pub corpus: crate::rank::Corpus,
 }
+
+impl RankView {
+    fn push(&mut self, memory: Arc<Memory>) {
+        let record = MemoryRecord::from_memory(&memory);
+        self.corpus.push(&record.content);
+        self.records.push(record);
+        self.memories.push(memory);
+    }
+
+    fn remove(&mut self, id: &str) {
+        if let Some(i) = self.records.iter().position(|r| r.id == id) {
+            self.corpus.remove(i);
+            self.records.remove(i);
+            self.memories.remove(i);
+        }
+    }
+}
+
+/// Texts per model run in [`Store::prime_embeddings`].
+pub const EMBED_BATCH: usize = 8;
 
 /// How many texts [`Store::embed`] remembers.
 const EMBED_CACHE_ENTRIES: usize = 512;
@@ -275,8 +312,10 @@ impl Store {
             content_index: Mutex::new(None),
             cached_all: Mutex::new(None),
             rank_view: Mutex::new(None),
+            minilm: OnceLock::new(),
             embed_cache: Mutex::new(HashMap::new()),
             batching: std::sync::atomic::AtomicBool::new(false),
+            dirty: std::sync::atomic::AtomicBool::new(false),
             _lock: lock,
         };
         store.check_at_open()?;
@@ -439,7 +478,12 @@ impl Store {
         rec.apply(id, added);
         integrity::journal_append(self.dir(), id, added)
             .context("cannot update the integrity journal")?;
-        integrity::write(self.dir(), rec).context("cannot update the integrity record")?;
+        // Inside a batch an addition leaves the record to the batch's end: the journal already
+        // holds the id, and a record behind the store reads as "more than recorded", never as a
+        // loss. A removal is recorded at once, before the memory goes.
+        if !added || !self.batching.load(std::sync::atomic::Ordering::SeqCst) {
+            integrity::write(self.dir(), rec).context("cannot update the integrity record")?;
+        }
         Ok(())
     }
 
@@ -571,6 +615,9 @@ impl Store {
         if self.assets.is_none() {
             return EmbedderKind::Hash;
         }
+        if self.minilm().is_some() {
+            return EmbedderKind::MinilmL6;
+        }
         let probe = "wt-memory embedder probe: kubernetes pods get OOMKilled";
         let neural = self.ms.compute_embedding(probe);
         let hash = shodh_memory::embeddings::minilm::MiniLMEmbedder::new_simplified(
@@ -635,7 +682,9 @@ impl Store {
         };
         let stored = sample.experience.embeddings.as_ref().unwrap();
         let fresh = self.embed(&sample.experience.content)?;
-        let kind = if crate::rank::cosine(stored, &fresh) > 0.98 {
+        // The same embedder gives >= 0.98 (ours at width 128 against the engine's at 256; see
+        // `embed`), a different one about 0.1-0.3: 0.9 tells them apart either way.
+        let kind = if crate::rank::cosine(stored, &fresh) > 0.9 {
             current
         } else if current == EmbedderKind::Hash {
             EmbedderKind::MinilmL6
@@ -663,10 +712,13 @@ impl Store {
         if let Some(hit) = self.lock_embed_cache().get(text) {
             return Ok(hit.clone());
         }
-        let embedding = self
-            .ms
-            .compute_embedding(text)
-            .map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))?;
+        let embedding = match self.minilm() {
+            Some(model) => model.embed(text)?,
+            None => self
+                .ms
+                .compute_embedding(text)
+                .map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))?,
+        };
         let mut cache = self.lock_embed_cache();
         if cache.len() >= EMBED_CACHE_ENTRIES {
             cache.clear();
@@ -675,11 +727,55 @@ impl Store {
         Ok(embedding)
     }
 
+    /// Embed many texts ahead of their writes (import), [`EMBED_BATCH`] texts per model run, into
+    /// the embedding cache the writes then read. Without our model run
+    /// (hash embeddings) there is nothing to gain, and each write embeds as usual.
+    pub fn prime_embeddings(&self, texts: &[&str]) {
+        let Some(model) = self.minilm() else { return };
+        let mut todo: Vec<&str> = {
+            let mut cache = self.lock_embed_cache();
+            let todo: Vec<&str> = texts
+                .iter()
+                .copied()
+                .filter(|t| !cache.contains_key(*t))
+                .take(EMBED_CACHE_ENTRIES)
+                .collect();
+            if cache.len() + todo.len() > EMBED_CACHE_ENTRIES {
+                cache.clear();
+            }
+            todo
+        };
+        todo.sort_unstable();
+        todo.dedup();
+        for chunk in todo.chunks(EMBED_BATCH) {
+            let Ok(vectors) = model.embed_many(chunk) else {
+                return;
+            };
+            let mut cache = self.lock_embed_cache();
+            for (text, v) in chunk.iter().zip(vectors) {
+                cache.insert(text.to_string(), v);
+            }
+        }
+    }
+
+    /// Our run of the engine's model ([`crate::embed`]), loaded on first use; None
+    /// without the model or when it does not load (the engine embeds then).
+    fn minilm(&self) -> Option<&crate::embed::MiniLm> {
+        self.minilm
+            .get_or_init(|| {
+                let assets = self.assets.as_ref()?;
+                crate::embed::MiniLm::load(assets)
+                    .map_err(|e| integrity::log("WARN", &format!("{e:#}; the engine embeds")))
+                    .ok()
+            })
+            .as_ref()
+    }
+
     fn lock_embed_cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<f32>>> {
         self.embed_cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Every memory of the project (read once, then served from memory until the next write).
+    /// Every memory of the project (read once, then kept in step with each write).
     pub fn all(&self) -> anyhow::Result<Vec<Arc<Memory>>> {
         if let Some(all) = self
             .cached_all
@@ -698,13 +794,59 @@ impl Store {
         Ok(all)
     }
 
-    /// Something was written: the next read goes to the engine.
+    /// Something was written that the cached views cannot follow: the next read goes to the
+    /// engine.
     fn changed(&self) {
         *self.cached_all.lock().unwrap_or_else(|e| e.into_inner()) = None;
         *self.rank_view.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    /// Every memory, its record and the lexical statistics of all of them (built once per write).
+    /// One memory was written (`replacing` the one with its id, or new): the cached views take
+    /// it in place of a re-read of the whole store.
+    fn written(&self, id: &MemoryId, replacing: bool) {
+        match self.ms.get_memory(id) {
+            Ok(memory) => self.update_views(replacing.then_some(id), Some(Arc::new(memory))),
+            Err(_) => self.changed(),
+        }
+    }
+
+    /// One memory was deleted: the cached views drop it.
+    fn removed(&self, id: &MemoryId) {
+        self.update_views(Some(id), None);
+    }
+
+    /// Drop `remove` from the cached views (those built so far) and append `add`.
+    fn update_views(&self, remove: Option<&MemoryId>, add: Option<Arc<Memory>>) {
+        if let Some(all) = self
+            .cached_all
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            if let Some(id) = remove {
+                all.retain(|m| m.id != *id);
+            }
+            all.extend(add.clone());
+        }
+        if let Some(view) = self
+            .rank_view
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            // In place unless a query still holds this view (then that query keeps its copy).
+            let view = Arc::make_mut(view);
+            if let Some(id) = remove {
+                view.remove(&id.0.to_string());
+            }
+            if let Some(memory) = add {
+                view.push(memory);
+            }
+        }
+    }
+
+    /// Every memory, its record and the lexical statistics of all of them (built on first use,
+    /// then kept in step with each write).
     pub fn rank_view(&self) -> anyhow::Result<Arc<RankView>> {
         if let Some(view) = self
             .rank_view
@@ -785,22 +927,59 @@ impl Store {
         }
     }
 
-    /// Run `f` with one engine flush at the end instead of one per write (import, restore).
+    /// Run `f` with one sync of the write-ahead log at the end instead of one per write
+    /// (import, restore, deletes); the checkpoint comes when the daemon is quiet, or at close.
     pub fn batch<T>(&self, f: impl FnOnce() -> T) -> anyhow::Result<T> {
         use std::sync::atomic::Ordering;
-        let outer = self.batching.swap(true, Ordering::SeqCst);
-        let out = f();
-        if !outer {
-            self.batching.store(false, Ordering::SeqCst);
-            self.flush()?;
+        /// Ends the batch even when `f` panics, so later writes sync the log again.
+        struct Batching<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Batching<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::SeqCst);
+            }
+        }
+        if self.batching.swap(true, Ordering::SeqCst) {
+            return Ok(f()); // inside an outer batch, which syncs at its end
+        }
+        let out = {
+            let _batching = Batching(&self.batching);
+            f()
+        };
+        self.make_durable()?;
+        if let Some(rec) = self.integrity().as_ref() {
+            integrity::write(self.dir(), rec).context("cannot update the integrity record")?;
         }
         Ok(out)
     }
 
-    fn flush(&self) -> anyhow::Result<()> {
+    /// A write was made: sync the engine's write-ahead log (outside a batch), so the write
+    /// survives a crash, even of the machine, before it is acknowledged. This is an fsync of
+    /// one log, not a flush of the store: the engine's memtables and vector index file catch up
+    /// at the next [`Store::checkpoint`], and the engine replays the log if none comes.
+    fn make_durable(&self) -> anyhow::Result<()> {
+        use std::sync::atomic::Ordering;
+        self.dirty.store(true, Ordering::SeqCst);
+        if self.batching.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.ms
+            .get_db()
+            .flush_wal(true)
+            .map_err(|e| anyhow::anyhow!("cannot sync the memory store's log: {e}"))
+    }
+
+    /// Bring the engine's files up to date with its log (flush RocksDB, save the vector index)
+    /// when anything was written since the last checkpoint: a daemon does this once it is quiet,
+    /// and every store on close, so the next open neither replays a long log nor rebuilds the
+    /// vector index. Returns whether anything was written since.
+    pub fn checkpoint(&self) -> anyhow::Result<bool> {
+        if !self.dirty.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            return Ok(false);
+        }
         self.ms
             .flush_storage()
-            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))
+            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
+        Ok(true)
     }
 
     /// Write one memory: the one door every write goes through. Content should already be
@@ -839,16 +1018,21 @@ impl Store {
             Some(uuid) if self.ms.get_memory(&MemoryId(uuid)).is_err() => uuid,
             _ => uuid::Uuid::new_v4(),
         };
-        self.changed();
-        let id = self
+        let id = match self
             .ms
             .remember_with_id(MemoryId(uuid), experience, new.created_at)
-            .map_err(|e| anyhow::anyhow!("the engine refused the write: {e:#}"))?;
-        if !self.batching.load(std::sync::atomic::Ordering::SeqCst) {
-            self.flush()?;
-        }
-        self.record_write(&id.0.to_string(), true)?;
+        {
+            Ok(id) => id,
+            Err(e) => {
+                self.changed();
+                bail!("the engine refused the write: {e:#}");
+            }
+        };
+        // The views follow the engine first, so a failed sync leaves nothing stale behind.
+        self.written(&id, false);
         self.update_content_index(|i| i.add(hash, id.0.to_string()));
+        self.record_write(&id.0.to_string(), true)?;
+        self.make_durable()?;
         Ok(Inserted {
             id: id.0.to_string(),
             duplicate: false,
@@ -859,13 +1043,12 @@ impl Store {
     pub fn set_tags(&self, memory: &Memory, tags: Vec<String>) -> anyhow::Result<()> {
         let mut updated = memory.clone();
         updated.experience.tags = tags.iter().map(|t| hygiene::redact(t)).collect();
-        self.changed();
-        self.ms
-            .update_memory(&updated)
-            .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))?;
-        self.ms
-            .flush_storage()
-            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))
+        if let Err(e) = self.ms.update_memory(&updated) {
+            self.changed();
+            bail!("update failed: {e:#}");
+        }
+        self.written(&updated.id, true);
+        self.make_durable()
     }
 
     /// Replace a memory's embedding (used by `reembed`).
@@ -875,7 +1058,8 @@ impl Store {
         self.changed();
         self.ms
             .update_memory(&updated)
-            .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))
+            .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))?;
+        self.make_durable()
     }
 
     /// Re-embed every memory with the current embedder and record it (after `setup` on a store
@@ -883,13 +1067,13 @@ impl Store {
     pub fn reembed(&self) -> anyhow::Result<usize> {
         let current = self.current_embedder();
         let all = self.all()?;
-        for m in &all {
-            let e = self.embed(&m.experience.content)?;
-            self.set_embedding(m, e)?;
-        }
-        self.ms
-            .flush_storage()
-            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
+        self.batch(|| -> anyhow::Result<()> {
+            for m in &all {
+                let e = self.embed(&m.experience.content)?;
+                self.set_embedding(m, e)?;
+            }
+            Ok(())
+        })??;
         self.write_meta(current)?;
         Ok(all.len())
     }
@@ -906,13 +1090,15 @@ impl Store {
         // never as a loss.
         let full = uuid.to_string();
         self.record_write(&full, false)?;
-        self.changed();
         match self.ms.forget(ForgetCriteria::ById(MemoryId(uuid))) {
             Ok(n) if n > 0 => {
+                self.removed(&MemoryId(uuid));
                 self.update_content_index(|i| i.remove(&full));
+                self.make_durable()?;
                 Ok(true)
             }
             other => {
+                self.changed();
                 self.record_write(&full, true)?;
                 other
                     .map(|_| false)
@@ -923,16 +1109,15 @@ impl Store {
 
     /// Delete many; returns how many were deleted.
     pub fn delete_many<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> anyhow::Result<usize> {
-        let mut n = 0;
-        for id in ids {
-            if self.delete(id)? {
-                n += 1;
+        self.batch(|| {
+            let mut n = 0;
+            for id in ids {
+                if self.delete(id)? {
+                    n += 1;
+                }
             }
-        }
-        self.ms
-            .flush_storage()
-            .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
-        Ok(n)
+            Ok(n)
+        })?
     }
 
     pub fn count(&self) -> usize {
@@ -965,5 +1150,52 @@ impl Store {
 
     pub fn now() -> String {
         rfc3339(&Utc::now())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store written by the engine's own embedding (an older wt-memory, or the Python system)
+    /// and without our meta file is recognised as MiniLM, not taken for hash vectors.
+    #[test]
+    fn a_legacy_store_embedded_by_the_engine_reads_as_minilm() {
+        assert!(
+            crate::config::engine_assets().is_some(),
+            "the MiniLM model is installed (wt-memory setup)"
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let project = Project {
+            name: "legacy".into(),
+            store_dir: tmp.path().join("store"),
+            toplevel: None,
+            main_root: None,
+            cwd: tmp.path().to_path_buf(),
+        };
+        {
+            let store = Store::open(&project).unwrap();
+            for text in [
+                "Start the whole dev environment with ./scripts/dev.sh",
+                "Invoice numbers come from InvoiceRepo::next_number inside the transaction",
+            ] {
+                let experience = Experience {
+                    content: text.into(),
+                    ..Default::default()
+                };
+                store
+                    .ms
+                    .remember_with_id(MemoryId(uuid::Uuid::new_v4()), experience, None)
+                    .unwrap();
+            }
+            store.make_durable().unwrap();
+        }
+        std::fs::remove_file(project.store_dir.join(META_FILE)).ok();
+        let store = Store::open(&project).unwrap();
+        assert_eq!(store.ensure_embedder().unwrap(), EmbedderKind::MinilmL6);
+        assert_eq!(
+            read_meta(&project.store_dir).unwrap().embedder,
+            EmbedderKind::MinilmL6
+        );
     }
 }

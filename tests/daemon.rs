@@ -74,6 +74,21 @@ fn prompt_payload(repo: &Path) -> String {
         .replace("/path/to/proj", &repo.display().to_string())
 }
 
+/// A repository whose first note went through a daemon: (repo, project name, that daemon's pid).
+fn one_note_through_a_daemon(env: &TestEnv, note: &str) -> (PathBuf, String, u32) {
+    let repo = env.git_repo("proj");
+    let name = project_name(env, &repo);
+    ok(wtd(
+        env,
+        &repo,
+        &["remember", "--type", "Context"],
+        Some(note),
+    ));
+    let pids = daemon_pids(&name);
+    assert_eq!(pids.len(), 1, "one daemon serves the project");
+    (repo, name, pids[0])
+}
+
 fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
         && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -133,20 +148,11 @@ fn racing_clients_start_exactly_one_daemon_and_all_see_each_others_writes() {
 #[test]
 fn a_daemon_killed_mid_burst_loses_no_acknowledged_write_and_is_replaced() {
     let env = TestEnv::new();
-    let repo = env.git_repo("proj");
-    let name = project_name(&env, &repo);
-    ok(wtd(
-        &env,
-        &repo,
-        &["remember", "--type", "Context"],
-        Some("The burst starts here"),
-    ));
-    let first = daemon_pids(&name);
-    assert_eq!(first.len(), 1);
+    let (repo, name, first) = one_note_through_a_daemon(&env, "The burst starts here");
     let mut acknowledged = vec!["The burst starts here".to_string()];
     for i in 0..30 {
         if i == 10 {
-            kill(first[0], "-KILL");
+            kill(first, "-KILL");
         }
         let note = format!("Burst write number {i} records build step {i}");
         let out = wtd(&env, &repo, &["remember", "--type", "Context"], Some(&note));
@@ -161,7 +167,7 @@ fn a_daemon_killed_mid_burst_loses_no_acknowledged_write_and_is_replaced() {
     );
     let now = daemon_pids(&name);
     assert_eq!(now.len(), 1, "{now:?}");
-    assert_ne!(now, first, "the killed daemon was replaced");
+    assert_ne!(now, [first], "the killed daemon was replaced");
     let listed: Value = serde_json::from_str(&ok(wtd(&env, &repo, &["list"], None))).unwrap();
     let contents: Vec<&str> = listed
         .as_array()
@@ -350,4 +356,58 @@ fn another_user_gets_no_answer() {
     assert_eq!(mode.permissions().mode() & 0o777, 0o600);
     let dir = std::fs::metadata(sock.parent().unwrap()).unwrap();
     assert_eq!(dir.permissions().mode() & 0o777, 0o700);
+}
+
+#[test]
+fn a_daemon_started_while_the_last_one_closes_the_store_waits_and_takes_over() {
+    let env = TestEnv::new();
+    let (repo, _, first) =
+        one_note_through_a_daemon(&env, "The handover between daemons keeps this note");
+    ok(wtd(&env, &repo, &["daemon", "stop"], None));
+    wait_until("the first daemon exits", Duration::from_secs(15), || {
+        !alive(first)
+    });
+    // A daemon still closing the store holds the daemon lock, its socket already gone.
+    let lock = socket(&env, &repo).with_extension("daemon.lock");
+    let closing = support::hold_lock(&lock);
+    let mut serve = env.cmd("wt-memory", &repo);
+    serve
+        .env("WT_MEMORY_DAEMON", "1")
+        .arg("serve")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut next = serve.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        next.try_wait().unwrap().is_none(),
+        "the new daemon gave up instead of waiting for the closing one"
+    );
+    assert!(!socket(&env, &repo).exists());
+    drop(closing);
+    wait_until("the waiting daemon serves", Duration::from_secs(10), || {
+        status(&env, &repo).is_some()
+    });
+    assert_eq!(status(&env, &repo).unwrap()["pid"], next.id());
+    let found = ok(wtd(&env, &repo, &["recall", "daemon handover"], None));
+    assert!(found.contains("handover between daemons"), "{found}");
+    let _ = next.kill();
+    let _ = next.wait();
+}
+
+#[test]
+fn a_quiet_daemon_brings_the_store_files_up_to_date() {
+    let env = TestEnv::new();
+    let (repo, name, _) = one_note_through_a_daemon(&env, "Checkpoints follow a quiet second");
+    let log = env.path().join(format!("state/wt-tools/daemon-{name}.log"));
+    wait_until(
+        "a checkpoint in the daemon's log",
+        Duration::from_secs(10),
+        || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("checkpoint in")),
+    );
+    // Nothing written since: no second checkpoint, however long it stays quiet.
+    std::thread::sleep(Duration::from_millis(2500));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("checkpoint in").count(), 1, "{text}");
+    let found = ok(wtd(&env, &repo, &["recall", "quiet checkpoints"], None));
+    assert!(found.contains("Checkpoints follow"), "{found}");
 }

@@ -254,6 +254,7 @@ fn daemon(client: &Client, action: DaemonCmd) -> Res {
                 print_json(&s);
             } else {
                 println!("{}", crate::daemon::describe(&s));
+                print!("{}", crate::daemon::describe_service(&s));
             }
         }
         DaemonCmd::Stop => {

@@ -127,10 +127,7 @@ pub fn new_commits(root: &Path, last: Option<&str>) -> Vec<(String, String)> {
 
 /// Stop: for commits since the recorded HEAD, store each OpenSpec change's design choices once.
 pub fn on_stop(ctx: &super::Ctx) -> Result<(), String> {
-    use std::path::PathBuf;
-    let Some(root) =
-        crate::project::git(&ctx.project_dir, &["rev-parse", "--show-toplevel"]).map(PathBuf::from)
-    else {
+    let Some(root) = crate::project::toplevel(&ctx.project_dir) else {
         return Ok(());
     };
     let Some(head) = crate::project::git(&root, &["rev-parse", "HEAD"]) else {

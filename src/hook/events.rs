@@ -179,9 +179,8 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
     let mut parts = Vec::new();
     let mut left = PROMPT_BUDGET.total;
 
-    let root = crate::project::git(&ctx.project_dir, &["rev-parse", "--show-toplevel"])
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| ctx.project_dir.clone());
+    let root =
+        crate::project::toplevel(&ctx.project_dir).unwrap_or_else(|| ctx.project_dir.clone());
     let rules = crate::rules::load_rules(&root);
     let matching = crate::rules::matching_rules(&rules, prompt);
     if !matching.is_empty() {

@@ -341,3 +341,67 @@ fn a_store_held_elsewhere_is_a_busy_error_after_the_wait() {
     assert!(err.to_string().contains("try again"));
     assert!(started.elapsed() >= Duration::from_millis(200));
 }
+
+#[test]
+fn a_resident_store_ranks_after_writes_and_deletes_as_a_reopened_one() {
+    let f = fixture();
+    let notes = [
+        "The payment service retries webhooks with exponential backoff",
+        "Webhook retries in the payment service stop after five attempts",
+        "The staging cluster runs on three nodes",
+        "Invoice numbers come from InvoiceRepo::next_number inside the transaction",
+        "Payment webhooks are verified with the HMAC secret from the vault",
+    ];
+    let ask = || Recall {
+        query: "payment webhook retries and invoice numbers".into(),
+        limit: 5,
+        ..Recall::default()
+    };
+    let ranked = |c: &mut Client| -> Vec<(String, Option<f64>)> {
+        c.recall(&ask())
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.id, r.relevance_score))
+            .collect()
+    };
+    let mut resident = client(&f);
+    let mut ids = Vec::new();
+    for note in &notes[..3] {
+        ids.push(
+            resident
+                .remember(&remember_req(note, "Learning"))
+                .unwrap()
+                .id,
+        );
+    }
+    // The first query builds the ranking view; later writes and deletes update it in place.
+    assert_eq!(ranked(&mut resident).len(), 3);
+    for note in &notes[3..] {
+        ids.push(
+            resident
+                .remember(&remember_req(note, "Learning"))
+                .unwrap()
+                .id,
+        );
+    }
+    let forgotten = resident
+        .forget(&Forget {
+            id: Some(ids[1].clone()),
+            ..Forget::default()
+        })
+        .unwrap();
+    assert!(matches!(forgotten, Forgotten::One { deleted: true, .. }));
+    let kept_in_place = ranked(&mut resident);
+    assert_eq!(kept_in_place.len(), 4);
+    assert!(kept_in_place.iter().all(|(id, _)| *id != ids[1]));
+    assert!(
+        kept_in_place.iter().any(|(id, _)| *id == ids[4]),
+        "a new memory is found at once"
+    );
+    drop(resident);
+    let reopened = ranked(&mut client(&f));
+    assert_eq!(
+        kept_in_place, reopened,
+        "same ids, order and scores as a fresh read"
+    );
+}

@@ -135,12 +135,10 @@ pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
     .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
+        // A command may exit before reading its input (a refusal): a closed pipe is not a failure.
+        if let Err(e) = child.stdin.take().unwrap().write_all(input.as_bytes()) {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+        }
     }
     child.wait_with_output().expect("wait")
 }
@@ -185,32 +183,38 @@ impl TestEnv {
             .store_root()
             .join(".locks")
             .join(format!("{name}.lock"));
-        std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
-        use std::os::unix::process::CommandExt;
-        let holder = Command::new("flock")
-            .arg("-x")
-            .arg(&lock)
-            .args(["sleep", "120"])
-            .stdout(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("flock (util-linux)");
-        let holder = LockHolder(holder);
-        for _ in 0..200 {
-            let free = Command::new("flock")
-                .args(["-n", "-x"])
-                .arg(&lock)
-                .arg("true")
-                .status()
-                .expect("flock")
-                .success();
-            if !free {
-                return holder;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(25));
-        }
-        panic!("flock never took {}", lock.display());
+        hold_lock(&lock)
     }
+}
+
+/// Hold an exclusive `flock` on `lock` from a separate process; returns once it is held.
+#[allow(dead_code)]
+pub fn hold_lock(lock: &Path) -> LockHolder {
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    use std::os::unix::process::CommandExt;
+    let holder = Command::new("flock")
+        .arg("-x")
+        .arg(lock)
+        .args(["sleep", "120"])
+        .stdout(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("flock (util-linux)");
+    let holder = LockHolder(holder);
+    for _ in 0..200 {
+        let free = Command::new("flock")
+            .args(["-n", "-x"])
+            .arg(lock)
+            .arg("true")
+            .status()
+            .expect("flock")
+            .success();
+        if !free {
+            return holder;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("flock never took {}", lock.display());
 }
 
 /// Path of a binary built by this package (cargo sets CARGO_BIN_EXE_* only for the test's own

