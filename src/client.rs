@@ -11,6 +11,7 @@
 //! counts) and create nothing; writes create the store.
 
 use crate::dedup::Audit;
+use crate::metrics::{self, Recorder};
 use crate::error::{not_found, other, Result};
 use crate::ops::{self, Caller, OpenOptions};
 use crate::project::Project;
@@ -96,6 +97,14 @@ pub enum Request {
     StoreChecks,
     /// Open the store (when it exists) and load the model: the daemon's start.
     Warm,
+    /// Add to the metrics log (a daemon answers at once and writes when quiet).
+    Record {
+        events: Vec<metrics::Event>,
+    },
+    /// The metrics report of the last `days` days.
+    Metrics {
+        days: u32,
+    },
 }
 
 impl Request {
@@ -131,6 +140,8 @@ impl Request {
             R::TodoClear => "todo_clear",
             R::StoreChecks => "store_checks",
             R::Warm => "warm",
+            R::Record { .. } => "record",
+            R::Metrics { .. } => "metrics",
         }
     }
 
@@ -170,11 +181,19 @@ pub struct Direct {
     options: OpenOptions,
     holding: Holding,
     store: Option<Store>,
+    recorder: Recorder,
+}
+
+impl Drop for Direct {
+    fn drop(&mut self) {
+        self.recorder.flush_or_warn();
+    }
 }
 
 impl Direct {
     pub fn new(project: Project, options: OpenOptions, holding: Holding) -> Direct {
         Direct {
+            recorder: Recorder::for_project(&project),
             project,
             options,
             holding,
@@ -204,9 +223,16 @@ impl Direct {
         }
     }
 
-    /// Close the store (and release its lock) until the next call needs it.
+    /// The metrics events this store's requests wait to write (a daemon shares it).
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    /// Close the store (and release its lock) until the next call needs it; write the metrics
+    /// that wait.
     pub fn release(&mut self) {
         self.store = None;
+        self.recorder.flush_or_warn();
     }
 
     /// Run `f` on the store; `None`, without creating anything, when there is no store and
@@ -245,7 +271,12 @@ pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Va
     match req {
         R::Remember { req } => {
             let checked = req.check()?;
-            json(direct.write(|s| ops::remember(s, checked, caller))?)
+            let done = direct.write(|s| ops::remember(s, checked, caller))?;
+            if !done.duplicate {
+                let source = caller.source.as_deref().unwrap_or("cli");
+                direct.record_write(source, Some(&done.id), 1);
+            }
+            json(done)
         }
         R::Recall { req } => {
             req.check()?;
@@ -306,7 +337,16 @@ pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Va
         }
         R::Import { req } => {
             ops::check_import(req)?;
-            json(direct.write(|s| ops::import(s, req))?)
+            let done = direct.write(|s| ops::import(s, req))?;
+            if let ops::Imported::Done(report) = &done {
+                // Sync pulls through import; everything else that imports is an import.
+                let source = match caller.source.as_deref() {
+                    Some("sync") => "sync",
+                    _ => "import",
+                };
+                direct.record_write(source, None, report.imported);
+            }
+            json(done)
         }
         R::Restore { name } => {
             crate::snapshot::find(&direct.project.store_dir, name.as_deref())
@@ -335,7 +375,11 @@ pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Va
         }
         R::Seed { file, dry_run } => {
             let seeds = ops::check_seed_file(file)?;
-            json(direct.write(|s| ops::seed(s, seeds, *dry_run))?)
+            let done = direct.write(|s| ops::seed(s, seeds, *dry_run))?;
+            if !dry_run {
+                direct.record_write("seed", None, done.imported);
+            }
+            json(done)
         }
         R::TodoAdd { text, tags } => {
             ops::check_todo(text)?;
@@ -348,6 +392,42 @@ pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Va
         R::Warm => {
             direct.with(false, |s| Ok(s.embed("wt-memory warm-up")?))?;
             json(())
+        }
+        R::Record { events } => {
+            direct.recorder.push(events.clone());
+            if direct.holding == Holding::PerCall {
+                direct.recorder.flush()?;
+            }
+            json(())
+        }
+        R::Metrics { days } => {
+            direct.recorder.flush()?;
+            let records = direct.read(|s| Ok(s.records()?))?;
+            let log = metrics::Log::open_existing(&metrics::db_path(&direct.project))?;
+            json(metrics::Report::build(
+                &direct.project.name,
+                log.as_ref(),
+                &records,
+                *days,
+            )?)
+        }
+    }
+}
+
+impl Direct {
+    /// Log a write (`count` memories; `memory` when it is one) by `source`.
+    fn record_write(&self, source: &str, memory: Option<&str>, count: usize) {
+        if count == 0 {
+            return;
+        }
+        self.recorder.push(vec![metrics::Event::Write(metrics::Write {
+            at_ms: metrics::now_ms(),
+            source: source.to_string(),
+            memory: memory.map(str::to_string),
+            count: count as u32,
+        })]);
+        if self.holding == Holding::PerCall {
+            self.recorder.flush_or_warn();
         }
     }
 }
@@ -416,6 +496,8 @@ const DAEMON_START_WAIT: Duration = Duration::from_secs(30);
 pub struct Client {
     project: Project,
     caller: Option<Caller>,
+    /// The front end, as the metrics log names a write's source.
+    source: Option<String>,
     mode: Mode,
     backend: Backend,
 }
@@ -426,6 +508,7 @@ impl Client {
         Client {
             project,
             caller: None,
+            source: None,
             mode,
             backend: Backend::Pending,
         }
@@ -523,13 +606,14 @@ impl Client {
 
     /// Carry out one request and read its answer as `T`.
     pub fn call<T: DeserializeOwned>(&mut self, req: Request) -> Result<T> {
-        let caller = if req.needs_caller() {
+        let mut caller = if req.needs_caller() {
             self.caller
                 .get_or_insert_with(|| Caller::of(&self.project))
                 .clone()
         } else {
             Caller::default()
         };
+        caller.source.clone_from(&self.source);
         let value = match self.send(&caller, &req) {
             // The daemon went away between calls (idle exit, upgrade): start over once.
             Err(crate::error::Error::Daemon { .. }) if self.via_daemon() => {
@@ -698,5 +782,22 @@ impl Client {
     /// For `doctor`: the store's own checks, when it exists and opens.
     pub fn store_checks(&mut self) -> Result<Option<crate::doctor::StoreChecks>> {
         self.call(Request::StoreChecks)
+    }
+
+    /// Name this client's front end in the metrics log's writes (hook, extraction, mcp, sync).
+    pub fn set_source(&mut self, source: &str) {
+        self.source = Some(source.to_string());
+    }
+
+    /// Add `events` to the project's metrics log (nothing when metrics are off).
+    pub fn record(&mut self, events: Vec<metrics::Event>) -> Result<()> {
+        if events.is_empty() || !metrics::enabled() {
+            return Ok(());
+        }
+        self.call::<Value>(Request::Record { events }).map(drop)
+    }
+
+    pub fn metrics(&mut self, days: u32) -> Result<metrics::Report> {
+        self.call(Request::Metrics { days })
     }
 }

@@ -33,7 +33,11 @@ pub const ENV_VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "XDG_STATE_HOME",
-        meaning: "state directory (hook and integrity logs); default ~/.local/state",
+        meaning: "state directory (hook and integrity logs, metrics); default ~/.local/state",
+    },
+    EnvVar {
+        name: "WT_MEMORY_METRICS",
+        meaning: "0 turns off the metrics log (hook runs, writes, usage; kept 90 days)",
     },
     EnvVar {
         name: "XDG_RUNTIME_DIR",
@@ -106,6 +110,8 @@ pub struct Config {
     pub daemon_idle: Duration,
     pub hook_debug: bool,
     pub hook_disabled: bool,
+    /// Record hook runs, writes and usage in the project's metrics log (`WT_MEMORY_METRICS=0`: off).
+    pub metrics: bool,
 }
 
 /// Default idle time before the daemon exits.
@@ -165,6 +171,8 @@ impl Config {
                 .unwrap_or(DEFAULT_DAEMON_IDLE),
             hook_debug: flag("WT_HOOK_DEBUG"),
             hook_disabled: var("WT_HOOK_DISABLED").is_some_and(|v| v != "0"),
+            metrics: !var("WT_MEMORY_METRICS")
+                .is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("false")),
         }
     }
 }

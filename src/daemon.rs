@@ -448,6 +448,8 @@ const CHECKPOINT_WHEN_QUIET: Duration = Duration::from_secs(1);
 
 struct Shared {
     turns: Turns,
+    /// The store's metrics buffer, shared with `direct`.
+    recorder: crate::metrics::Recorder,
     direct: Mutex<Direct>,
     store_dir: PathBuf,
     hello: Hello,
@@ -555,6 +557,15 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 shared.shutdown.store(true, Ordering::SeqCst);
                 Line::Ok(Value::Null)
             }
+            // A metrics record waits for nobody: it joins the buffer the quiet moment writes.
+            Ok(Line::Call(env)) if matches!(env.request, Request::Record { .. }) => {
+                if let Request::Record { events } = env.request {
+                    if shared.recorder.push(events) >= crate::metrics::FLUSH_AT {
+                        shared.recorder.flush_or_warn();
+                    }
+                }
+                Line::Ok(Value::Null)
+            }
             Ok(Line::Call(env)) => {
                 *shared
                     .last_request
@@ -650,6 +661,7 @@ pub fn serve(project: Project) -> Result<()> {
     let wt_memory = std::env::current_exe().unwrap_or_default();
     let shared = Arc::new(Shared {
         turns: Turns::default(),
+        recorder: direct.recorder().clone(),
         direct: Mutex::new(direct),
         store_dir: project.store_dir.clone(),
         hello: hello_here(build_of(&wt_memory)),
@@ -719,6 +731,7 @@ pub fn serve(project: Project) -> Result<()> {
                         Err(e) => log(&format!("checkpoint failed: {e}")),
                     }
                 }
+                shared.recorder.flush_or_warn();
                 shared.checkpointing.store(false, Ordering::SeqCst);
             });
         }

@@ -797,6 +797,7 @@ impl<'a> SyncContext<'a> {
         out: &'a mut dyn Write,
         err: &'a mut dyn Write,
     ) -> std::result::Result<Self, (anyhow::Error, &'a mut dyn Write)> {
+        client.set_source("sync");
         let project = client.project().clone();
         let setup = || -> Result<(PathBuf, Remote, Identity)> {
             let repo = project

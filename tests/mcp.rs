@@ -19,7 +19,7 @@ use support::{bin_path, fixtures_dir, git, TestEnv};
 type Client = RunningService<RoleClient, ()>;
 
 /// Every tool of issue 4's table.
-const ALL_TOOLS: [&str; 24] = [
+const ALL_TOOLS: [&str; 25] = [
     "remember",
     "recall",
     "proactive_context",
@@ -30,6 +30,7 @@ const ALL_TOOLS: [&str; 24] = [
     "context_summary",
     "brain",
     "memory_stats",
+    "memory_metrics",
     "memory_health",
     "audit",
     "cleanup",
@@ -337,6 +338,11 @@ async fn every_tool_runs_its_wt_memory_command_against_the_project_store() {
     assert!(call_json(&client, "brain", json!({})).await.is_object());
     let stats = call_json(&client, "memory_stats", json!({})).await;
     assert_eq!(stats["total"], 2);
+    // The metrics log names each write's front end; the duplicate remember wrote nothing.
+    let metrics = call_json(&client, "memory_metrics", json!({"days": 1})).await;
+    assert_eq!(metrics["memories"], 2, "{metrics:#}");
+    assert_eq!(metrics["writes"], json!({"cli": 1, "mcp": 1}), "{metrics:#}");
+    assert_eq!(metrics["days"], 1);
     let by_date = call_json(
         &client,
         "recall_by_date",

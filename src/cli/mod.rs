@@ -9,6 +9,7 @@
 
 mod maintenance;
 mod memories;
+mod metrics;
 mod todo;
 mod transfer;
 
@@ -51,6 +52,8 @@ enum Cmd {
     Transfer(transfer::Cmd),
     #[command(flatten)]
     Todo(todo::Cmd),
+    #[command(flatten)]
+    Metrics(metrics::Cmd),
 }
 
 /// What a command ends with.
@@ -131,6 +134,7 @@ pub fn main() -> ExitCode {
         Cmd::Maintenance(c) => maintenance::run(&mut client, c),
         Cmd::Transfer(c) => transfer::run(&mut client, c),
         Cmd::Todo(c) => todo::run(&mut client, c),
+        Cmd::Metrics(c) => metrics::run(&mut client, c),
     };
     // Close the store before the last words (a damaged store's warning is raised on open).
     drop(client);

@@ -29,6 +29,10 @@ pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
             stop(ctx, input);
             Ok(None)
         }
+        "SessionEnd" => {
+            session_end(ctx, input);
+            Ok(None)
+        }
         // SubagentStop: any output would keep the subagent running (Claude Code treats SubagentStop output as a reason to continue). SessionEnd,
         // PreCompact and future events: nothing to do.
         other => {
@@ -359,7 +363,13 @@ fn save_commit(ctx: &Ctx, command: &str, description: Option<&str>) {
     if load_session(ctx).keys.contains_key(&key) {
         return;
     }
-    match memory::remember(ctx, &content, "Learning", "phase:commit-save,source:hook") {
+    match memory::remember(
+        ctx,
+        &content,
+        "Learning",
+        "phase:commit-save,source:hook",
+        "commit",
+    ) {
         Ok(id) => {
             log::debug(&ctx.event, &format!("commit saved as {id}"));
             save_session(ctx, &[key], &SessionState::default());
@@ -445,6 +455,7 @@ fn stop(ctx: &Ctx, input: &HookInput) {
     }
     // The session cache is deliberately kept: clearing it here made dedup last one turn (the previous system did, and its dedup lasted one turn).
     super::cache::sweep_old(&crate::paths::runtime_dir(), super::cache::MAX_AGE);
+    session_end(ctx, input);
     if let Err(e) = super::commits::on_stop(ctx) {
         log::error(&ctx.event, &format!("design choices: {e}"));
     }
@@ -454,6 +465,15 @@ fn stop(ctx: &Ctx, input: &HookInput) {
             Ok(_) => {}
             Err(e) => log::error(&ctx.event, &format!("insight extraction: {e}")),
         }
+    }
+}
+
+/// Stop and SessionEnd: which injected memories the agent used, for the metrics log.
+fn session_end(ctx: &Ctx, input: &HookInput) {
+    match super::metrics::record_use(ctx, input) {
+        Ok(n) if n > 0 => log::debug(&ctx.event, &format!("{n} injected memories used")),
+        Ok(_) => {}
+        Err(e) => log::error(&ctx.event, &format!("usage: {e}")),
     }
 }
 

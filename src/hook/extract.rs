@@ -411,6 +411,7 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
             &insight.content,
             insight.ty,
             &tags_for(insight, state.change.as_deref()),
+            "extraction",
         ) {
             Ok(_) => stored += 1,
             Err(e) => super::log::error(&ctx.event, &format!("storing an insight failed: {e}")),

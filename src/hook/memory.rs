@@ -37,6 +37,9 @@ fn with_client<T>(
     client.set_lock_wait(wait);
     let started = Instant::now();
     let out = f(client).map_err(|e| format!("{what}: {e}"));
+    if out.is_err() {
+        ctx.trace.borrow_mut().failed = true;
+    }
     super::log::debug(
         &ctx.event,
         &format!(
@@ -48,8 +51,35 @@ fn with_client<T>(
     out
 }
 
+/// Note a query and what it returned, for the metrics log.
+fn traced(
+    ctx: &Ctx,
+    query: &str,
+    found: Result<Vec<MemoryRecord>, String>,
+) -> Result<Vec<MemoryRecord>, String> {
+    let mut trace = ctx.trace.borrow_mut();
+    trace.query = Some(query.to_string());
+    if let Ok(records) = &found {
+        trace.candidates.extend(
+            records
+                .iter()
+                .map(|r| (r.id.clone(), r.relevance_score)),
+        );
+    }
+    found
+}
+
 pub fn proactive(ctx: &Ctx, query: &str, limit: usize) -> Result<Vec<MemoryRecord>, String> {
-    with_client(ctx, "proactive", |c| c.proactive(query, limit))
+    traced(
+        ctx,
+        query,
+        with_client(ctx, "proactive", |c| c.proactive(query, limit)),
+    )
+}
+
+/// One memory by full id (None when it was forgotten since).
+pub fn get(ctx: &Ctx, id: &str) -> Result<Option<MemoryRecord>, String> {
+    with_client(ctx, "get", |c| c.get(id))
 }
 
 /// Hybrid recall, optionally restricted to memories carrying `tags`.
@@ -65,18 +95,29 @@ pub fn recall(
         tags: tags.map(split_tags).unwrap_or_default(),
         ..Recall::default()
     };
-    with_client(ctx, "recall", |c| c.recall(&req))
+    traced(ctx, query, with_client(ctx, "recall", |c| c.recall(&req)))
 }
 
 /// Store `content`; returns the id (the existing one when the same content is stored already).
-pub fn remember(ctx: &Ctx, content: &str, ty: &str, tags: &str) -> Result<String, String> {
+/// `source` names the writer in the metrics log (commit, extraction).
+pub fn remember(
+    ctx: &Ctx,
+    content: &str,
+    ty: &str,
+    tags: &str,
+    source: &str,
+) -> Result<String, String> {
     let req = Remember {
         content: content.to_string(),
         memory_type: ty.to_string(),
         tags: split_tags(tags),
         ..Remember::default()
     };
-    with_client(ctx, "remember", |c| c.remember(&req)).map(|r| r.id)
+    with_client(ctx, "remember", |c| {
+        c.set_source(source);
+        c.remember(&req)
+    })
+    .map(|r| r.id)
 }
 
 /// Let go of the store before slow work (the Stop hook's model call), so other sessions' hooks

@@ -14,6 +14,7 @@ pub mod format;
 pub mod input;
 pub mod log;
 pub mod memory;
+pub mod metrics;
 pub mod transcript;
 
 use crate::client::Client;
@@ -52,6 +53,8 @@ pub struct Ctx {
     pub session: Option<cache::SessionCache>,
     /// The project's memory, opened by the first call that needs it (see [`memory`]).
     pub client: RefCell<Option<Client>>,
+    /// What this run asked memory, for the metrics log.
+    pub trace: RefCell<metrics::Trace>,
 }
 
 impl Ctx {
@@ -59,6 +62,9 @@ impl Ctx {
         self.deadline.saturating_duration_since(Instant::now())
     }
 }
+
+/// Output finished this long after the internal deadline is dropped, not printed.
+const EMIT_GRACE: Duration = Duration::from_millis(200);
 
 /// Serialises printing with the watchdog: output is either complete or absent.
 static OUTPUT: Mutex<()> = Mutex::new(());
@@ -116,7 +122,7 @@ fn emit(event: &str, text: &str, deadline: Instant) {
         "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
     });
     let _guard = OUTPUT.lock();
-    if Instant::now() > deadline + Duration::from_millis(200) {
+    if Instant::now() > deadline + EMIT_GRACE {
         log::error(
             event,
             "finished after the internal deadline: output dropped",
@@ -175,9 +181,12 @@ fn run(args: &[String]) {
         deadline,
         session,
         client: RefCell::new(None),
+        trace: RefCell::default(),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
     let output = events::dispatch(&ctx, &input);
+    let late = Instant::now() > deadline + EMIT_GRACE;
+    metrics::record_run(&ctx, &input, output.as_deref(), late, started);
     drop(input);
     // Let go of the store before printing: other hooks may be waiting for it.
     drop(ctx.client.take());

@@ -149,6 +149,19 @@ pub struct RecallArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
+pub struct MetricsArgs {
+    /// The window in days (default 7).
+    #[schemars(range(min = 1, max = 3650))]
+    #[serde(default = "default_days_7")]
+    pub days: u32,
+}
+
+fn default_days_7() -> u32 {
+    7
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
 pub struct ProactiveArgs {
     /// A description of the current task or situation (a few sentences work best).
     pub context: String,
@@ -441,10 +454,11 @@ pub struct MemoryServer {
 
 impl MemoryServer {
     pub fn new(project: ProjectDir) -> Self {
-        let client = Client::open(
+        let mut client = Client::open(
             crate::project::resolve(&project.path, None),
             Mode::configured(ops::OpenOptions::default(), Holding::PerCall),
         );
+        client.set_source("mcp");
         MemoryServer {
             project,
             client: Arc::new(Mutex::new(client)),
@@ -710,6 +724,18 @@ impl MemoryServer {
     )]
     async fn memory_stats(&self) -> Result<CallToolResult, ErrorData> {
         self.json(|c| c.stats()).await
+    }
+
+    #[tool(
+        description = "What memory did for the agent in the last days: hook injections and abstentions per event, relevance of what was injected, usage rate (injected memories the agent cited or used), hook latency, and the memories used most, never injected, or injected often but never used (candidates to forget). Returns JSON.",
+        annotations(title = "Memory metrics", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn memory_metrics(
+        &self,
+        Parameters(args): Parameters<MetricsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let days = args.days.clamp(1, 3650);
+        self.json(move |c| c.metrics(days)).await
     }
 
     #[tool(

@@ -31,6 +31,9 @@ pub struct Caller {
     pub branch: Option<String>,
     /// The caller's directory (the active OpenSpec change of a todo).
     pub cwd: std::path::PathBuf,
+    /// Which front end writes (hook, extraction, mcp, cli, sync): the metrics log's write source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl Caller {
@@ -38,6 +41,7 @@ impl Caller {
         Caller {
             branch: project.branch(),
             cwd: project.cwd.clone(),
+            source: None,
         }
     }
 }

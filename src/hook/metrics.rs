@@ -1,0 +1,153 @@
+//! What the hook tells the metrics log: each run that asked memory something (its query, the
+//! candidates, what was injected and how long it took), and at Stop which injected memories the
+//! agent used. Recording goes through the run's own client (one message to a daemon); a failure
+//! is logged and never changes what the hook prints.
+
+use super::input::HookInput;
+use super::{log, Ctx};
+use crate::metrics::usage::{self, InjectedMemory};
+use crate::metrics::{self, Event, HookRun, Injected, Outcome, Used};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+/// What one run asked memory and got back.
+#[derive(Default)]
+pub struct Trace {
+    /// The run's main query (the last one asked).
+    pub query: Option<String>,
+    /// Every memory returned, with its calibrated score, in order.
+    pub candidates: Vec<(String, Option<f64>)>,
+    pub failed: bool,
+}
+
+/// The kind of query an event makes: calibration and the report tell them apart.
+pub fn query_kind(event: &str, tool: Option<&str>) -> &'static str {
+    match (event, tool) {
+        ("SessionStart", _) => "project",
+        ("UserPromptSubmit", _) => "prompt",
+        ("PostToolUseFailure", _) => "error",
+        ("SubagentStart", _) => "task",
+        (_, Some("Read")) => "path",
+        (_, Some("Bash")) => "command",
+        _ => "other",
+    }
+}
+
+/// The `[MEM#…]` ids that may stand for `full_id` (the short forms the id book hands out).
+fn short_forms(full_id: &str) -> Vec<String> {
+    let hex: String = full_id
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    (4..=hex.len()).step_by(2).map(|n| hex[..n].to_string()).collect()
+}
+
+/// Record this run, if it asked memory anything.
+pub fn record_run(
+    ctx: &Ctx,
+    input: &HookInput,
+    output: Option<&str>,
+    late: bool,
+    started: Instant,
+) {
+    let trace = ctx.trace.take();
+    let Some(query) = trace.query else { return };
+    if !metrics::enabled() {
+        return;
+    }
+    let shown = if late { "" } else { output.unwrap_or("") };
+    // The session's id book says which short id each memory got; without a session the ids are
+    // the id book's first choice.
+    let book: HashMap<String, String> = ctx
+        .session
+        .as_ref()
+        .map(|c| c.load().mem_ids.into_iter().map(|(s, f)| (f, s)).collect())
+        .unwrap_or_default();
+    let mut injected: Vec<Injected> = Vec::new();
+    for (id, score) in &trace.candidates {
+        let shows = match book.get(id) {
+            Some(short) => shown.contains(&format!("[MEM#{short}]")),
+            None => short_forms(id)
+                .iter()
+                .any(|s| shown.contains(&format!("[MEM#{s}]"))),
+        };
+        if shows && !injected.iter().any(|i| &i.memory == id) {
+            injected.push(Injected {
+                memory: id.clone(),
+                score: *score,
+            });
+        }
+    }
+    let outcome = if late {
+        Outcome::Deadline
+    } else if !shown.is_empty() {
+        Outcome::Injected
+    } else if trace.failed {
+        Outcome::Error
+    } else {
+        Outcome::Abstained
+    };
+    let run = HookRun {
+        at_ms: metrics::now_ms(),
+        session: input.str("session_id").unwrap_or("").to_string(),
+        event: ctx.event.clone(),
+        query_kind: query_kind(&ctx.event, input.str("tool_name")).to_string(),
+        query,
+        candidates: trace.candidates.len() as u32,
+        injected,
+        chars: shown.chars().count() as u32,
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        outcome,
+    };
+    if let Some(client) = ctx.client.borrow_mut().as_mut() {
+        if let Err(e) = client.record(vec![Event::Run(run)]) {
+            log::error(&ctx.event, &format!("metrics: {e}"));
+        }
+    }
+}
+
+/// At Stop (and SessionEnd): record which memories injected in this session the transcript
+/// shows the agent using. Each (session, memory) is recorded once, however often Stop runs.
+pub fn record_use(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
+    if !metrics::enabled() {
+        return Ok(0);
+    }
+    let (Some(cache), Some(path)) = (&ctx.session, input.text("transcript_path")) else {
+        return Ok(0);
+    };
+    let ids = cache.load().mem_ids;
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let (entries, _) = super::transcript::read_from(Path::new(path), 0)
+        .map_err(|e| format!("cannot read the transcript {path}: {e}"))?;
+    let mut contents = Vec::new();
+    for (short, id) in &ids {
+        if let Some(record) = super::memory::get(ctx, id)? {
+            contents.push((short.clone(), id.clone(), record.content));
+        }
+    }
+    let injected: Vec<InjectedMemory> = contents
+        .iter()
+        .map(|(short, id, content)| InjectedMemory { short, id, content })
+        .collect();
+    let session = input.str("session_id").unwrap_or("").to_string();
+    let events: Vec<Event> = usage::used(&entries, &injected)
+        .into_iter()
+        .map(|(memory, how)| {
+            Event::Used(Used {
+                at_ms: metrics::now_ms(),
+                session: session.clone(),
+                memory,
+                how: how.as_str().to_string(),
+            })
+        })
+        .collect();
+    let n = events.len();
+    if let Some(client) = ctx.client.borrow_mut().as_mut() {
+        client.record(events).map_err(|e| format!("metrics: {e}"))?;
+    }
+    Ok(n)
+}

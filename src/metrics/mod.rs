@@ -1,0 +1,422 @@
+//! The metrics log: what each hook run injected or held back, where each write came from, and
+//! which injected memories the agent then used.
+//!
+//! One SQLite file per project in the state directory (`<state>/wt-tools/metrics/<store>.db`),
+//! never in the synced store: it describes this machine's sessions, not the project's knowledge.
+//! Events are buffered by a [`Recorder`] and written in one transaction: a one-shot process (a
+//! hook without a daemon, the CLI) writes when its client closes, a daemon when it is quiet, so
+//! a hook pays one socket message for its record. Rows older than [`RETENTION_DAYS`] are pruned
+//! at each write. `WT_MEMORY_METRICS=0` records nothing.
+
+pub mod html;
+pub mod report;
+pub mod usage;
+
+use crate::error::{other, Result};
+use crate::project::Project;
+use rusqlite::{params, Connection};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use report::Report;
+
+pub const RETENTION_DAYS: i64 = 90;
+/// A query is kept redacted and at most this long.
+pub const QUERY_CHARS: usize = 500;
+/// A daemon writes its buffer once it holds this many events, quiet or not.
+pub const FLUSH_AT: usize = 256;
+
+/// One thing worth counting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Event {
+    Run(HookRun),
+    Write(Write),
+    Used(Used),
+}
+
+/// One hook run that asked memory something.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRun {
+    pub at_ms: i64,
+    pub session: String,
+    pub event: String,
+    /// What the query is: prompt, path, command, error, task or project.
+    pub query_kind: String,
+    pub query: String,
+    /// Memories the store returned before the hook's floors and budget.
+    pub candidates: u32,
+    pub injected: Vec<Injected>,
+    pub chars: u32,
+    pub duration_ms: f64,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Injected {
+    pub memory: String,
+    pub score: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Injected,
+    Abstained,
+    Deadline,
+    Error,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Injected => "injected",
+            Outcome::Abstained => "abstained",
+            Outcome::Deadline => "deadline",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+/// A write and who made it: hook (a commit save), extraction (Stop), mcp, cli, import, sync.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Write {
+    pub at_ms: i64,
+    pub source: String,
+    /// The memory written; None for a bulk write counted in `count`.
+    pub memory: Option<String>,
+    pub count: u32,
+}
+
+/// An injected memory the agent used in a session: cited by its `[MEM#…]` id or its distinctive
+/// content echoed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Used {
+    pub at_ms: i64,
+    pub session: String,
+    pub memory: String,
+    /// "cited" or "echoed".
+    pub how: String,
+}
+
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// `<state>/wt-tools/metrics/<store name>.db`.
+pub fn db_path(project: &Project) -> PathBuf {
+    crate::paths::log_dir()
+        .join("metrics")
+        .join(format!("{}.db", project.name))
+}
+
+/// Is the metrics log on (`WT_MEMORY_METRICS`)?
+pub fn enabled() -> bool {
+    crate::config::get().metrics
+}
+
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs(
+    id INTEGER PRIMARY KEY,
+    at_ms INTEGER NOT NULL,
+    session TEXT NOT NULL,
+    event TEXT NOT NULL,
+    query_kind TEXT NOT NULL,
+    query TEXT NOT NULL,
+    candidates INTEGER NOT NULL,
+    chars INTEGER NOT NULL,
+    duration_ms REAL NOT NULL,
+    outcome TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_at ON runs(at_ms);
+CREATE TABLE IF NOT EXISTS injections(
+    run INTEGER NOT NULL,
+    at_ms INTEGER NOT NULL,
+    session TEXT NOT NULL,
+    memory TEXT NOT NULL,
+    score REAL);
+CREATE INDEX IF NOT EXISTS injections_at ON injections(at_ms);
+CREATE INDEX IF NOT EXISTS injections_memory ON injections(memory);
+CREATE TABLE IF NOT EXISTS writes(
+    at_ms INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    memory TEXT,
+    count INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS writes_at ON writes(at_ms);
+CREATE TABLE IF NOT EXISTS usage(
+    at_ms INTEGER NOT NULL,
+    session TEXT NOT NULL,
+    memory TEXT NOT NULL,
+    how TEXT NOT NULL,
+    PRIMARY KEY(session, memory));
+CREATE INDEX IF NOT EXISTS usage_at ON usage(at_ms);
+";
+
+fn sql_err(path: &Path, e: rusqlite::Error) -> crate::error::Error {
+    other(format!("metrics log {}: {e}", path.display()))
+}
+
+/// The project's metrics database, opened for reading and writing.
+pub struct Log {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Log {
+    /// Open (and create) the database at `path`. Concurrent processes share it through SQLite's
+    /// WAL; a writer waits up to `busy` for another.
+    pub fn open(path: &Path, busy: Duration) -> Result<Log> {
+        if let Some(dir) = path.parent() {
+            crate::paths::ensure_private_dir(dir)?;
+        }
+        let conn = Connection::open(path).map_err(|e| sql_err(path, e))?;
+        conn.busy_timeout(busy).map_err(|e| sql_err(path, e))?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| sql_err(path, e))?;
+        if version < SCHEMA_VERSION {
+            conn.pragma_update(None, "journal_mode", "WAL")
+                .map_err(|e| sql_err(path, e))?;
+            conn.execute_batch(SCHEMA).map_err(|e| sql_err(path, e))?;
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+                .map_err(|e| sql_err(path, e))?;
+        }
+        // The log is a convenience: a crash may lose its last writes, never corrupt it.
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| sql_err(path, e))?;
+        Ok(Log {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Read an existing database; None when nothing was ever recorded.
+    pub fn open_existing(path: &Path) -> Result<Option<Log>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        Log::open(path, Duration::from_secs(5)).map(Some)
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Write `events` in one transaction and prune what is past retention.
+    pub fn append(&mut self, events: &[Event]) -> Result<()> {
+        let path = self.path.clone();
+        let err = |e| sql_err(&path, e);
+        let tx = self.conn.transaction().map_err(err)?;
+        for event in events {
+            match event {
+                Event::Run(run) => {
+                    tx.execute(
+                        "INSERT INTO runs(at_ms, session, event, query_kind, query, candidates,
+                             chars, duration_ms, outcome) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                        params![
+                            run.at_ms,
+                            run.session,
+                            run.event,
+                            run.query_kind,
+                            clean_query(&run.query),
+                            run.candidates,
+                            run.chars,
+                            run.duration_ms,
+                            run.outcome.as_str()
+                        ],
+                    )
+                    .map_err(err)?;
+                    let id = tx.last_insert_rowid();
+                    for inj in &run.injected {
+                        tx.execute(
+                            "INSERT INTO injections(run, at_ms, session, memory, score)
+                             VALUES (?1,?2,?3,?4,?5)",
+                            params![id, run.at_ms, run.session, inj.memory, inj.score],
+                        )
+                        .map_err(err)?;
+                    }
+                }
+                Event::Write(w) => {
+                    tx.execute(
+                        "INSERT INTO writes(at_ms, source, memory, count) VALUES (?1,?2,?3,?4)",
+                        params![w.at_ms, w.source, w.memory, w.count],
+                    )
+                    .map_err(err)?;
+                }
+                Event::Used(u) => {
+                    tx.execute(
+                        "INSERT OR IGNORE INTO usage(at_ms, session, memory, how)
+                         VALUES (?1,?2,?3,?4)",
+                        params![u.at_ms, u.session, u.memory, u.how],
+                    )
+                    .map_err(err)?;
+                }
+            }
+        }
+        let cutoff = now_ms() - RETENTION_DAYS * 86_400_000;
+        for table in ["runs", "injections", "writes", "usage"] {
+            tx.execute(&format!("DELETE FROM {table} WHERE at_ms < ?1"), [cutoff])
+                .map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+}
+
+/// Redacted (no secret reaches the log) and at most [`QUERY_CHARS`] long.
+fn clean_query(query: &str) -> String {
+    crate::hygiene::truncate_chars(&crate::hygiene::redact(query), QUERY_CHARS).to_string()
+}
+
+/// Events waiting to be written to one project's log. Clones share the buffer (a daemon's
+/// connection threads push; its quiet moment writes).
+#[derive(Clone)]
+pub struct Recorder {
+    path: PathBuf,
+    pending: Arc<Mutex<Vec<Event>>>,
+}
+
+impl Recorder {
+    pub fn for_project(project: &Project) -> Recorder {
+        Recorder {
+            path: db_path(project),
+            pending: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queue `events` (nothing when metrics are off). Returns how many wait.
+    pub fn push(&self, events: Vec<Event>) -> usize {
+        if !enabled() {
+            return 0;
+        }
+        let mut pending = self.lock();
+        pending.extend(events);
+        pending.len()
+    }
+
+    pub fn pending(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Write what waits. On failure the events are dropped (the log must never hold up memory
+    /// work) and the error is returned for the caller to log.
+    pub fn flush(&self) -> Result<usize> {
+        let events = std::mem::take(&mut *self.lock());
+        if events.is_empty() {
+            return Ok(0);
+        }
+        let mut log = Log::open(&self.path, Duration::from_secs(2))?;
+        log.append(&events)?;
+        Ok(events.len())
+    }
+
+    /// Flush, reporting a failure on stderr (a daemon's log, a CLI's error stream).
+    pub fn flush_or_warn(&self) {
+        if let Err(e) = self.flush() {
+            eprintln!("wt-memory: {e}; those metrics were not recorded");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(at_ms: i64, session: &str, outcome: Outcome, injected: &[(&str, f64)]) -> Event {
+        Event::Run(HookRun {
+            at_ms,
+            session: session.into(),
+            event: "UserPromptSubmit".into(),
+            query_kind: "prompt".into(),
+            query: "deploy with token sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789".into(),
+            candidates: 3,
+            injected: injected
+                .iter()
+                .map(|(m, s)| Injected {
+                    memory: m.to_string(),
+                    score: Some(*s),
+                })
+                .collect(),
+            chars: 120,
+            duration_ms: 12.5,
+            outcome,
+        })
+    }
+
+    #[test]
+    fn old_rows_are_pruned_and_queries_are_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.db");
+        let mut log = Log::open(&path, Duration::from_secs(1)).unwrap();
+        let old = now_ms() - (RETENTION_DAYS + 1) * 86_400_000;
+        log.append(&[run(old, "s0", Outcome::Injected, &[("m1", 0.9)])])
+            .unwrap();
+        log.append(&[run(now_ms(), "s1", Outcome::Injected, &[("m2", 0.5)])])
+            .unwrap();
+        let count = |table: &str| -> i64 {
+            log.conn()
+                .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!((count("runs"), count("injections")), (1, 1));
+        let query: String = log
+            .conn()
+            .query_row("SELECT query FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert!(!query.contains("abcdefghijklmnop"), "{query}");
+    }
+
+    #[test]
+    fn the_report_counts_outcomes_buckets_and_usage_per_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = Log::open(&dir.path().join("m.db"), Duration::from_secs(1)).unwrap();
+        let now = now_ms();
+        log.append(&[
+            run(now, "s1", Outcome::Injected, &[("m1", 0.9), ("m2", 0.5)]),
+            run(now, "s1", Outcome::Abstained, &[]),
+            run(now, "s2", Outcome::Injected, &[("m2", 0.2)]),
+            run(now, "s3", Outcome::Injected, &[("m2", 0.4)]),
+            Event::Used(Used {
+                at_ms: now,
+                session: "s1".into(),
+                memory: "m1".into(),
+                how: "cited".into(),
+            }),
+            // Used in a session it was not injected in: not counted.
+            Event::Used(Used {
+                at_ms: now,
+                session: "s9".into(),
+                memory: "m1".into(),
+                how: "echoed".into(),
+            }),
+            Event::Write(Write {
+                at_ms: now,
+                source: "mcp".into(),
+                memory: Some("m1".into()),
+                count: 1,
+            }),
+        ])
+        .unwrap();
+        let report = Report::build("p", Some(&log), &[], 7).unwrap();
+        let e = &report.events[0];
+        assert_eq!((e.runs, e.injected, e.abstained), (4, 3, 1));
+        assert_eq!(e.memories_injected, 4);
+        let r = &report.relevance;
+        assert_eq!((r.strong, r.partial, r.weak), (1, 2, 1));
+        // m1 in s1, m2 in s1, s2, s3: 4 injections, one used.
+        assert_eq!((report.usage.injected, report.usage.used), (4, 1));
+        assert_eq!(report.usage.rate, Some(0.25));
+        assert_eq!(report.most_used[0].id, "m1");
+        assert_eq!(report.injected_never_used[0].id, "m2");
+        assert_eq!(report.injected_never_used[0].sessions_injected, 3);
+        assert_eq!(report.writes["mcp"], 1);
+        assert_eq!(report.sessions, 3);
+        assert!(report.to_text().contains("1 of 4 injected memories used (25%"));
+    }
+}

@@ -1,0 +1,204 @@
+//! The metrics log end to end (issue 16): real hook runs on a real store record their
+//! injections and abstentions, a Stop with a transcript that cites one injected memory records
+//! the use of exactly that memory, and `wt-memory metrics`, `report` and the switch-off agree.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use support::TestEnv;
+
+const SESSION: &str = "0c1d2e3f-4a5b-4c6d-8e7f-90a1b2c3d4e5";
+
+const WEBHOOK: &str = "Payment webhooks are retried with retry_limit=5 and exponential backoff in src/payments/webhook.rs";
+const PNPM: &str = "The frontend workspace uses pnpm, never npm: npm breaks the lockfile";
+const STAGING: &str = "Deploys go through the staging cluster stg-eu-2 before production";
+
+/// Run the hook with `payload`; exit 0 always; returns the injected text ("" when silent).
+fn hook(env: &TestEnv, repo: &Path, payload: &Value, extra: &[(&str, &str)]) -> String {
+    let mut cmd = env.cmd("wt-hook-memory", repo);
+    cmd.arg(payload["hook_event_name"].as_str().unwrap())
+        // No `claude` here: the Stop hook's extraction has no model to call.
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let bytes = serde_json::to_vec(payload).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    if let Err(e) = stdin.write_all(&bytes) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    if stdout.trim().is_empty() {
+        return String::new();
+    }
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn prompt(repo: &Path, text: &str) -> Value {
+    json!({"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "cwd": repo,
+           "transcript_path": repo.join("t.jsonl"), "prompt": text})
+}
+
+fn short_ids(text: &str) -> Vec<String> {
+    regex::Regex::new(r"\[MEM#([0-9a-f]+)\]")
+        .unwrap()
+        .captures_iter(text)
+        .map(|c| c[1].to_string())
+        .collect()
+}
+
+fn event<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {report:#}"))
+}
+
+#[test]
+fn a_scripted_session_shows_injections_abstentions_and_the_one_cited_memory() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("shop");
+    let webhook = env.remember(&repo, WEBHOOK, "Learning", "payments");
+    env.remember(&repo, PNPM, "Decision", "frontend");
+    env.remember(&repo, STAGING, "Context", "deploy");
+
+    let start = json!({"session_id": SESSION, "hook_event_name": "SessionStart", "cwd": repo,
+                       "source": "startup"});
+    hook(&env, &repo, &start, &[]);
+    let injected = hook(
+        &env,
+        &repo,
+        &prompt(&repo, "How often are payment webhooks retried in src/payments/webhook.rs? What is retry_limit?"),
+        &[],
+    );
+    let ids = short_ids(&injected);
+    assert!(!ids.is_empty(), "the webhook memory is injected: {injected:?}");
+    let cited = ids
+        .iter()
+        .find(|s| webhook.replace('-', "").starts_with(s.as_str()))
+        .unwrap_or_else(|| panic!("{webhook} among {ids:?}"))
+        .clone();
+    let silent = hook(
+        &env,
+        &repo,
+        &prompt(&repo, "Write a haiku about autumn leaves falling on a quiet pond"),
+        &[],
+    );
+    assert_eq!(silent, "", "nothing relevant: the hook abstains");
+
+    // The transcript: the agent cites the webhook memory; another injected memory is not used.
+    let transcript = repo.join("t.jsonl");
+    let lines = [
+        json!({"type": "user", "message": {"role": "user", "content": "How often are payment webhooks retried?"}}),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": format!("From memory [MEM#{cited}]: five retries with backoff.")}]}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&transcript, text).unwrap();
+    let stop = json!({"session_id": SESSION, "hook_event_name": "Stop", "cwd": repo,
+                      "transcript_path": transcript, "stop_hook_active": false});
+    hook(&env, &repo, &stop, &[]);
+    // A second Stop does not count the same use twice.
+    hook(&env, &repo, &stop, &[]);
+
+    let report = env.wt_json(&repo, &["metrics", "--json", "--since", "1d"], None);
+    let prompts = event(&report, "UserPromptSubmit");
+    assert_eq!(prompts["runs"], 2, "{report:#}");
+    assert_eq!(prompts["injected"], 1);
+    assert_eq!(prompts["abstained"], 1);
+    assert!(prompts["memories_injected"].as_u64().unwrap() >= 1);
+    assert_eq!(event(&report, "SessionStart")["runs"], 1);
+    assert_eq!(report["usage"]["used"], 1, "{:#}", report["usage"]);
+    assert_eq!(report["usage"]["cited"], 1);
+    assert_eq!(report["most_used"][0]["id"], webhook.as_str());
+    assert_eq!(report["most_used"].as_array().unwrap().len(), 1);
+    assert_eq!(report["writes"]["cli"], 3);
+    assert_eq!(report["memories"], 3);
+    let relevance = &report["relevance"];
+    let scored: u64 = ["strong", "partial", "weak", "unscored"]
+        .iter()
+        .map(|k| relevance[k].as_u64().unwrap())
+        .sum();
+    assert!(scored >= 1, "{relevance}");
+
+    let text = env.wt_ok(&repo, &["metrics", "--since", "7d"], None);
+    assert!(text.contains("UserPromptSubmit"), "{text}");
+    assert!(text.contains("Usage: 1 of"), "{text}");
+
+    // Switched off: a run leaves no trace.
+    hook(
+        &env,
+        &repo,
+        &prompt(&repo, "payment webhooks retry_limit in src/payments/webhook.rs"),
+        &[("WT_MEMORY_METRICS", "0")],
+    );
+    let again = env.wt_json(&repo, &["metrics", "--json"], None);
+    assert_eq!(event(&again, "UserPromptSubmit")["runs"], 2);
+
+    // The HTML report is one file with its charts inline.
+    let out = repo.join("report.html");
+    let printed = env.wt_ok(
+        &repo,
+        &["report", "--since", "1d", "--out", out.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(printed.trim(), out.to_str().unwrap());
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("shop") || html.contains("Memory report"));
+    assert!(!html.contains("https://") && !html.contains("http://"));
+}
+
+#[test]
+fn bad_windows_are_refused_in_one_line() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("p");
+    for bad in ["0", "week", "-3d", "99999"] {
+        let out = env.wt(&repo, &["metrics", &format!("--since={bad}")], None);
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("number of days"), "{err}");
+    }
+    // Nothing recorded yet: an empty report, not an error.
+    let report = env.wt_json(&repo, &["metrics", "--json"], None);
+    assert_eq!(report["events"], json!([]));
+    assert_eq!(report["usage"]["rate"], Value::Null);
+}
+
+#[test]
+fn parallel_hooks_each_leave_their_run() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("par");
+    env.remember(&repo, WEBHOOK, "Learning", "payments");
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let (env, repo) = (&env, &repo);
+            s.spawn(move || {
+                let payload = json!({"session_id": format!("par-{i}"),
+                    "hook_event_name": "PostToolUse", "cwd": repo, "tool_name": "Read",
+                    "tool_input": {"file_path": repo.join(format!("src/payments/webhook{i}.rs"))},
+                    "tool_response": {"type": "text"}});
+                hook(env, repo, &payload, &[]);
+            });
+        }
+    });
+    let report = env.wt_json(&repo, &["metrics", "--json"], None);
+    let runs = event(&report, "PostToolUse");
+    assert_eq!(runs["runs"], 8, "{report:#}");
+    assert_eq!(report["sessions"], 8);
+}
