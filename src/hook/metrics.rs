@@ -60,11 +60,12 @@ pub fn record_run(
     let shown = if late { "" } else { output.unwrap_or("") };
     // The session's id book says which short id each memory got; without a session the ids are
     // the id book's first choice.
-    let book: HashMap<String, String> = ctx
-        .session
-        .as_ref()
-        .map(|c| c.load().mem_ids.into_iter().map(|(s, f)| (f, s)).collect())
-        .unwrap_or_default();
+    let book: HashMap<String, String> = match &ctx.session {
+        Some(cache) if shown.contains("[MEM#") => {
+            cache.load().mem_ids.into_iter().map(|(s, f)| (f, s)).collect()
+        }
+        _ => HashMap::new(),
+    };
     let mut injected: Vec<Injected> = Vec::new();
     for (id, score) in &trace.candidates {
         let shows = match book.get(id) {

@@ -31,7 +31,7 @@ h3{font-size:13px;margin:16px 0 6px;color:#59636e}
 section{background:#fff;border:1px solid #d8dee4;border-radius:8px;padding:16px 20px;margin-bottom:20px}
 .grid2{display:grid;grid-template-columns:1fr 1fr;gap:20px}
 svg{display:block;width:100%;height:auto}
-svg text{font-size:11px;fill:#59636e}
+svg text{font-size:12px;fill:#59636e}
 .gridline{stroke:#eaeef2}
 .area{fill:#4e79a7;fill-opacity:.15}
 .line{fill:none;stroke:#4e79a7;stroke-width:2}
