@@ -62,7 +62,7 @@ pub fn run(client: &mut Client, args: &TuiArgs) -> Result<()> {
     let mut app = load(client, args)?;
     client.release();
     // `try_init` also installs a panic hook that restores the terminal before the message.
-    let mut terminal = ratatui::try_init()?;
+    let mut terminal = ratatui::try_init().inspect_err(|_| ratatui::restore())?;
     let outcome = browse(&mut terminal, client, &mut app, args);
     ratatui::restore();
     outcome
@@ -122,12 +122,19 @@ fn perform(client: &mut Client, app: &mut App, action: Action) {
             })
             .map(|results| app.set_search_results(&query, results)),
         Action::Forget(id) => forget(client, app, &id),
-        Action::LoadDuplicates => client.audit(DUPLICATE_THRESHOLD).map(|audit| {
-            app.set_duplicates(&audit);
+        Action::LoadDuplicates => {
+            match client.audit(DUPLICATE_THRESHOLD) {
+                Ok(audit) => app.set_duplicates(&audit),
+                // Kept, so the detail view says why and no later key asks again.
+                Err(e) => app.duplicates = Some(Err(e.to_string())),
+            }
             app.message.clear();
-        }),
+            Ok(())
+        }
         Action::Reload => client.list(None, None).map(|records| {
             app.set_memories(records);
+            // Found again when a detail view next needs them, among the memories as they are now.
+            app.duplicates = None;
             app.set_metrics(client.metrics(app.days).map_err(|e| e.to_string()));
             app.message = "reloaded".into();
         }),
@@ -253,7 +260,7 @@ pub struct App {
     days: u32,
     interval: u64,
     /// The clock ages are measured against (fixed in tests).
-    pub now: DateTime<Utc>,
+    now: DateTime<Utc>,
     /// Every memory, newest first.
     memories: Vec<MemoryRecord>,
     search: Option<Search>,
@@ -447,6 +454,7 @@ impl App {
         match (&mut self.screen, key.code) {
             (_, KeyCode::Char('q')) => return Action::Quit,
             (_, KeyCode::Char('?')) => self.prompt = Prompt::Help,
+            (_, KeyCode::Char('m')) => self.metrics_flipped = !self.metrics_flipped,
             (Screen::Detail { id, scroll }, code) => match code {
                 KeyCode::Esc
                 | KeyCode::Enter
@@ -513,7 +521,6 @@ impl App {
                 self.filters.age = self.filters.age.next();
                 self.selected = 0;
             }
-            KeyCode::Char('m') => self.metrics_flipped = !self.metrics_flipped,
             KeyCode::Char('r') => return Action::Reload,
             _ => {}
         }
@@ -1356,6 +1363,19 @@ mod tests {
         press(&mut app, KeyCode::PageUp);
         press(&mut app, KeyCode::Home);
         assert_eq!(app.selected, 0);
+    }
+
+    #[test]
+    fn wide_characters_print_once() {
+        let mut app = App::new("demo", 7, 10, now());
+        app.set_memories(vec![record(
+            RUSQLITE,
+            "Learning",
+            "デプロイ手順 is in docs/deploy.md",
+            2,
+            "main",
+        )]);
+        assert!(screen(&app).contains("│> Learning   2h  デプロイ手順 is in docs/deploy.md"));
     }
 
     #[test]
