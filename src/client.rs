@@ -11,8 +11,8 @@
 //! counts) and create nothing; writes create the store.
 
 use crate::dedup::Audit;
-use crate::metrics::{self, Recorder};
 use crate::error::{not_found, other, Result};
+use crate::metrics::{self, Recorder};
 use crate::ops::{self, Caller, OpenOptions};
 use crate::project::Project;
 use crate::record::MemoryRecord;
@@ -420,12 +420,13 @@ impl Direct {
         if count == 0 {
             return;
         }
-        self.recorder.push(vec![metrics::Event::Write(metrics::Write {
-            at_ms: metrics::now_ms(),
-            source: source.to_string(),
-            memory: memory.map(str::to_string),
-            count: count as u32,
-        })]);
+        self.recorder
+            .push(vec![metrics::Event::Write(metrics::Write {
+                at_ms: metrics::now_ms(),
+                source: source.to_string(),
+                memory: memory.map(str::to_string),
+                count: count as u32,
+            })]);
         if self.holding == Holding::PerCall {
             self.recorder.flush_or_warn();
         }

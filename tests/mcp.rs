@@ -341,7 +341,11 @@ async fn every_tool_runs_its_wt_memory_command_against_the_project_store() {
     // The metrics log names each write's front end; the duplicate remember wrote nothing.
     let metrics = call_json(&client, "memory_metrics", json!({"days": 1})).await;
     assert_eq!(metrics["memories"], 2, "{metrics:#}");
-    assert_eq!(metrics["writes"], json!({"cli": 1, "mcp": 1}), "{metrics:#}");
+    assert_eq!(
+        metrics["writes"],
+        json!({"cli": 1, "mcp": 1}),
+        "{metrics:#}"
+    );
     assert_eq!(metrics["days"], 1);
     let by_date = call_json(
         &client,

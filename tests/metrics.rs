@@ -88,7 +88,10 @@ fn a_scripted_session_shows_injections_abstentions_and_the_one_cited_memory() {
         &[],
     );
     let ids = short_ids(&injected);
-    assert!(!ids.is_empty(), "the webhook memory is injected: {injected:?}");
+    assert!(
+        !ids.is_empty(),
+        "the webhook memory is injected: {injected:?}"
+    );
     let cited = ids
         .iter()
         .find(|s| webhook.replace('-', "").starts_with(s.as_str()))
@@ -97,7 +100,10 @@ fn a_scripted_session_shows_injections_abstentions_and_the_one_cited_memory() {
     let silent = hook(
         &env,
         &repo,
-        &prompt(&repo, "Write a haiku about autumn leaves falling on a quiet pond"),
+        &prompt(
+            &repo,
+            "Write a haiku about autumn leaves falling on a quiet pond",
+        ),
         &[],
     );
     assert_eq!(silent, "", "nothing relevant: the hook abstains");
@@ -145,7 +151,10 @@ fn a_scripted_session_shows_injections_abstentions_and_the_one_cited_memory() {
     hook(
         &env,
         &repo,
-        &prompt(&repo, "payment webhooks retry_limit in src/payments/webhook.rs"),
+        &prompt(
+            &repo,
+            "payment webhooks retry_limit in src/payments/webhook.rs",
+        ),
         &[("WT_MEMORY_METRICS", "0")],
     );
     let again = env.wt_json(&repo, &["metrics", "--json"], None);

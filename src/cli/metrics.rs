@@ -75,9 +75,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 ))
             });
             crate::paths::write_atomic(&path, crate::metrics::html::render(&report).as_bytes())
-                .map_err(|e| {
-                    other(format!("report: cannot write {}: {e}", path.display()))
-                })?;
+                .map_err(|e| other(format!("report: cannot write {}: {e}", path.display())))?;
             println!("{}", path.display());
             if open {
                 open_in_browser(&path)?;

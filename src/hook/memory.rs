@@ -60,11 +60,9 @@ fn traced(
     let mut trace = ctx.trace.borrow_mut();
     trace.query = Some(query.to_string());
     if let Ok(records) = &found {
-        trace.candidates.extend(
-            records
-                .iter()
-                .map(|r| (r.id.clone(), r.relevance_score)),
-        );
+        trace
+            .candidates
+            .extend(records.iter().map(|r| (r.id.clone(), r.relevance_score)));
     }
     found
 }

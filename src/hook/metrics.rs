@@ -41,7 +41,10 @@ fn short_forms(full_id: &str) -> Vec<String> {
         .filter(char::is_ascii_hexdigit)
         .map(|c| c.to_ascii_lowercase())
         .collect();
-    (4..=hex.len()).step_by(2).map(|n| hex[..n].to_string()).collect()
+    (4..=hex.len())
+        .step_by(2)
+        .map(|n| hex[..n].to_string())
+        .collect()
 }
 
 /// Record this run, if it asked memory anything.
@@ -61,9 +64,12 @@ pub fn record_run(
     // The session's id book says which short id each memory got; without a session the ids are
     // the id book's first choice.
     let book: HashMap<String, String> = match &ctx.session {
-        Some(cache) if shown.contains("[MEM#") => {
-            cache.load().mem_ids.into_iter().map(|(s, f)| (f, s)).collect()
-        }
+        Some(cache) if shown.contains("[MEM#") => cache
+            .load()
+            .mem_ids
+            .into_iter()
+            .map(|(s, f)| (f, s))
+            .collect(),
         _ => HashMap::new(),
     };
     let mut injected: Vec<Injected> = Vec::new();

@@ -728,7 +728,11 @@ impl MemoryServer {
 
     #[tool(
         description = "What memory did for the agent in the last days: hook injections and abstentions per event, relevance of what was injected, usage rate (injected memories the agent cited or used), hook latency, and the memories used most, never injected, or injected often but never used (candidates to forget). Returns JSON.",
-        annotations(title = "Memory metrics", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Memory metrics",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn memory_metrics(
         &self,

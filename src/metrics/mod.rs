@@ -417,6 +417,8 @@ mod tests {
         assert_eq!(report.injected_never_used[0].sessions_injected, 3);
         assert_eq!(report.writes["mcp"], 1);
         assert_eq!(report.sessions, 3);
-        assert!(report.to_text().contains("1 of 4 injected memories used (25%"));
+        assert!(report
+            .to_text()
+            .contains("1 of 4 injected memories used (25%"));
     }
 }

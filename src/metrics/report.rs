@@ -339,10 +339,7 @@ fn fill(
         db.prepare("SELECT DISTINCT memory, session FROM injections WHERE at_ms >= ?1")?;
     let mut rows = stmt.query([since_ms])?;
     while let Some(row) = rows.next()? {
-        injected
-            .entry(row.get(0)?)
-            .or_default()
-            .insert(row.get(1)?);
+        injected.entry(row.get(0)?).or_default().insert(row.get(1)?);
     }
     let mut used: HashMap<String, HashSet<String>> = HashMap::new();
     let mut stmt = db.prepare("SELECT memory, session, how FROM usage WHERE at_ms >= ?1")?;
@@ -362,8 +359,8 @@ fn fill(
     }
     report.usage.injected = injected.values().map(|s| s.len() as u64).sum();
     report.usage.used = used.values().map(|s| s.len() as u64).sum();
-    report.usage.rate =
-        (report.usage.injected > 0).then(|| report.usage.used as f64 / report.usage.injected as f64);
+    report.usage.rate = (report.usage.injected > 0)
+        .then(|| report.usage.used as f64 / report.usage.injected as f64);
 
     let count = |m: &HashMap<String, HashSet<String>>, id: &str| {
         m.get(id).map(|s| s.len() as u64).unwrap_or(0)
@@ -401,7 +398,9 @@ fn fill(
     )?;
     let mut rows = stmt.query([since_ms])?;
     while let Some(row) = rows.next()? {
-        report.writes.insert(row.get(0)?, row.get::<_, i64>(1)? as u64);
+        report
+            .writes
+            .insert(row.get(0)?, row.get::<_, i64>(1)? as u64);
     }
     Ok(())
 }

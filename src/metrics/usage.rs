@@ -161,7 +161,8 @@ mod tests {
             "content": [{"type": "tool_use", "name": "Bash", "input": input}]}})
     }
 
-    const RETRY: &str = "sync pull retries with backoff_ms=250 in src/sync/pull.rs before giving up";
+    const RETRY: &str =
+        "sync pull retries with backoff_ms=250 in src/sync/pull.rs before giving up";
     const PORT: &str = "The dev server listens on port 8443 behind nginx";
 
     fn injected() -> Vec<InjectedMemory<'static>> {
