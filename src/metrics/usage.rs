@@ -219,6 +219,40 @@ mod tests {
         assert!(used(&entries, &injected()).is_empty());
     }
 
+    /// The fixture session injected two memories at its compaction (an attachment) and then found
+    /// its bug alone: neither is used; a later reply citing one makes exactly that one used.
+    #[test]
+    fn a_fixture_transcript_uses_only_what_the_agent_cites() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/fixtures/transcripts/compact_and_odd_entries.jsonl");
+        let (mut entries, _) = crate::hook::transcript::read_from(&path, 0).unwrap();
+        let shown = [
+            InjectedMemory {
+                short: "3fa1",
+                id: "3fa10000-0000-4000-8000-000000000001",
+                content: "sync pull imports each other machine's memories.json through the regular import path",
+            },
+            InjectedMemory {
+                short: "07c2",
+                id: "07c20000-0000-4000-8000-000000000002",
+                content: "export preview is limited to 120 characters",
+            },
+        ];
+        assert!(used(&entries, &shown).is_empty());
+        entries.push(assistant(
+            "A [MEM#07c2] szerint az export előnézet 120 karakter: ezt is javítom.",
+        ));
+        assert_eq!(
+            used(&entries, &shown),
+            vec![(shown[1].id.to_string(), Use::Cited)]
+        );
+        // The plain fixture session had nothing injected that it echoes.
+        let plain = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/fixtures/transcripts/plain_session.jsonl");
+        let (entries, _) = crate::hook::transcript::read_from(&plain, 0).unwrap();
+        assert!(used(&entries, &injected()).is_empty());
+    }
+
     #[test]
     fn injected_context_and_tool_output_are_not_the_agents_words() {
         let entries = vec![
