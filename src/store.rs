@@ -747,6 +747,8 @@ impl Store {
         };
         todo.sort_unstable();
         todo.dedup();
+        // Texts of similar length share a run: less padding to compute.
+        todo.sort_by_key(|t| t.len());
         for chunk in todo.chunks(EMBED_BATCH) {
             let Ok(vectors) = model.embed_many(chunk) else {
                 return;
