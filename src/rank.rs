@@ -87,11 +87,14 @@ pub fn terms(text: &str) -> HashSet<String> {
     out
 }
 
-/// Per-corpus term statistics for IDF; a resident store adds and removes documents in place.
+/// Per-corpus term statistics for IDF, and which documents hold each term (so a query's lexical
+/// scores cost its terms' postings, not terms x documents); a resident store adds and removes
+/// documents in place.
 #[derive(Clone, Default)]
 pub struct Corpus {
     doc_terms: Vec<HashSet<String>>,
-    df: HashMap<String, usize>,
+    /// Term -> the documents holding it, ascending; its length is the term's document frequency.
+    postings: HashMap<String, Vec<u32>>,
 }
 
 /// A query's terms with their IDF in one corpus, weighed once per query (not per document).
@@ -112,27 +115,32 @@ impl Corpus {
     /// Add a document at the end.
     pub fn push(&mut self, text: &str) {
         let doc = terms(text);
+        let at = self.doc_terms.len() as u32;
         for t in &doc {
-            *self.df.entry(t.clone()).or_insert(0) += 1;
+            self.postings.entry(t.clone()).or_default().push(at);
         }
         self.doc_terms.push(doc);
     }
 
     /// Remove document `i` (later documents move down by one).
     pub fn remove(&mut self, i: usize) {
+        let gone = i as u32;
         for t in self.doc_terms.remove(i) {
-            if let Some(n) = self.df.get_mut(&t) {
-                *n -= 1;
-                if *n == 0 {
-                    self.df.remove(&t);
+            if let Some(docs) = self.postings.get_mut(&t) {
+                docs.retain(|&d| d != gone);
+                if docs.is_empty() {
+                    self.postings.remove(&t);
                 }
             }
+        }
+        for docs in self.postings.values_mut() {
+            docs.iter_mut().filter(|d| **d > gone).for_each(|d| *d -= 1);
         }
     }
 
     fn idf(&self, term: &str) -> f64 {
         let n = self.doc_terms.len() as f64;
-        let df = *self.df.get(term).unwrap_or(&0) as f64;
+        let df = self.postings.get(term).map_or(0, Vec::len) as f64;
         // Compound tokens are exact identifiers: worth more than a word.
         let weight = if term.starts_with('~') { 2.0 } else { 1.0 };
         weight * (1.0 + n / (df + 1.0)).ln()
@@ -145,6 +153,21 @@ impl Corpus {
             .collect();
         let total = terms.iter().map(|(_, w)| w).sum();
         WeighedQuery { terms, total }
+    }
+
+    /// [`Corpus::lexical`] of every document, from the query terms' postings.
+    pub fn lexical_all(&self, query: &WeighedQuery) -> Vec<f64> {
+        let mut hits = vec![0f64; self.doc_terms.len()];
+        if query.total == 0.0 {
+            return hits;
+        }
+        for (t, w) in &query.terms {
+            for &d in self.postings.get(t).map_or(&[][..], Vec::as_slice) {
+                hits[d as usize] += w;
+            }
+        }
+        hits.iter_mut().for_each(|h| *h /= query.total);
+        hits
     }
 
     /// Share of the query's IDF mass present in document `i` (0..1).
@@ -215,12 +238,13 @@ pub fn rank_with(
     corpus: &Corpus,
 ) -> Vec<Scored> {
     let weighed = corpus.weigh(&terms(query));
+    let lexical_scores = corpus.lexical_all(&weighed);
     let mut scored: Vec<Scored> = candidates
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let semantic = cosine(query_embedding, c.embedding);
-            let lexical = corpus.lexical(&weighed, i);
+            let lexical = lexical_scores[i];
             Scored {
                 index: i,
                 raw: 0.0,
@@ -338,8 +362,10 @@ mod tests {
                 fresh.lexical(&fresh.weigh(&q), i),
             );
             assert!((a - b).abs() < 1e-12, "document {i}: {a} vs {b}");
+            // The postings give every document's score at once, the same.
+            assert_eq!(kept.lexical_all(&kept.weigh(&q))[i], a);
         }
-        assert_eq!(kept.df, fresh.df);
+        assert_eq!(kept.postings, fresh.postings);
     }
 
     #[test]

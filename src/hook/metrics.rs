@@ -87,6 +87,17 @@ pub fn record_run(
             });
         }
     }
+    if crate::config::get().hook_debug {
+        let scores: Vec<String> = trace
+            .candidates
+            .iter()
+            .map(|(id, s)| format!("{}={:.3}", &id[..id.len().min(8)], s.unwrap_or(-1.0)))
+            .collect();
+        log::debug(
+            &ctx.event,
+            &format!("candidates for {query:?}: {}", scores.join(" ")),
+        );
+    }
     let outcome = if late {
         Outcome::Deadline
     } else if !shown.is_empty() {
