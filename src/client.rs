@@ -627,7 +627,7 @@ impl Client {
     }
 
     pub fn remember(&mut self, req: &ops::Remember) -> Result<ops::Remembered> {
-        req.check()?;
+        req.precheck()?;
         self.call(Request::Remember { req: req.clone() })
     }
 

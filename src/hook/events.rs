@@ -48,6 +48,7 @@ pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
 
 /// Format `memories` under `header` with the session's MEM ids, and remember the ids used.
 fn render(
+    ctx: &Ctx,
     state: &mut SessionState,
     header: &str,
     footer: Option<&str>,
@@ -60,6 +61,7 @@ fn render(
         floor: true,
         with_ids: true,
         per_memory: budget.per_memory,
+        redact: ctx.records_need_redaction(),
     };
     let lines = format::memory_lines(memories, &mut ids, &mut HashSet::new(), &opts);
     block(header, &lines, footer, max_chars)
@@ -110,6 +112,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
                 floor: false,
                 with_ids: false,
                 per_memory: PROMPT_BUDGET.per_memory,
+                redact: ctx.records_need_redaction(),
             };
             let lines = format::memory_lines(&sheet, &mut IdBook::new(None), &mut seen, &opts);
             if let Some(text) = block("=== OPERATIONAL CHEAT SHEET ===", &lines, None, left) {
@@ -128,6 +131,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
                 floor: true,
                 with_ids: true,
                 per_memory: PROMPT_BUDGET.per_memory,
+                redact: ctx.records_need_redaction(),
             };
             let lines = format::memory_lines(&found, &mut ids, &mut seen, &opts);
             if let Some(text) = block("=== PROJECT CONTEXT ===", &lines, None, left) {
@@ -190,7 +194,7 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
     if !matching.is_empty() {
         let lines: Vec<String> = matching
             .iter()
-            .map(|r| format!("[{}] {}", r.id, format::clean_content(&r.content)))
+            .map(|r| format!("[{}] {}", r.id, format::clean_content(&r.content, true)))
             .collect();
         if let Some(text) = block(
             "=== MANDATORY RULES ===",
@@ -231,6 +235,7 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
         };
         let mut state = load_session(ctx);
         if let Some(text) = render(
+            ctx,
             &mut state,
             &header,
             Some("=== END ==="),
@@ -308,6 +313,7 @@ fn tool_memory(ctx: &Ctx, tool: &str, query: &str, header: &str) -> Result<Optio
 fn inject_for_tool(ctx: &Ctx, header: &str, found: &[MemoryRecord]) -> Option<String> {
     let mut state = load_session(ctx);
     let text = render(
+        ctx,
         &mut state,
         header,
         None,
@@ -428,6 +434,7 @@ fn subagent_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String
     let query = truncate_chars(task.trim(), SUBAGENT_QUERY_CHARS).to_string();
     let found = memory::proactive(ctx, &query, 3)?;
     let text = render(
+        ctx,
         &mut state,
         "=== MEMORY: Context for subagent ===",
         None,

@@ -92,9 +92,13 @@ impl<'a> IdBook<'a> {
 
 /// Newlines and tabs become spaces, secrets are redacted again (the store should hold none, but
 /// imports and older stores may).
-pub fn clean_content(raw: &str) -> String {
-    let redacted = crate::hygiene::redact(raw);
-    redacted.split_whitespace().collect::<Vec<_>>().join(" ")
+pub fn clean_content(raw: &str, redact: bool) -> String {
+    let text = if redact {
+        crate::hygiene::redact(raw)
+    } else {
+        raw.to_string()
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 pub struct LineOptions {
@@ -103,6 +107,9 @@ pub struct LineOptions {
     /// Prefix `[MEM#id]` (the cheat sheet is emitted without ids).
     pub with_ids: bool,
     pub per_memory: usize,
+    /// Redact secrets: records read from a store in this process. A daemon redacts every record
+    /// as it sends it, and compiling the redaction rules would cost this process ~9 ms.
+    pub redact: bool,
 }
 
 /// Format memories as `  - [MEM#a1b2] content` lines, skipping ids already in `seen_ids`.
@@ -118,7 +125,7 @@ pub fn memory_lines(
         if opts.floor && m.relevance_score.is_some_and(|r| r < RELEVANCE_FLOOR) {
             continue;
         }
-        let content = clean_content(&m.content);
+        let content = clean_content(&m.content, opts.redact);
         if content.chars().count() < MIN_CHARS || seen_ids.contains(&m.id) {
             continue;
         }
@@ -192,6 +199,7 @@ mod tests {
             floor: true,
             with_ids: true,
             per_memory: 300,
+            redact: true,
         }
     }
 
