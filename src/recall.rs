@@ -34,6 +34,9 @@ pub fn branch_limit(limit: usize) -> usize {
 }
 
 fn in_range(r: &MemoryRecord, q: &RecallQuery) -> bool {
+    if q.since.is_none() && q.until.is_none() {
+        return true; // no date to parse (this runs for every memory of every query)
+    }
     let Ok(t) = DateTime::parse_from_rfc3339(&r.created_at) else {
         return q.since.is_none() && q.until.is_none();
     };
@@ -69,16 +72,12 @@ impl Ranking {
         let keep: Vec<usize> = (0..records.len())
             .filter(|&i| passes_filters(&records[i], q))
             .collect();
-        let empty: Vec<f32> = Vec::new();
         let candidates: Vec<Candidate> = keep
             .iter()
             .map(|&i| Candidate {
                 record: &records[i],
-                embedding: memories[i]
-                    .experience
-                    .embeddings
-                    .as_deref()
-                    .unwrap_or(&empty),
+                embedding: crate::store::embedding_of(&memories[i]),
+                norm: view.norms[i],
             })
             .collect();
         let query_embedding = store.embed(&q.text)?;

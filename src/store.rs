@@ -166,13 +166,29 @@ pub struct RankView {
     pub memories: Vec<Arc<Memory>>,
     pub records: Vec<MemoryRecord>,
     pub corpus: crate::rank::Corpus,
+    /// Each memory's embedding norm (a query computes only dot products).
+    pub norms: Vec<f64>,
+}
+
+/// A memory's embedding (empty when it has none).
+pub fn embedding_of(memory: &Memory) -> &[f32] {
+    memory.experience.embeddings.as_deref().unwrap_or(&[])
 }
 
 impl RankView {
+    fn new(memories: Vec<Arc<Memory>>) -> RankView {
+        let mut view = RankView::default();
+        for m in memories {
+            view.push(m);
+        }
+        view
+    }
+
     fn push(&mut self, memory: Arc<Memory>) {
         let record = MemoryRecord::from_memory(&memory);
         self.corpus.push(&record.content);
         self.records.push(record);
+        self.norms.push(crate::rank::norm(embedding_of(&memory)));
         self.memories.push(memory);
     }
 
@@ -180,6 +196,7 @@ impl RankView {
         if let Some(i) = self.records.iter().position(|r| r.id == id) {
             self.corpus.remove(i);
             self.records.remove(i);
+            self.norms.remove(i);
             self.memories.remove(i);
         }
     }
@@ -858,17 +875,7 @@ impl Store {
         {
             return Ok(view.clone());
         }
-        let memories = self.all()?;
-        let records: Vec<MemoryRecord> = memories
-            .iter()
-            .map(|m| MemoryRecord::from_memory(m))
-            .collect();
-        let corpus = crate::rank::Corpus::new(records.iter().map(|r| r.content.as_str()));
-        let view = Arc::new(RankView {
-            memories,
-            records,
-            corpus,
-        });
+        let view = Arc::new(RankView::new(self.all()?));
         *self.rank_view.lock().unwrap_or_else(|e| e.into_inner()) = Some(view.clone());
         Ok(view)
     }
