@@ -69,14 +69,19 @@ measure() { # name, command...
 measure "wt-memory recall (cold process)" "$bin/wt-memory" recall "how are background jobs retried"
 measure "wt-memory proactive (cold process)" "$bin/wt-memory" proactive "crates/jobs/src/worker.rs" --limit 2
 measure "wt-memory list" "$bin/wt-memory" list
-# Each hook run starts a new session: the session cache files go, the daemon's socket stays.
+# Each hook run starts a new session: the session cache files go (untimed, before each run), the
+# daemon's socket stays. Only the hook process is timed (under sh and time).
 fresh="find '$tmp/run/wt-tools' -maxdepth 1 -type f -delete 2>/dev/null;"
-measure "wt-hook-memory PostToolUse (Read)" sh -c "$fresh '$bin/wt-hook-memory' PostToolUse < '$tmp/payload.json'"
-measure "wt-hook-memory PostToolUse (Bash)" sh -c "$fresh '$bin/wt-hook-memory' PostToolUse < '$tmp/bash.json'"
-measure "wt-hook-memory UserPromptSubmit" sh -c "$fresh '$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
+before="$fresh"
+measure "wt-hook-memory PostToolUse (Read)" sh -c "'$bin/wt-hook-memory' PostToolUse < '$tmp/payload.json'"
+measure "wt-hook-memory PostToolUse (Bash)" sh -c "'$bin/wt-hook-memory' PostToolUse < '$tmp/bash.json'"
+measure "wt-hook-memory UserPromptSubmit" sh -c "'$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
 # A prompt never seen before: its embedding is computed, not taken from the daemon's cache.
-measure "wt-hook-memory UserPromptSubmit (new)" sh -c "$fresh sed \"s/implemented?/implemented (\$(date +%N))?/\" '$tmp/prompt.json' | '$bin/wt-hook-memory' UserPromptSubmit"
-measure "wt-hook-memory SessionStart" sh -c "$fresh '$bin/wt-hook-memory' SessionStart < '$tmp/start.json'"
+before="$fresh sed \"s/implemented?/implemented (\$(date +%N))?/\" '$tmp/prompt.json' > '$tmp/new.json'"
+measure "wt-hook-memory UserPromptSubmit (new)" sh -c "'$bin/wt-hook-memory' UserPromptSubmit < '$tmp/new.json'"
+before="$fresh"
+measure "wt-hook-memory SessionStart" sh -c "'$bin/wt-hook-memory' SessionStart < '$tmp/start.json'"
+before=""
 # A process's own start: the hook binary with nothing to do (an event it does not handle).
 measure "wt-hook-memory start-up only" sh -c "echo '{}' | '$bin/wt-hook-memory' PreToolUse"
 measure "wt-memory remember (CLI)" sh -c "date +%s%N | '$bin/wt-memory' remember --type Context"

@@ -41,14 +41,26 @@ pub fn ensure_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
         .create(dir)
 }
 
-/// Write `bytes` to `path` atomically (temp file in the same directory, then rename).
+/// Write `bytes` to `path` atomically (temp file in the same directory, synced, then renamed).
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_replacing(path, bytes, true)
+}
+
+/// [`write_atomic`] without the sync, for runtime files that need not survive a crash (a hook's
+/// session cache): readers still see a whole file, and a hook saves an fsync.
+pub fn write_atomic_volatile(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_replacing(path, bytes, false)
+}
+
+fn write_replacing(path: &std::path::Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or_else(|| std::path::Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

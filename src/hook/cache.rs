@@ -77,7 +77,7 @@ impl SessionCache {
         let mut state = self.load();
         change(&mut state);
         let bytes = serde_json::to_vec(&state).map_err(|e| e.to_string())?;
-        crate::paths::write_atomic(&self.path, &bytes)
+        crate::paths::write_atomic_volatile(&self.path, &bytes)
             .map_err(|e| format!("cannot write session cache {}: {e}", self.path.display()))
     }
 
