@@ -214,6 +214,8 @@ pub struct Candidate<'a> {
     pub embedding: &'a [f32],
     /// `norm(embedding)`, kept by the store's view.
     pub norm: f64,
+    /// A newer memory replaces this one (an explicit link).
+    pub superseded: bool,
 }
 
 /// One scored result.
@@ -296,7 +298,7 @@ pub fn rank_with(
         }
     }
     for s in &mut scored {
-        if penalised.contains(&s.index) {
+        if penalised.contains(&s.index) || candidates[s.index].superseded {
             s.superseded = true;
             s.relevance -= SUPERSEDED_PENALTY;
         }

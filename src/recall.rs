@@ -50,6 +50,33 @@ fn passes_filters(r: &MemoryRecord, q: &RecallQuery) -> bool {
         && in_range(r, q)
 }
 
+/// How deep in a ranking an explicitly superseded memory is moved below its replacement.
+const REPLACED_WITHIN: usize = 50;
+
+/// A memory replaced by another one that also matched (`remember --supersedes`) goes right after
+/// its replacement, scored no higher: the user said the newer one is what holds now.
+fn rank_replacements_first(view: &RankView, hits: &mut Vec<(usize, rank::Scored)>) {
+    let (mut k, mut moves) = (0, 0);
+    // The move budget ends a cycle of links (A replaces B replaces A) that an import can bring.
+    while k < hits.len().min(REPLACED_WITHIN) && moves < REPLACED_WITHIN {
+        let id = &view.records[hits[k].0].id;
+        let newer = view.superseded_by.get(id).and_then(|newer| {
+            hits.iter()
+                .position(|(i, _)| &view.records[*i].id == newer)
+                .filter(|&at| at > k)
+        });
+        match newer {
+            Some(at) => {
+                let mut old = hits.remove(k);
+                old.1.relevance = old.1.relevance.min(hits[at - 1].1.relevance);
+                hits.insert(at, old);
+                moves += 1;
+            }
+            None => k += 1,
+        }
+    }
+}
+
 /// The memories passing a query's filters, scored, best first: positions in the store's ranking
 /// view, so nothing is copied until a caller picks the few it returns.
 struct Ranking {
@@ -78,6 +105,7 @@ impl Ranking {
                 record: &records[i],
                 embedding: crate::store::embedding_of(&memories[i]),
                 norm: view.norms[i],
+                superseded: view.superseded_by.contains_key(&records[i].id),
             })
             .collect();
         let query_embedding = store.embed(&q.text)?;
@@ -89,7 +117,9 @@ impl Ranking {
         } else {
             rank::rank(&q.text, &query_embedding, &candidates)
         };
-        let hits = scored.into_iter().map(|s| (keep[s.index], s)).collect();
+        let mut hits: Vec<(usize, rank::Scored)> =
+            scored.into_iter().map(|s| (keep[s.index], s)).collect();
+        rank_replacements_first(&view, &mut hits);
         Ok(Ranking { view, hits })
     }
 
@@ -101,7 +131,11 @@ impl Ranking {
         let (i, s) = &self.hits[k];
         let mut r = self.view.records[*i].clone();
         r.relevance_score = Some(round3(s.relevance));
-        r.relevance_reason = Some(s.reason());
+        r.superseded_by = self.view.superseded_by.get(&r.id).cloned();
+        r.relevance_reason = Some(match &r.superseded_by {
+            Some(newer) => format!("{}; superseded by {newer}", s.reason()),
+            None => s.reason(),
+        });
         r
     }
 
@@ -240,6 +274,7 @@ mod tests {
             is_anomaly: false,
             relevance_score: None,
             relevance_reason: None,
+            superseded_by: None,
         }
     }
 

@@ -42,7 +42,14 @@ pub struct MemoryRecord {
     pub relevance_score: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance_reason: Option<String>,
+    /// The newer memory that replaces this one (`remember --supersedes`); in `recall` and
+    /// `proactive` results. Hooks never inject a superseded memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
 }
+
+/// The metadata key naming the older memory a memory replaces.
+pub const SUPERSEDES: &str = "supersedes";
 
 fn serialize_redacted<S: Serializer>(text: &str, ser: S) -> Result<S::Ok, S::Error> {
     ser.serialize_str(&hygiene::redact(text))
@@ -152,6 +159,7 @@ impl MemoryRecord {
             is_anomaly: e.is_anomaly,
             relevance_score: None,
             relevance_reason: None,
+            superseded_by: None,
         }
     }
 
@@ -256,6 +264,7 @@ mod tests {
             is_anomaly: false,
             relevance_score: Some(0.5),
             relevance_reason: None,
+            superseded_by: None,
         }
     }
 

@@ -168,6 +168,8 @@ pub struct RankView {
     pub corpus: crate::rank::Corpus,
     /// Each memory's embedding norm (a query computes only dot products).
     pub norms: Vec<f64>,
+    /// Older memory id -> the memory that replaces it (`remember --supersedes`).
+    pub superseded_by: HashMap<String, String>,
 }
 
 /// A memory's embedding (empty when it has none).
@@ -186,6 +188,9 @@ impl RankView {
 
     fn push(&mut self, memory: Arc<Memory>) {
         let record = MemoryRecord::from_memory(&memory);
+        if let Some(older) = record.metadata.get(crate::record::SUPERSEDES) {
+            self.superseded_by.insert(older.clone(), record.id.clone());
+        }
         self.corpus.push(&record.content);
         self.records.push(record);
         self.norms.push(crate::rank::norm(embedding_of(&memory)));
@@ -194,6 +199,8 @@ impl RankView {
 
     fn remove(&mut self, id: &str) {
         if let Some(i) = self.records.iter().position(|r| r.id == id) {
+            // A forgotten replacement no longer hides what it replaced.
+            self.superseded_by.retain(|_, newer| newer != id);
             self.corpus.remove(i);
             self.records.remove(i);
             self.norms.remove(i);

@@ -9,19 +9,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use wt_memory::metrics::html::{self, HEADINGS};
 use wt_memory::metrics::report::{Day, EventStats, Growth, MemoryStats, Relevance, Usage};
-use wt_memory::metrics::{html, Report};
+use wt_memory::metrics::Report;
 
-const HEADINGS: [&str; 8] = [
-    "Memory growth",
-    "Injections per day",
-    "Relevance",
-    "Usage",
-    "Used most",
-    "Never used",
-    "Never injected",
-    "Latency",
-];
 const PROJECT: &str = "acme-billing";
 /// The first event's colour in the stacked bars (src/metrics/html.rs).
 const FIRST_EVENT_RGB: [u8; 3] = [0x4e, 0x79, 0xa7];

@@ -58,6 +58,10 @@ pub struct RememberArgs {
     /// 0..1 (default 0.5).
     #[arg(long)]
     importance: Option<f32>,
+    /// The id of an older memory this one replaces (or 8+ hex digits of it): recall ranks the
+    /// older one lower and marks it, and the hooks stop injecting it.
+    #[arg(long, value_name = "ID")]
+    supersedes: Option<String>,
     /// Print {"id": …, "duplicate": …}.
     #[arg(long)]
     json: bool,
@@ -170,6 +174,7 @@ fn remember(client: &mut Client, a: RememberArgs) -> Result<(), crate::error::Er
         failure: a.failure,
         anomaly: a.anomaly,
         importance: a.importance,
+        supersedes: a.supersedes,
     };
     let done = client.remember(&req)?;
     if let Some(note) = &done.note {

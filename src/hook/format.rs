@@ -125,6 +125,10 @@ pub fn memory_lines(
         if opts.floor && m.relevance_score.is_some_and(|r| r < RELEVANCE_FLOOR) {
             continue;
         }
+        // A replaced fact is never injected: the agent would act on what is no longer true.
+        if m.superseded_by.is_some() {
+            continue;
+        }
         let content = clean_content(&m.content, opts.redact);
         if content.chars().count() < MIN_CHARS || seen_ids.contains(&m.id) {
             continue;
@@ -220,6 +224,14 @@ mod tests {
                 "Unknown relevance still passes the floor",
                 None,
             ),
+            MemoryRecord {
+                superseded_by: Some("ffff0000-0000".into()),
+                ..mem(
+                    "ffff6666-0000",
+                    "A replaced fact, relevant but no longer true",
+                    Some(0.9),
+                )
+            },
         ];
         let mut book = IdBook::new(None);
         let lines = memory_lines(&ms, &mut book, &mut HashSet::new(), &opts());

@@ -128,6 +128,10 @@ pub struct RememberArgs {
     /// automatically.
     #[serde(default)]
     pub tags: Option<Tags>,
+    /// When this fact replaces an older memory (a changed decision, a moved file), that memory's
+    /// full id: recall then marks the old one as superseded and the hooks stop injecting it.
+    #[serde(default)]
+    pub supersedes: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -557,6 +561,7 @@ impl MemoryServer {
             content,
             memory_type: args.memory_type.as_str().to_string(),
             tags: tag_list(&args.tags),
+            supersedes: args.supersedes,
             ..ops::Remember::default()
         };
         self.json(move |c| c.remember(&req)).await
@@ -1126,7 +1131,7 @@ mod tests {
     #[test]
     fn every_tool_has_an_object_schema_and_annotations() {
         let tools = MemoryServer::tool_router().list_all();
-        assert_eq!(tools.len(), 24);
+        assert_eq!(tools.len(), 25);
         for tool in &tools {
             assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
             let hints = tool.annotations.as_ref().expect("annotated");

@@ -113,6 +113,18 @@ fn num(x: f64, prec: usize) -> String {
     format!("{:.prec$}", if x.is_finite() { x } else { 0.0 })
 }
 
+/// The report's section headings, in order (the browser test looks for each).
+pub const HEADINGS: [&str; 8] = [
+    "Memory growth",
+    "Injections per day",
+    "Relevance",
+    "Usage",
+    "Used most",
+    "Never used",
+    "Never injected",
+    "Latency",
+];
+
 fn section(title: &str, body: &str) -> String {
     format!("<section><h2>{}</h2>\n{body}\n</section>\n", esc(title))
 }
@@ -414,17 +426,6 @@ fn latency(report: &Report) -> String {
 mod tests {
     use super::*;
     use crate::metrics::report::{EventStats, Usage};
-
-    const HEADINGS: [&str; 8] = [
-        "Memory growth",
-        "Injections per day",
-        "Relevance",
-        "Usage",
-        "Used most",
-        "Never used",
-        "Never injected",
-        "Latency",
-    ];
 
     fn memory(id: &str, preview: &str, injected: u64, used: u64) -> MemoryStats {
         MemoryStats {

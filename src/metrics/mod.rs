@@ -107,9 +107,14 @@ pub fn now_ms() -> i64 {
 
 /// `<state>/wt-tools/metrics/<store name>.db`.
 pub fn db_path(project: &Project) -> PathBuf {
-    crate::paths::log_dir()
-        .join("metrics")
-        .join(format!("{}.db", project.name))
+    // The library's unit tests open stores of made-up projects: their logs stay out of the
+    // user's state directory.
+    let state = if cfg!(test) {
+        std::env::temp_dir().join("wt-memory-unit-tests")
+    } else {
+        crate::paths::log_dir()
+    };
+    state.join("metrics").join(format!("{}.db", project.name))
 }
 
 /// Is the metrics log on (`WT_MEMORY_METRICS`)?

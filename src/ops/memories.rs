@@ -3,7 +3,7 @@
 
 use super::Caller;
 use super::{parse_time, take_snapshot};
-use crate::error::{bad_input, other, Error, Result};
+use crate::error::{bad_input, not_found, other, Error, Result};
 use crate::hygiene;
 use crate::recall::{self, RecallQuery};
 use crate::record::{self, parse_user_type, MemoryRecord};
@@ -37,6 +37,10 @@ pub struct Remember {
     pub anomaly: bool,
     /// 0..1; default 0.5.
     pub importance: Option<f32>,
+    /// An older memory this one replaces (its id, or a prefix of 8+ hex digits): recall ranks
+    /// the older one lower and marks it, and the hooks stop injecting it.
+    #[serde(default)]
+    pub supersedes: Option<String>,
 }
 
 /// What `remember` stored.
@@ -54,6 +58,7 @@ pub struct Remembered {
 pub struct CheckedRemember {
     new: NewMemory,
     note: Option<String>,
+    supersedes: Option<String>,
 }
 
 /// `remember --metadata`: a JSON object; non-string values are stored as their JSON text.
@@ -83,6 +88,7 @@ impl Remember {
     pub fn precheck(&self) -> Result<()> {
         parse_user_type(&self.memory_type).map_err(bad_input)?;
         self.check_importance()?;
+        self.checked_supersedes()?;
         if hygiene::strip_private(&self.content).trim().is_empty() {
             return Err(self.nothing_to_store());
         }
@@ -98,6 +104,13 @@ impl Remember {
         }
     }
 
+    fn checked_supersedes(&self) -> Result<Option<String>> {
+        self.supersedes
+            .as_deref()
+            .map(|id| checked_id("remember --supersedes", id))
+            .transpose()
+    }
+
     fn nothing_to_store(&self) -> Error {
         let why = if self.content.trim().is_empty() {
             "the input is empty (pipe the text to remember on stdin)"
@@ -111,6 +124,7 @@ impl Remember {
     pub fn check(&self) -> Result<CheckedRemember> {
         let (experience_type, note) = parse_user_type(&self.memory_type).map_err(bad_input)?;
         self.check_importance()?;
+        let supersedes = self.checked_supersedes()?;
         let content = hygiene::clean_content(&self.content);
         if content.is_empty() {
             return Err(self.nothing_to_store());
@@ -127,13 +141,27 @@ impl Remember {
         if let Some(i) = self.importance {
             new.importance = i;
         }
-        Ok(CheckedRemember { new, note })
+        Ok(CheckedRemember {
+            new,
+            note,
+            supersedes,
+        })
     }
 }
 
 /// Store a checked memory, tagged with the caller's branch unless it names one.
 pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<Remembered> {
     let mut new = req.new;
+    if let Some(id) = &req.supersedes {
+        let Some(older) = resolve_id(store, "remember --supersedes", id)?
+            .filter(|full| store.get(full).ok().flatten().is_some())
+        else {
+            return Err(not_found(format!(
+                "remember: no memory {id} to supersede; nothing stored (see `wt-memory list`)"
+            )));
+        };
+        new.metadata.insert(record::SUPERSEDES.to_string(), older);
+    }
     if !new.tags.iter().any(|t| t.starts_with("branch:")) {
         if let Some(b) = &caller.branch {
             new.tags.push(format!("branch:{b}"));

@@ -405,3 +405,65 @@ fn a_resident_store_ranks_after_writes_and_deletes_as_a_reopened_one() {
         "same ids, order and scores as a fresh read"
     );
 }
+
+#[test]
+fn a_superseded_memory_ranks_below_its_replacement_and_is_marked() {
+    let f = fixture();
+    let mut c = client(&f);
+    let old = c
+        .remember(&remember_req(
+            "Background jobs run on Redis with the apalis crate in a separate worker process",
+            "Decision",
+        ))
+        .unwrap();
+    // Unknown or malformed ids are refused and store nothing.
+    for bad in ["0123456789abcdef", "xyz"] {
+        let req = Remember {
+            supersedes: Some(bad.into()),
+            ..remember_req("Jobs now live in a Postgres table", "Decision")
+        };
+        assert!(c.remember(&req).is_err(), "{bad}");
+    }
+    assert_eq!(c.list(None, None).unwrap().len(), 1);
+    let new = c
+        .remember(&Remember {
+            supersedes: Some(old.id[..8].to_string()),
+            ..remember_req(
+                "Background jobs now use a Postgres jobs table claimed with SKIP LOCKED instead of Redis",
+                "Decision",
+            )
+        })
+        .unwrap();
+    let stored = c.get(&new.id).unwrap().unwrap();
+    assert_eq!(stored.metadata[crate::record::SUPERSEDES], old.id);
+    let found = c
+        .recall(&Recall {
+            query: "Background jobs Redis apalis worker process".into(),
+            limit: 5,
+            ..Recall::default()
+        })
+        .unwrap();
+    let ids: Vec<&str> = found.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, [new.id.as_str(), old.id.as_str()], "{found:#?}");
+    assert_eq!(found[1].superseded_by.as_deref(), Some(new.id.as_str()));
+    assert!(found[1]
+        .relevance_reason
+        .as_deref()
+        .is_some_and(|r| r.contains("superseded by")));
+    assert_eq!(found[0].superseded_by, None);
+    // Forgetting the replacement brings the older memory back unmarked.
+    c.forget(&Forget {
+        id: Some(new.id.clone()),
+        ..Forget::default()
+    })
+    .unwrap();
+    let found = c
+        .recall(&Recall {
+            query: "Background jobs Redis apalis worker process".into(),
+            limit: 5,
+            ..Recall::default()
+        })
+        .unwrap();
+    assert_eq!(found[0].id, old.id);
+    assert_eq!(found[0].superseded_by, None);
+}
