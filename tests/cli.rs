@@ -1413,3 +1413,50 @@ fn eval_on_dev_set_does_not_regress() {
 /// Levels reached on testdata/eval/dev (see README "Retrieval quality"); a drop fails the build.
 const MIN_RECALL_AT_5: f64 = 0.74;
 const MIN_ABSTENTION: f64 = 0.70;
+
+#[test]
+fn remember_supersedes_marks_the_older_memory_and_refuses_unknown_ids() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("sup");
+    let old = env.remember(
+        &repo,
+        "Access tokens are HS256 JWTs valid for 60 minutes",
+        "Decision",
+        "auth",
+    );
+    let out = env.wt(
+        &repo,
+        &[
+            "remember",
+            "--type",
+            "Decision",
+            "--supersedes",
+            "0123456789abcdef",
+        ],
+        Some("Access tokens are EdDSA JWTs valid for 15 minutes"),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no memory 0123456789abcdef to supersede"),
+        "{err}"
+    );
+    let new = env
+        .wt_ok(
+            &repo,
+            &["remember", "--type", "Decision", "--supersedes", &old[..8]],
+            Some("Access tokens are EdDSA JWTs valid for 15 minutes"),
+        )
+        .trim()
+        .to_string();
+    let found = env.wt_json(&repo, &["recall", "access tokens JWTs valid minutes"], None);
+    let ids: Vec<&str> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [new.as_str(), old.as_str()], "{found:#}");
+    assert_eq!(found[1]["superseded_by"], new.as_str());
+    assert!(found[0].get("superseded_by").is_none());
+}
