@@ -10,7 +10,7 @@ use crate::dedup::Audit;
 use crate::error::{bad_input, Result};
 use crate::metrics::Report;
 use crate::ops;
-use crate::record::MemoryRecord;
+use crate::record::{MemoryRecord, SUPERSEDES};
 use chrono::{DateTime, Local, Utc};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -244,6 +244,7 @@ impl AgeFilter {
 #[derive(Debug, Clone, Default)]
 struct Filters {
     kind: Option<String>,
+    tag: Option<String>,
     branch: Option<String>,
     age: AgeFilter,
 }
@@ -375,6 +376,9 @@ impl App {
         {
             return false;
         }
+        if f.tag.as_ref().is_some_and(|t| !record.has_tag(t)) {
+            return false;
+        }
         if f.branch
             .as_ref()
             .is_some_and(|b| branch_of(record) != Some(b.as_str()))
@@ -417,6 +421,19 @@ impl App {
         };
         types.sort_by(|a, b| (rank(a).unwrap_or(3), a).cmp(&(rank(b).unwrap_or(3), b)));
         types
+    }
+
+    /// Tags present (not the `branch:` ones, which have their own filter), most used first.
+    fn tag_options(&self) -> Vec<String> {
+        let mut counts: std::collections::HashMap<&str, usize> = Default::default();
+        for r in &self.memories {
+            for t in r.tags.iter().filter(|t| !t.starts_with("branch:")) {
+                *counts.entry(t.as_str()).or_default() += 1;
+            }
+        }
+        let mut tags: Vec<(&str, usize)> = counts.into_iter().collect();
+        tags.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        tags.into_iter().map(|(t, _)| t.to_string()).collect()
     }
 
     fn branch_options(&self) -> Vec<String> {
@@ -511,6 +528,10 @@ impl App {
             }
             KeyCode::Char('t') => {
                 self.filters.kind = cycle(&self.filters.kind, &self.type_options());
+                self.selected = 0;
+            }
+            KeyCode::Char('#') => {
+                self.filters.tag = cycle(&self.filters.tag, &self.tag_options());
                 self.selected = 0;
             }
             KeyCode::Char('b') => {
@@ -757,7 +778,8 @@ fn draw_detail(frame: &mut Frame, app: &App, area: Rect, id: &str, scroll: u16) 
     frame.render_widget(detail, area);
 }
 
-/// The detail view's links: near-duplicates, and the `superseded_by` chain both ways.
+/// The detail view's links: near-duplicates, and the supersede links both ways (a newer memory
+/// names the one it replaces in its `supersedes` metadata).
 fn links<'a>(app: &App, r: &MemoryRecord) -> Vec<Line<'a>> {
     let preview = |id: &str| match app.record(id) {
         Some(other) => format!("  {}  {}", short_id(id), first_line(&other.content)),
@@ -777,18 +799,18 @@ fn links<'a>(app: &App, r: &MemoryRecord) -> Vec<Line<'a>> {
             Some(ids) => lines.extend(ids.iter().map(|id| Line::from(preview(id)))),
         },
     }
-    if let Some(newer) = r.metadata.get("superseded_by") {
-        lines.push("Superseded by:".bold().into());
-        lines.push(preview(newer).into());
-    }
-    let older: Vec<&MemoryRecord> = app
+    let newer: Vec<&MemoryRecord> = app
         .memories
         .iter()
-        .filter(|o| o.metadata.get("superseded_by") == Some(&r.id))
+        .filter(|o| o.metadata.get(SUPERSEDES) == Some(&r.id))
         .collect();
-    if !older.is_empty() {
+    if !newer.is_empty() {
+        lines.push("Superseded by:".bold().into());
+        lines.extend(newer.iter().map(|o| Line::from(preview(&o.id))));
+    }
+    if let Some(older) = r.metadata.get(SUPERSEDES) {
         lines.push("Supersedes:".bold().into());
-        lines.extend(older.iter().map(|o| Line::from(preview(&o.id))));
+        lines.push(preview(older).into());
     }
     lines
 }
@@ -879,11 +901,13 @@ fn draw_status(frame: &mut Frame, app: &App, area: Rect) {
     let line = Line::from(vec![
         " type: ".into(),
         value(f.kind.as_deref()),
+        "  tag: ".into(),
+        value(f.tag.as_deref()),
         "  branch: ".into(),
         value(f.branch.as_deref()),
         "  age: ".into(),
         f.age.label().yellow(),
-        "   t/b/a filter  / search  Enter open  d forget  m metrics".dark_gray(),
+        "   t/#/b/a filter  / search  Enter open  d forget  m metrics".dark_gray(),
     ]);
     frame.render_widget(Paragraph::new(line).reversed(), area);
 }
@@ -912,7 +936,7 @@ const HELP: &[(&str, &str)] = &[
     ("Enter", "details: content, tags, near-duplicates"),
     ("Esc", "back; clear the search; quit"),
     ("/", "search (runs on Enter)"),
-    ("t  b  a", "cycle the type, branch, age filter"),
+    ("t  #  b  a", "cycle the type, tag, branch, age filter"),
     ("d", "forget the selected memory (y confirms)"),
     ("m", "show or hide the metrics pane"),
     ("r", "reload the list and the metrics"),
@@ -998,14 +1022,21 @@ mod tests {
 
     /// Four memories, given out of order: the app sorts them newest first.
     fn app() -> App {
-        let mut old = record(
+        let old = record(
             WEBHOOK_OLD,
             "Learning",
             "The webhook retries five times with exponential backoff",
             72,
             "main",
         );
-        old.metadata.insert("superseded_by".into(), WEBHOOK.into());
+        let mut newer = record(
+            WEBHOOK,
+            "Learning",
+            "The webhook retries five times with backoff",
+            48,
+            "feature/x",
+        );
+        newer.metadata.insert(SUPERSEDES.into(), WEBHOOK_OLD.into());
         let mut app = App::new("demo", 7, 10, now());
         app.set_memories(vec![
             record(
@@ -1023,13 +1054,7 @@ mod tests {
                 1,
                 "main",
             ),
-            record(
-                WEBHOOK,
-                "Learning",
-                "The webhook retries five times with backoff",
-                48,
-                "feature/x",
-            ),
+            newer,
         ]);
         app
     }
@@ -1072,7 +1097,26 @@ mod tests {
             !text.contains("because it is bundled"),
             "only first lines:\n{text}"
         );
-        assert!(text.contains("type: all  branch: all  age: all"), "{text}");
+        assert!(
+            text.contains("type: all  tag: all  branch: all  age: all"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_tag_filter_keeps_the_memories_carrying_the_tag() {
+        let mut app = app();
+        app.memories[0].tags.push("payments".into());
+        let tagged = app.memories[0].id.clone();
+        // Most used first: "demo" (all four), then "payments"; then all again.
+        press(&mut app, KeyCode::Char('#'));
+        assert!(screen(&app).contains("tag: demo"));
+        assert_eq!(app.visible().len(), 4);
+        press(&mut app, KeyCode::Char('#'));
+        let ids: Vec<&str> = app.visible().iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, [tagged.as_str()]);
+        press(&mut app, KeyCode::Char('#'));
+        assert_eq!(app.visible().len(), 4);
     }
 
     #[test]
@@ -1197,9 +1241,10 @@ mod tests {
                 .contains("bbbbbbbb  The webhook"),
             "{text}"
         );
+        // And the replacement's own detail names what it replaces.
         assert!(
-            text.contains("superseded_by: bbbbbbbb-0000"),
-            "the metadata:\n{text}"
+            !text.contains("Supersedes:"),
+            "the older memory replaces nothing:\n{text}"
         );
     }
 
