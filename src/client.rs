@@ -186,7 +186,8 @@ pub struct Direct {
 
 impl Drop for Direct {
     fn drop(&mut self) {
-        self.recorder.flush_or_warn();
+        // The store (and its lock) first: other processes may be waiting for it.
+        self.release();
     }
 }
 

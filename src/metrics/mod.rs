@@ -316,7 +316,8 @@ impl Recorder {
         if events.is_empty() {
             return Ok(0);
         }
-        let mut log = Log::open(&self.path, Duration::from_secs(2))?;
+        // Best effort: a log busy for longer is not worth holding up a hook's exit.
+        let mut log = Log::open(&self.path, Duration::from_millis(500))?;
         log.append(&events)?;
         Ok(events.len())
     }
