@@ -140,7 +140,7 @@ impl ServiceTimes {
             .map(|(op, (count, recent))| {
                 let mut sorted: Vec<f64> = recent.iter().copied().collect();
                 sorted.sort_by(f64::total_cmp);
-                let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+                let at = |q: f64| crate::metrics::report::percentile(&sorted, q);
                 OpService {
                     op: op.to_string(),
                     count: *count,

@@ -177,7 +177,7 @@ impl Corpus {
         WeighedQuery { terms, total }
     }
 
-    /// [`Corpus::lexical`] of every document, from the query terms' postings.
+    /// Each document's share of the query's IDF mass (0..1), from the query terms' postings.
     pub fn lexical_all(&self, query: &WeighedQuery) -> Vec<f64> {
         let mut hits = vec![0f64; self.doc_terms.len()];
         if query.total == 0.0 {
@@ -190,21 +190,6 @@ impl Corpus {
         }
         hits.iter_mut().for_each(|h| *h /= query.total);
         hits
-    }
-
-    /// Share of the query's IDF mass present in document `i` (0..1).
-    pub fn lexical(&self, query: &WeighedQuery, i: usize) -> f64 {
-        if query.total == 0.0 {
-            return 0.0;
-        }
-        let doc = &self.doc_terms[i];
-        let hit: f64 = query
-            .terms
-            .iter()
-            .filter(|(t, _)| doc.contains(t))
-            .map(|(_, w)| w)
-            .sum();
-        hit / query.total
     }
 }
 
@@ -361,13 +346,14 @@ mod tests {
     fn lexical_is_share_of_idf_mass() {
         let c = Corpus::new(["retry 40P01 deadlocks", "deploy to fly", "retry later"]);
         let q = c.weigh(&terms("40P01 retry"));
-        let first = c.lexical(&q, 0);
+        let lexical = c.lexical_all(&q);
+        let first = lexical[0];
         assert!((first - 1.0).abs() < 1e-9);
         assert!(
-            c.lexical(&q, 2) > 0.0 && c.lexical(&q, 2) < 0.5,
+            lexical[2] > 0.0 && lexical[2] < 0.5,
             "rare code outweighs a common word"
         );
-        assert_eq!(c.lexical(&q, 1), 0.0);
+        assert_eq!(lexical[1], 0.0);
     }
 
     #[test]
@@ -385,12 +371,10 @@ mod tests {
         let q = terms("retry deploy 40P01");
         for i in 0..3 {
             let (a, b) = (
-                kept.lexical(&kept.weigh(&q), i),
-                fresh.lexical(&fresh.weigh(&q), i),
+                kept.lexical_all(&kept.weigh(&q))[i],
+                fresh.lexical_all(&fresh.weigh(&q))[i],
             );
             assert!((a - b).abs() < 1e-12, "document {i}: {a} vs {b}");
-            // The postings give every document's score at once, the same.
-            assert_eq!(kept.lexical_all(&kept.weigh(&q))[i], a);
         }
         assert_eq!(kept.postings, fresh.postings);
     }

@@ -67,27 +67,36 @@ impl<'a> IdBook<'a> {
             Some(m) => m,
             None => &mut self.local,
         };
-        let mut hex: String = full_id
-            .chars()
-            .filter(char::is_ascii_hexdigit)
-            .map(|c| c.to_ascii_lowercase())
-            .collect();
-        if hex.len() < 8 {
-            hex = crate::hygiene::content_hash(full_id);
-        }
-        for len in (4..=hex.len()).step_by(2) {
-            let short = &hex[..len];
+        let forms = short_forms(full_id);
+        for short in &forms {
             match map.get(short) {
-                Some(owner) if owner == full_id => return short.to_string(),
+                Some(owner) if owner == full_id => return short.clone(),
                 Some(_) => continue,
                 None => {
-                    map.insert(short.to_string(), full_id.to_string());
-                    return short.to_string();
+                    map.insert(short.clone(), full_id.to_string());
+                    return short.clone();
                 }
             }
         }
-        hex
+        forms.last().cloned().unwrap_or_default()
     }
+}
+
+/// The `[MEM#…]` ids a memory may get, shortest first: 4, 6, 8… of its id's hex digits (of a
+/// hash of the id when it has fewer than 8).
+pub fn short_forms(full_id: &str) -> Vec<String> {
+    let mut hex: String = full_id
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    if hex.len() < 8 {
+        hex = crate::hygiene::content_hash(full_id);
+    }
+    (4..=hex.len())
+        .step_by(2)
+        .map(|n| hex[..n].to_string())
+        .collect()
 }
 
 /// Newlines and tabs become spaces, secrets are redacted again (the store should hold none, but

@@ -34,19 +34,6 @@ pub fn query_kind(event: &str, tool: Option<&str>) -> &'static str {
     }
 }
 
-/// The `[MEM#…]` ids that may stand for `full_id` (the short forms the id book hands out).
-fn short_forms(full_id: &str) -> Vec<String> {
-    let hex: String = full_id
-        .chars()
-        .filter(char::is_ascii_hexdigit)
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    (4..=hex.len())
-        .step_by(2)
-        .map(|n| hex[..n].to_string())
-        .collect()
-}
-
 /// Record this run, if it asked memory anything.
 pub fn record_run(
     ctx: &Ctx,
@@ -76,7 +63,7 @@ pub fn record_run(
     for (id, score) in &trace.candidates {
         let shows = match book.get(id) {
             Some(short) => shown.contains(&format!("[MEM#{short}]")),
-            None => short_forms(id)
+            None => super::format::short_forms(id)
                 .iter()
                 .any(|s| shown.contains(&format!("[MEM#{s}]"))),
         };

@@ -305,10 +305,6 @@ impl Recorder {
         pending.len()
     }
 
-    pub fn pending(&self) -> usize {
-        self.lock().len()
-    }
-
     /// Write what waits. On failure the events are dropped (the log must never hold up memory
     /// work) and the error is returned for the caller to log.
     pub fn flush(&self) -> Result<usize> {

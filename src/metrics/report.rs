@@ -90,7 +90,8 @@ pub struct MemoryStats {
     pub sessions_used: u64,
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The `p` quantile (0..1) of ascending `sorted`, nearest rank; 0 when empty.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
