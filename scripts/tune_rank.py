@@ -1,40 +1,77 @@
 #!/usr/bin/env python3
-"""Refit the calibration of src/rank.rs on an evaluation set (stdlib only).
+"""Refit the calibration of src/rank.rs on an evaluation set, per query kind (stdlib only).
 
     wt-memory eval testdata/eval/dev --features /tmp/feat.jsonl
     python3 scripts/tune_rank.py /tmp/feat.jsonl
 
-The features file holds, per query, the top 10 memories with their score before calibration.
+The features file holds, per query, its kind as the ranker is told it (prompt, path, command,
+error) and the top 10 memories with their score before calibration. For each kind,
 relevance = 1/(1+exp(-S*(raw-M))) is fitted by logistic regression of "is relevant" on raw, so
-relevance estimates the probability that a memory answers the query. The script prints S and M
-(CAL_SLOPE, CAL_MIDPOINT) and the abstention/coverage trade-off at several floors.
+relevance estimates the probability that a memory answers a query of that kind. A kind with few
+queries is pulled towards the fit on all kinds (a prior worth PRIOR_ROWS rows), so a handful of
+queries cannot swing its curve. The script prints S and M per kind (QueryKind::calibration) and
+the abstention/coverage trade-off at several floors.
 """
 import json, math, sys
+from collections import defaultdict
 
-rows = [json.loads(l) for l in open(sys.argv[1])]
-xs, ys = [], []
-for q in rows:
-    for i, raw in q["rows"]:
-        xs.append(raw); ys.append(1.0 if i in q["relevant"] else 0.0)
-S, M = 10.0, 0.5
-for _ in range(20000):
-    gS = gM = 0.0
-    for x, y in zip(xs, ys):
-        p = 1 / (1 + math.exp(-S * (x - M)))
-        gS += (y - p) * (x - M); gM += -(y - p) * S
-    S += 2.0 * gS / len(xs); M += 0.002 * gM / len(xs)
-print(f"CAL_SLOPE={S:.2f} CAL_MIDPOINT={M:.3f}")
+PRIOR_ROWS = 60.0
 
-def at(floor):
+
+def fit(points, prior=None):
+    """Logistic fit of y on x by gradient ascent; `prior` = (S, M) adds a Gaussian pull."""
+    S, M = prior or (10.0, 0.5)
+    n = max(len(points), 1)
+    for _ in range(20000):
+        gS = gM = 0.0
+        for x, y in points:
+            p = 1 / (1 + math.exp(-S * (x - M)))
+            gS += (y - p) * (x - M)
+            gM += -(y - p) * S
+        if prior:
+            # A prior worth PRIOR_ROWS rows: slope in its own units, midpoint scaled to match.
+            gS -= PRIOR_ROWS * (S - prior[0]) / 100.0
+            gM -= PRIOR_ROWS * (M - prior[1]) * 10.0
+        S += 2.0 * gS / n
+        M += 0.002 * gM / n
+    return S, M
+
+
+def points(rows):
+    return [(raw, 1.0 if i in q["relevant"] else 0.0) for q in rows for i, raw in q["rows"]]
+
+
+def at(rows, S, M, floor):
     T = M + math.log(floor / (1 - floor)) / S
     ab = abn = cov = n = 0
     for q in rows:
         inj = [i for i, raw in q["rows"][:5] if raw >= T]
         if not q["relevant"]:
-            abn += 1; ab += not inj
+            abn += 1
+            ab += not inj
         else:
-            n += 1; cov += any(i in q["relevant"] for i in inj)
-    return ab / abn, cov / n
+            n += 1
+            cov += any(i in q["relevant"] for i in inj)
+    return (ab / abn if abn else float("nan")), (cov / n if n else float("nan"))
 
-for floor in [0.2, 0.25, 0.3, 0.35, 0.4, 0.5]:
-    print("floor %.2f: abstain=%.3f coverage=%.3f" % (floor, *at(floor)))
+
+rows = [json.loads(l) for l in open(sys.argv[1])]
+S0, M0 = fit(points(rows))
+print(f"all kinds: slope {S0:.2f} midpoint {M0:.3f} ({len(rows)} queries)")
+by_kind = defaultdict(list)
+for q in rows:
+    by_kind[q.get("query_kind", "prompt")].append(q)
+fits = {}
+for kind in ["prompt", "path", "command", "error"]:
+    qs = by_kind.get(kind, [])
+    S, M = fit(points(qs), prior=(S0, M0)) if qs else (S0, M0)
+    fits[kind] = (S, M)
+    n_abstain = sum(not q["relevant"] for q in qs)
+    print(f"QueryKind::{kind.capitalize()} => ({S:.2f}, {M:.3f}),  "
+          f"# {len(qs)} queries, {n_abstain} with nothing relevant")
+for floor in [0.2, 0.25, 0.3, 0.35, 0.4]:
+    parts = []
+    for kind, (S, M) in fits.items():
+        ab, cov = at(by_kind.get(kind, []), S, M, floor)
+        parts.append(f"{kind} abstain={ab:.2f} coverage={cov:.2f}")
+    print(f"floor {floor:.2f}: " + "; ".join(parts))

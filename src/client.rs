@@ -15,6 +15,7 @@ use crate::error::{not_found, other, Result};
 use crate::metrics::{self, Recorder};
 use crate::ops::{self, Caller, OpenOptions};
 use crate::project::Project;
+use crate::rank::QueryKind;
 use crate::record::MemoryRecord;
 use crate::store::{self, RepairReport, Store};
 use serde::de::DeserializeOwned;
@@ -36,6 +37,8 @@ pub enum Request {
     Proactive {
         context: String,
         limit: usize,
+        #[serde(default)]
+        kind: Option<QueryKind>,
     },
     List {
         memory_type: Option<String>,
@@ -43,6 +46,11 @@ pub enum Request {
     },
     Get {
         id: String,
+    },
+    /// Replace one memory's retrieval keys (`enrich`).
+    SetKeys {
+        id: String,
+        keys: Vec<String>,
     },
     Forget {
         req: ops::Forget,
@@ -117,6 +125,7 @@ impl Request {
             R::Proactive { .. } => "proactive",
             R::List { .. } => "list",
             R::Get { .. } => "get",
+            R::SetKeys { .. } => "set_keys",
             R::Forget { .. } => "forget",
             R::Context { .. } => "context",
             R::Brain => "brain",
@@ -283,9 +292,13 @@ pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Va
             req.check()?;
             json(direct.read(|s| ops::recall(s, req, caller))?)
         }
-        R::Proactive { context, limit } => {
+        R::Proactive {
+            context,
+            limit,
+            kind,
+        } => {
             ops::check_query("proactive", context)?;
-            json(direct.read(|s| ops::proactive(s, context, *limit, caller))?)
+            json(direct.read(|s| ops::proactive(s, context, *kind, *limit, caller))?)
         }
         R::List { memory_type, limit } => {
             json(direct.read(|s| ops::list(s, memory_type.as_deref(), *limit))?)
@@ -293,6 +306,13 @@ pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Va
         R::Get { id } => {
             let id = ops::checked_id("get", id)?;
             json(direct.read(|s| ops::get(s, &id))?)
+        }
+        R::SetKeys { id, keys } => {
+            let id = ops::checked_id("set-keys", id)?;
+            match direct.with(false, |s| ops::set_keys(s, &id, keys))? {
+                Some(done) => json(done),
+                None => Err(crate::error::not_found(format!("no memory {id}"))),
+            }
         }
         R::Forget { req } => {
             req.check()?;
@@ -637,11 +657,26 @@ impl Client {
         self.call(Request::Recall { req: req.clone() })
     }
 
-    pub fn proactive(&mut self, context: &str, limit: usize) -> Result<Vec<MemoryRecord>> {
+    /// Replace a memory's retrieval keys; returns its record.
+    pub fn set_keys(&mut self, id: &str, keys: &[String]) -> Result<MemoryRecord> {
+        self.call(Request::SetKeys {
+            id: id.to_string(),
+            keys: keys.to_vec(),
+        })
+    }
+
+    /// Memories worth injecting for `context`, a query of `kind` (None: inferred from its shape).
+    pub fn proactive(
+        &mut self,
+        context: &str,
+        kind: Option<QueryKind>,
+        limit: usize,
+    ) -> Result<Vec<MemoryRecord>> {
         ops::check_query("proactive", context)?;
         self.call(Request::Proactive {
             context: context.to_string(),
             limit,
+            kind,
         })
     }
 

@@ -108,6 +108,45 @@ pub struct Audit {
     pub dedup_ratio: f64,
     /// Every cluster, largest first (the name is kept from the previous JSON shape).
     pub top_clusters: Vec<Cluster>,
+    /// Explicit supersede links (`remember --supersedes`) between memories that both exist.
+    #[serde(default)]
+    pub supersede_links: Vec<SupersedeLink>,
+}
+
+/// A newer memory that names the one it replaces.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct SupersedeLink {
+    pub newer_id: String,
+    pub older_id: String,
+    pub newer_preview: String,
+    pub older_preview: String,
+}
+
+/// Audit and dedup previews are printed (and returned over MCP): redacted like every way out.
+fn preview(content: &str) -> String {
+    crate::hygiene::truncate_chars(&crate::hygiene::redact(content), 120).to_string()
+}
+
+/// The supersede links among `records`, newest replacement first.
+pub fn supersede_links(records: &[MemoryRecord]) -> Vec<SupersedeLink> {
+    let by_id: HashMap<&str, &MemoryRecord> = records.iter().map(|r| (r.id.as_str(), r)).collect();
+    let mut links: Vec<SupersedeLink> = records
+        .iter()
+        .filter_map(|newer| {
+            let older = by_id.get(newer.metadata.get(crate::record::SUPERSEDES)?.as_str())?;
+            Some(SupersedeLink {
+                newer_id: newer.id.clone(),
+                older_id: older.id.clone(),
+                newer_preview: preview(&newer.content),
+                older_preview: preview(&older.content),
+            })
+        })
+        .collect();
+    links.sort_by(|a, b| {
+        let created = |id: &str| by_id.get(id).map(|r| r.created_at.clone());
+        created(&b.newer_id).cmp(&created(&a.newer_id))
+    });
+    links
 }
 
 fn find(parent: &mut [usize], x: usize) -> usize {
@@ -159,9 +198,21 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
         .into_values()
         .filter(|g| g.len() > 1)
         .map(|mut g| {
+            // A memory replaced by another one of its cluster never survives it.
+            let replaced = |i: usize| {
+                g.iter().any(|&j| {
+                    records[j].metadata.get(crate::record::SUPERSEDES) == Some(&records[i].id)
+                })
+            };
+            let replaced: Vec<bool> = (0..records.len())
+                .map(|i| g.contains(&i) && replaced(i))
+                .collect();
             g.sort_by(|&x, &y| {
-                survivor_score(&records[y])
-                    .total_cmp(&survivor_score(&records[x]))
+                replaced[x]
+                    .cmp(&replaced[y])
+                    .then_with(|| {
+                        survivor_score(&records[y]).total_cmp(&survivor_score(&records[x]))
+                    })
                     .then_with(|| records[y].created_at.cmp(&records[x].created_at))
                     .then_with(|| records[x].id.cmp(&records[y].id))
             });
@@ -176,12 +227,7 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
             }
             Cluster {
                 count: g.len(),
-                // Printed by `audit` and `dedup --dry-run` (and MCP): redacted like every way out.
-                preview: crate::hygiene::truncate_chars(
-                    &crate::hygiene::redact(&survivor.content),
-                    120,
-                )
-                .to_string(),
+                preview: preview(&survivor.content),
                 survivor_id: survivor.id.clone(),
                 ids: g.iter().map(|&i| records[i].id.clone()).collect(),
                 victim_ids: g[1..].iter().map(|&i| records[i].id.clone()).collect(),
@@ -208,12 +254,65 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
             (redundant as f64 / total as f64 * 1000.0).round() / 10.0
         },
         top_clusters: clusters,
+        supersede_links: supersede_links(records),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rec(id: &str, content: &str, created: &str, supersedes: Option<&str>) -> MemoryRecord {
+        let mut r = MemoryRecord::for_test(id, content);
+        r.created_at = created.into();
+        if let Some(older) = supersedes {
+            r.metadata
+                .insert(crate::record::SUPERSEDES.into(), older.into());
+        }
+        r
+    }
+
+    #[test]
+    fn audit_lists_supersede_links_and_keeps_the_replacement() {
+        let records = [
+            rec(
+                "old",
+                "Deploys go to Fly.io from the main branch with flyctl deploy",
+                "1",
+                None,
+            ),
+            rec(
+                "new",
+                "Deploys go to Fly.io from the release branch with flyctl deploy",
+                "2",
+                Some("old"),
+            ),
+            rec(
+                "other",
+                "Postgres runs on port 5433 locally",
+                "3",
+                Some("gone"),
+            ),
+        ];
+        // The older one is accessed more, which alone would make it the survivor.
+        let mut records = records.to_vec();
+        records[0].access_count = 9;
+        let audit = audit(&records, 0.75);
+        assert_eq!(audit.top_clusters.len(), 1);
+        assert_eq!(audit.top_clusters[0].survivor_id, "new");
+        assert_eq!(audit.top_clusters[0].victim_ids, ["old"]);
+        assert_eq!(
+            audit.supersede_links.len(),
+            1,
+            "a link to a forgotten memory is not listed"
+        );
+        let link = &audit.supersede_links[0];
+        assert_eq!(
+            (link.newer_id.as_str(), link.older_id.as_str()),
+            ("new", "old")
+        );
+        assert!(link.older_preview.contains("main branch"));
+    }
 
     #[test]
     fn similarity_is_a_word_sequence_ratio() {

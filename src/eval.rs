@@ -3,6 +3,7 @@
 //! it with the definitions of `testdata/eval/score.py`.
 
 use crate::project::Project;
+use crate::rank::QueryKind;
 use crate::recall::{self, RecallQuery};
 use crate::store::{NewMemory, Store};
 use serde::Deserialize;
@@ -26,6 +27,18 @@ struct EvalQuery {
     query: String,
     #[serde(default)]
     relevant: Vec<String>,
+}
+
+impl EvalQuery {
+    /// The kind the ranker is told, as a hook would tell it: the set's path, command and error
+    /// kinds are what Read, Bash and a failed tool send, and every question is a prompt. An
+    /// abstain query is told by its shape (it may be phrased as a path, a command or an error).
+    fn query_kind(&self) -> QueryKind {
+        match self.kind.as_str() {
+            "abstain" => QueryKind::infer(&self.query),
+            other => QueryKind::parse(other).unwrap_or(QueryKind::Prompt),
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -108,6 +121,7 @@ pub fn run_with_features(
             .cloned()
             .collect();
         new.metadata.insert("eval_id".into(), m.id.clone());
+
         new.created_at = Some(base + chrono::Duration::hours(i as i64));
         let ins = store.insert(new)?;
         to_eval.insert(ins.id, m.id.clone());
@@ -121,6 +135,7 @@ pub fn run_with_features(
         let rq = RecallQuery {
             text: q.query.clone(),
             limit: 10,
+            kind: Some(q.query_kind()),
             ..Default::default()
         };
         let got = recall::recall(&store, &rq)?;
@@ -207,6 +222,7 @@ fn write_features(
         let rq = RecallQuery {
             text: q.query.clone(),
             limit: 10,
+            kind: Some(q.query_kind()),
             ..Default::default()
         };
         let rows: Vec<serde_json::Value> = recall::ranked_raw(store, &rq)?
@@ -216,7 +232,7 @@ fn write_features(
                 serde_json::json!([to_eval.get(&id).cloned().unwrap_or_default(), raw])
             })
             .collect();
-        out.push_str(&serde_json::json!({"qid": q.qid, "kind": q.kind, "relevant": q.relevant, "rows": rows}).to_string());
+        out.push_str(&serde_json::json!({"qid": q.qid, "kind": q.kind, "query_kind": q.query_kind().name(), "relevant": q.relevant, "rows": rows}).to_string());
         out.push('\n');
     }
     std::fs::write(path, out)?;

@@ -14,6 +14,7 @@ pub mod daemon;
 pub mod dedup;
 pub mod doctor;
 pub mod embed;
+pub mod enrich;
 pub mod error;
 pub mod eval;
 pub mod exchange;

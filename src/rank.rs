@@ -15,13 +15,86 @@
 //! store gives the same ids in the same order, and reading never changes later answers.
 
 use crate::record::MemoryRecord;
+use regex::Regex;
+use rmcp::schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 pub const LEXICAL_WEIGHT: f64 = 0.4;
 pub const SUPERSEDED_PENALTY: f64 = 0.03;
 pub const SAME_SUBJECT: f64 = 0.65;
-pub const CAL_MIDPOINT: f64 = 0.651;
-pub const CAL_SLOPE: f64 = 8.45;
+/// Weight of the content's cosine against the best key's, for memories with retrieval keys.
+pub const KEY_BLEND: f64 = 0.5;
+
+/// What a query is: a question in words, a file path (Read), a shell command (Bash) or an error
+/// text (a failed tool). Their raw scores are distributed differently (a path shares few words
+/// with the memory about it, a paraphrased prompt has a low cosine), so each kind has its own
+/// calibration curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(rename_all = "lowercase")]
+pub enum QueryKind {
+    #[default]
+    Prompt,
+    Path,
+    Command,
+    Error,
+}
+
+impl QueryKind {
+    pub const NAMES: [&'static str; 4] = ["prompt", "path", "command", "error"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(s: &str) -> Option<QueryKind> {
+        [Self::Prompt, Self::Path, Self::Command, Self::Error]
+            .into_iter()
+            .find(|k| k.name() == s)
+    }
+
+    /// The kind a query's shape suggests, for callers that do not say (CLI and MCP recall; the
+    /// hooks always say).
+    pub fn infer(text: &str) -> QueryKind {
+        static ERROR: OnceLock<Regex> = OnceLock::new();
+        static COMMAND: OnceLock<Regex> = OnceLock::new();
+        let t = text.trim();
+        let error = ERROR.get_or_init(|| {
+            Regex::new(r"(?m)^\s*(error|fatal|panic|warning)\b|error\[|\b[A-Z]\w+(Error|Exception)\b|\bERR_[A-Z_]{3,}|SQLSTATE|panicked at|Traceback|[Ee]xit code \d+|\berror:")
+                .expect("error pattern")
+        });
+        let command = COMMAND.get_or_init(|| {
+            Regex::new(r"^(sudo\s+)?(\./\S+|cargo|git|npm|npx|pnpm|yarn|docker|docker-compose|kubectl|make|just|psql|sqlx|fly|flyctl|curl|wget|python3?|pip|uv|node|go|rustup|ls|cd|cat|grep|rg|sed|awk|find|mkdir|rm|cp|mv|chmod|ssh|tar|openssl|mkcert|op|gh|terraform|helm|aws|gcloud|bash|sh|env|export|source|redis-cli|du|df|ps|kill|systemctl|journalctl|tail|head|echo|vite|vitest|jest|pytest|ruff|mypy|nix|cmake|gradle|mvn|java)(\s|$)")
+                .expect("command pattern")
+        });
+        if !t.contains(char::is_whitespace)
+            && (t.contains('/')
+                || t.rsplit_once('.')
+                    .is_some_and(|(a, b)| !a.is_empty() && (1..=5).contains(&b.len())))
+        {
+            QueryKind::Path
+        } else if command.is_match(t) && !t.contains('?') {
+            QueryKind::Command
+        } else if error.is_match(t) {
+            QueryKind::Error
+        } else {
+            QueryKind::Prompt
+        }
+    }
+
+    /// `(slope, midpoint)` of `relevance = logistic(slope * (raw - midpoint))`, fitted per kind on
+    /// `testdata/eval/dev` by `scripts/tune_rank.py`.
+    pub fn calibration(self) -> (f64, f64) {
+        match self {
+            QueryKind::Prompt => (7.62, 0.662),
+            QueryKind::Path => (7.48, 0.625),
+            QueryKind::Command => (8.93, 0.645),
+            QueryKind::Error => (10.55, 0.655),
+        }
+    }
+}
 
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     if a.len() != b.len() || a.is_empty() {
@@ -104,6 +177,14 @@ pub fn terms(text: &str) -> HashSet<String> {
         let has_punct = tok.chars().any(|c| !(c.is_alphanumeric() || c == '_'));
         if tok.chars().count() >= 4 && has_punct {
             out.insert(format!("~{tok}"));
+            // A path also names its shorter forms: `crates/api/src/state.rs` meets a memory
+            // that says `src/state.rs` or `state.rs`, and the other way round.
+            for (at, _) in tok.match_indices('/') {
+                let suffix = &tok[at + 1..];
+                if suffix.chars().count() >= 4 && suffix.contains('.') {
+                    out.insert(format!("~{suffix}"));
+                }
+            }
         }
     }
     out
@@ -201,6 +282,28 @@ pub struct Candidate<'a> {
     pub norm: f64,
     /// A newer memory replaces this one (an explicit link).
     pub superseded: bool,
+    /// The memory's key vectors, concatenated (`store::key_vectors_of`), and their norms.
+    pub key_vectors: &'a [f32],
+    pub key_norms: &'a [f64],
+}
+
+impl Candidate<'_> {
+    /// Meaning match of a query part: the content's cosine, or, when the memory has retrieval
+    /// keys, the even blend of it with the best key's cosine if that is higher (the measured
+    /// scoring of document expansion; taking the higher of the two means a poor key never hurts).
+    fn semantic(&self, query: &[f32], query_norm: f64) -> f64 {
+        let content = cosine_normed(query, query_norm, self.embedding, self.norm);
+        if self.key_norms.is_empty() || query.is_empty() {
+            return content;
+        }
+        let best_key = self
+            .key_vectors
+            .chunks_exact(query.len())
+            .zip(self.key_norms)
+            .map(|(key, &key_norm)| cosine_normed(query, query_norm, key, key_norm))
+            .fold(f64::NEG_INFINITY, f64::max);
+        content.max(KEY_BLEND * content + (1.0 - KEY_BLEND) * best_key)
+    }
 }
 
 /// One scored result.
@@ -229,44 +332,64 @@ impl Scored {
     }
 }
 
-pub fn calibrate(raw: f64) -> f64 {
-    1.0 / (1.0 + (-(CAL_SLOPE * (raw - CAL_MIDPOINT))).exp())
+pub fn calibrate(kind: QueryKind, raw: f64) -> f64 {
+    let (slope, midpoint) = kind.calibration();
+    1.0 / (1.0 + (-(slope * (raw - midpoint))).exp())
+}
+
+/// A query as the ranker sees it: its kind and one or more parts, each with its embedding. A long
+/// prompt has a part per sentence besides the whole, so one sentence that matches a memory is
+/// enough; every other query has one part.
+pub struct Query {
+    pub kind: QueryKind,
+    pub parts: Vec<(String, Vec<f32>)>,
+}
+
+impl Query {
+    pub fn single(kind: QueryKind, text: &str, embedding: Vec<f32>) -> Query {
+        Query {
+            kind,
+            parts: vec![(text.to_string(), embedding)],
+        }
+    }
 }
 
 /// Score every candidate for the query; best first. Ties break on newer first, then id, so the
 /// order is fully deterministic.
-pub fn rank(query: &str, query_embedding: &[f32], candidates: &[Candidate]) -> Vec<Scored> {
-    let corpus = Corpus::new(candidates.iter().map(|c| c.record.content.as_str()));
-    rank_with(query, query_embedding, candidates, &corpus)
+pub fn rank(query: &Query, candidates: &[Candidate]) -> Vec<Scored> {
+    let texts: Vec<String> = candidates.iter().map(|c| c.record.lexical_text()).collect();
+    let corpus = Corpus::new(texts.iter().map(String::as_str));
+    rank_with(query, candidates, &corpus)
 }
 
 /// [`rank`] with the corpus statistics of exactly these candidates, in this order, computed
 /// beforehand (a resident store keeps them between queries).
-pub fn rank_with(
-    query: &str,
-    query_embedding: &[f32],
-    candidates: &[Candidate],
-    corpus: &Corpus,
-) -> Vec<Scored> {
-    let weighed = corpus.weigh(&terms(query));
-    let lexical_scores = corpus.lexical_all(&weighed);
-    let query_norm = norm(query_embedding);
+pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Vec<Scored> {
     let mut scored: Vec<Scored> = candidates
         .iter()
         .enumerate()
-        .map(|(i, c)| {
-            let semantic = cosine_normed(query_embedding, query_norm, c.embedding, c.norm);
-            let lexical = lexical_scores[i];
-            Scored {
-                index: i,
-                raw: 0.0,
-                relevance: semantic + LEXICAL_WEIGHT * lexical,
-                semantic,
-                lexical,
-                superseded: false,
-            }
+        .map(|(i, _)| Scored {
+            index: i,
+            raw: 0.0,
+            relevance: f64::NEG_INFINITY,
+            semantic: 0.0,
+            lexical: 0.0,
+            superseded: false,
         })
         .collect();
+    // Each memory keeps its best part.
+    for (text, embedding) in &query.parts {
+        let lexical_scores = corpus.lexical_all(&corpus.weigh(&terms(text)));
+        let query_norm = norm(embedding);
+        for (s, c) in scored.iter_mut().zip(candidates) {
+            let semantic = c.semantic(embedding, query_norm);
+            let lexical = lexical_scores[s.index];
+            let combined = semantic + LEXICAL_WEIGHT * lexical;
+            if combined > s.relevance {
+                (s.relevance, s.semantic, s.lexical) = (combined, semantic, lexical);
+            }
+        }
+    }
     // Supersession: among the strongest matches, an older memory loses to a newer one on the
     // same subject.
     scored.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
@@ -288,7 +411,7 @@ pub fn rank_with(
             s.relevance -= SUPERSEDED_PENALTY;
         }
         s.raw = s.relevance;
-        s.relevance = calibrate(s.raw);
+        s.relevance = calibrate(query.kind, s.raw);
     }
     sort_best_first(&mut scored, candidates);
     scored
@@ -306,7 +429,11 @@ fn sort_best_first(scored: &mut [Scored], candidates: &[Candidate]) {
 }
 
 /// Meaning alone (`--mode semantic`): calibrated cosine, no lexical or supersession terms.
-pub fn rank_semantic(query_embedding: &[f32], candidates: &[Candidate]) -> Vec<Scored> {
+pub fn rank_semantic(
+    kind: QueryKind,
+    query_embedding: &[f32],
+    candidates: &[Candidate],
+) -> Vec<Scored> {
     let mut scored: Vec<Scored> = candidates
         .iter()
         .enumerate()
@@ -315,7 +442,7 @@ pub fn rank_semantic(query_embedding: &[f32], candidates: &[Candidate]) -> Vec<S
             Scored {
                 index: i,
                 raw: semantic,
-                relevance: calibrate(semantic),
+                relevance: calibrate(kind, semantic),
                 semantic,
                 lexical: 0.0,
                 superseded: false,
@@ -340,6 +467,108 @@ mod tests {
         assert!(t.contains("~--all-targets"));
         assert!(t.contains("worker"));
         assert!(!t.contains("and"));
+    }
+
+    #[test]
+    fn paths_name_their_shorter_forms() {
+        let t = terms("crates/api/src/state.rs");
+        assert!(t.contains("~crates/api/src/state.rs"));
+        assert!(t.contains("~src/state.rs"));
+        assert!(t.contains("~state.rs"));
+        assert!(
+            !t.contains("~src"),
+            "a directory alone is a word, not an identifier"
+        );
+    }
+
+    #[test]
+    fn query_kinds_from_shape() {
+        use QueryKind::*;
+        let cases = [
+            ("crates/api/src/state.rs", Path),
+            ("fly.toml", Path),
+            ("Dockerfile", Prompt),
+            ("cargo sqlx prepare --workspace", Command),
+            ("git commit -m 'x'", Command),
+            ("error[E0425]: cannot find value `x` in this scope", Error),
+            ("ERR_PNPM_OUTDATED_LOCKFILE Cannot install", Error),
+            ("thread 'main' panicked at src/main.rs:3", Error),
+            ("why do we pin the pool size?", Prompt),
+            ("cargo test fails with a linker error, why?", Prompt),
+            ("How do we deploy to Fly.io", Prompt),
+        ];
+        for (text, kind) in cases {
+            assert_eq!(QueryKind::infer(text), kind, "{text}");
+        }
+        for name in QueryKind::NAMES {
+            assert_eq!(QueryKind::parse(name).map(QueryKind::name), Some(name));
+        }
+    }
+
+    #[test]
+    fn one_matching_part_is_enough() {
+        let a = crate::record::MemoryRecord::for_test("a", "retry 40P01 deadlocks");
+        let b = crate::record::MemoryRecord::for_test("b", "deploy to fly");
+        let (ea, eb) = (vec![1.0, 0.0], vec![0.0, 1.0]);
+        let candidates = [
+            Candidate {
+                record: &a,
+                embedding: &ea,
+                norm: 1.0,
+                superseded: false,
+                key_vectors: &[],
+                key_norms: &[],
+            },
+            Candidate {
+                record: &b,
+                embedding: &eb,
+                norm: 1.0,
+                superseded: false,
+                key_vectors: &[],
+                key_norms: &[],
+            },
+        ];
+        let whole = Query::single(QueryKind::Prompt, "a long prompt", vec![0.7, 0.1]);
+        let mut parted = Query::single(QueryKind::Prompt, "a long prompt", vec![0.7, 0.1]);
+        parted.parts.push(("deploy it".into(), vec![0.0, 1.0]));
+        let score_of = |q: &Query, id: &str| {
+            rank(q, &candidates)
+                .into_iter()
+                .find(|s| candidates[s.index].record.id == id)
+                .map(|s| s.semantic)
+                .unwrap()
+        };
+        assert!(score_of(&whole, "b") < 0.2);
+        assert!(
+            (score_of(&parted, "b") - 1.0).abs() < 1e-6,
+            "the sentence that matches counts"
+        );
+        assert!((score_of(&parted, "a") - score_of(&whole, "a")).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_matching_key_lifts_a_memory_and_a_poor_one_never_lowers_it() {
+        let r = crate::record::MemoryRecord::for_test("a", "x");
+        let content = [1.0f32, 0.0, 0.0];
+        let keys = [0.0f32, 1.0, 0.0, 0.0, 0.0, 1.0];
+        let with_keys = Candidate {
+            record: &r,
+            embedding: &content,
+            norm: 1.0,
+            superseded: false,
+            key_vectors: &keys,
+            key_norms: &[1.0, 1.0],
+        };
+        let without = Candidate {
+            key_vectors: &[],
+            key_norms: &[],
+            ..with_keys
+        };
+        let asks_key = [0.0f32, 1.0, 0.0];
+        assert!((with_keys.semantic(&asks_key, 1.0) - 0.5).abs() < 1e-9);
+        assert_eq!(without.semantic(&asks_key, 1.0), 0.0);
+        let asks_content = [1.0f32, 0.0, 0.0];
+        assert_eq!(with_keys.semantic(&asks_content, 1.0), 1.0);
     }
 
     #[test]
@@ -381,10 +610,18 @@ mod tests {
 
     #[test]
     fn calibration_is_monotone_and_bounded() {
-        let xs = [-1.0, 0.0, 0.3, 0.6, CAL_MIDPOINT, 0.9, 1.5];
-        let ys: Vec<f64> = xs.iter().map(|&x| calibrate(x)).collect();
-        assert!(ys.windows(2).all(|w| w[0] < w[1]));
-        assert!(ys.iter().all(|&y| (0.0..=1.0).contains(&y)));
-        assert!((calibrate(CAL_MIDPOINT) - 0.5).abs() < 1e-9);
+        for kind in [
+            QueryKind::Prompt,
+            QueryKind::Path,
+            QueryKind::Command,
+            QueryKind::Error,
+        ] {
+            let (_, midpoint) = kind.calibration();
+            let xs = [-1.0, 0.0, 0.3, 0.6, midpoint, 0.9, 1.5];
+            let ys: Vec<f64> = xs.iter().map(|&x| calibrate(kind, x)).collect();
+            assert!(ys.windows(2).all(|w| w[0] < w[1]));
+            assert!(ys.iter().all(|&y| (0.0..=1.0).contains(&y)));
+            assert!((calibrate(kind, midpoint) - 0.5).abs() < 1e-9);
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! (a branch-only query, then the rest) and the relevance gates of `proactive`. Every front end gets these through the
 //! CLI, so hooks and MCP see the same answers.
 
-use crate::rank::{self, Candidate};
+use crate::rank::{self, Candidate, QueryKind};
 use crate::record::MemoryRecord;
 use crate::store::{RankView, Store};
 use chrono::{DateTime, Utc};
@@ -26,6 +26,8 @@ pub struct RecallQuery {
     pub branch: Option<String>,
     /// `semantic` mode ranks by meaning alone; every other mode is hybrid.
     pub semantic_only: bool,
+    /// What the query is (None: inferred from its shape).
+    pub kind: Option<QueryKind>,
 }
 
 /// Branch-query size of the dual query: limit.div_ceil(2) + 1.
@@ -48,6 +50,66 @@ fn passes_filters(r: &MemoryRecord, q: &RecallQuery) -> bool {
     q.tags.iter().all(|t| r.has_tag(t))
         && q.min_importance.is_none_or(|m| r.importance >= m)
         && in_range(r, q)
+}
+
+/// Sentences of a long prompt scored on their own besides the whole prompt (at most this many).
+const MAX_SENTENCES: usize = 6;
+/// A prompt shorter than this is one part.
+const SPLIT_FROM_CHARS: usize = 120;
+
+/// Parts of a query scored on their own besides the whole: a long prompt's sentences, an error
+/// text's lines (a hook sends the lines that say what went wrong, one per line).
+pub fn parts(kind: QueryKind, text: &str) -> Vec<String> {
+    match kind {
+        QueryKind::Prompt => sentences(text),
+        QueryKind::Error => {
+            let lines: Vec<String> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.split_whitespace().count() >= 2)
+                .take(MAX_SENTENCES)
+                .map(str::to_string)
+                .collect();
+            if lines.len() < 2 {
+                Vec::new()
+            } else {
+                lines
+            }
+        }
+        QueryKind::Path | QueryKind::Command => Vec::new(),
+    }
+}
+
+/// The sentences of a long prompt worth scoring alone: split after `.`, `!`, `?` or `;` followed
+/// by a space, and at line breaks; pieces under four words carry too little meaning to score.
+/// Empty when the prompt is short or is one sentence.
+pub fn sentences(text: &str) -> Vec<String> {
+    if text.chars().count() < SPLIT_FROM_CHARS {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    for (k, &(at, c)) in chars.iter().enumerate() {
+        let next_is_space = chars.get(k + 1).is_none_or(|&(_, n)| n.is_whitespace());
+        // Not after an abbreviation ("e.g.", "i.e.", "vs.").
+        let word = text[start..at]
+            .rsplit(char::is_whitespace)
+            .next()
+            .unwrap_or("");
+        let abbreviation = c == '.' && (word.contains('.') || word.chars().count() <= 2);
+        if c == '\n' || (matches!(c, '.' | '!' | '?' | ';') && next_is_space && !abbreviation) {
+            out.push(text[start..at + c.len_utf8()].trim().to_string());
+            start = at + c.len_utf8();
+        }
+    }
+    out.push(text[start..].trim().to_string());
+    out.retain(|s| s.split_whitespace().count() >= 4);
+    if out.len() < 2 {
+        return Vec::new();
+    }
+    out.truncate(MAX_SENTENCES);
+    out
 }
 
 /// How deep in a ranking an explicitly superseded memory is moved below its replacement.
@@ -106,16 +168,26 @@ impl Ranking {
                 embedding: crate::store::embedding_of(&memories[i]),
                 norm: view.norms[i],
                 superseded: view.superseded_by.contains_key(&records[i].id),
+                key_vectors: crate::store::key_vectors_of(&memories[i]),
+                key_norms: &view.key_norms[i],
             })
             .collect();
+        let kind = q.kind.unwrap_or_else(|| QueryKind::infer(&q.text));
         let query_embedding = store.embed(&q.text)?;
         let scored = if q.semantic_only {
-            rank::rank_semantic(&query_embedding, &candidates)
-        } else if keep.len() == records.len() {
-            // No filter left anything out: the store's own corpus is exactly these candidates.
-            rank::rank_with(&q.text, &query_embedding, &candidates, &view.corpus)
+            rank::rank_semantic(kind, &query_embedding, &candidates)
         } else {
-            rank::rank(&q.text, &query_embedding, &candidates)
+            let mut query = rank::Query::single(kind, &q.text, query_embedding);
+            for part in parts(kind, &q.text) {
+                let embedding = store.embed(&part)?;
+                query.parts.push((part, embedding));
+            }
+            if keep.len() == records.len() {
+                // No filter left anything out: the store's own corpus is exactly these candidates.
+                rank::rank_with(&query, &candidates, &view.corpus)
+            } else {
+                rank::rank(&query, &candidates)
+            }
         };
         let mut hits: Vec<(usize, rank::Scored)> =
             scored.into_iter().map(|s| (keep[s.index], s)).collect();
@@ -214,6 +286,7 @@ pub fn recall(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord
 pub fn proactive(
     store: &Store,
     context: &str,
+    kind: Option<QueryKind>,
     limit: usize,
     branch: Option<&str>,
 ) -> anyhow::Result<Vec<MemoryRecord>> {
@@ -221,6 +294,7 @@ pub fn proactive(
         text: context.to_string(),
         limit,
         branch: branch.map(str::to_string),
+        kind,
         ..Default::default()
     };
     let ranking = Ranking::of(store, &q)?;
@@ -250,6 +324,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn long_prompts_split_into_sentences() {
+        let prompt = "The end-of-month archive download keeps dying for our biggest customer. \
+                      How do we give just that task more time without loosening the limit? Thanks, ok.";
+        assert_eq!(
+            sentences(prompt),
+            [
+                "The end-of-month archive download keeps dying for our biggest customer.",
+                "How do we give just that task more time without loosening the limit?"
+            ]
+        );
+        assert!(
+            sentences("Why does crates/api/src/state.rs set max_connections to 20?").is_empty()
+        );
+        let one = "x".repeat(50)
+            + " in one long sentence without any break at all, e.g. in state.rs and so on and on";
+        assert!(sentences(&one).is_empty(), "no split inside a file name");
+    }
+
+    #[test]
     fn branch_limit_matches_reference() {
         assert_eq!(branch_limit(5), 4);
         assert_eq!(branch_limit(3), 3);
@@ -259,22 +352,8 @@ mod tests {
 
     fn rec(id: &str, tags: &[&str]) -> MemoryRecord {
         MemoryRecord {
-            id: id.into(),
-            content: id.into(),
-            experience_type: "Learning".into(),
             tags: tags.iter().map(|s| s.to_string()).collect(),
-            importance: 0.5,
-            access_count: 0,
-            created_at: String::new(),
-            last_accessed: String::new(),
-            compressed: false,
-            metadata: Default::default(),
-            entities: vec![],
-            is_failure: false,
-            is_anomaly: false,
-            relevance_score: None,
-            relevance_reason: None,
-            superseded_by: None,
+            ..MemoryRecord::for_test(id, id)
         }
     }
 

@@ -51,6 +51,28 @@ pub struct MemoryRecord {
 /// The metadata key naming the older memory a memory replaces.
 pub const SUPERSEDES: &str = "supersedes";
 
+/// The metadata key holding a memory's retrieval keys, one per line: short questions or tasks a
+/// developer would type when the memory helps, and an anchor line of the files, commands and
+/// identifiers it is specific to. Written with the memory; ranking matches queries against them
+/// as well as against the content.
+pub const KEYS: &str = "keys";
+/// At most this many keys per memory, each at most [`KEY_CHARS`] characters.
+pub const MAX_KEYS: usize = 6;
+pub const KEY_CHARS: usize = 200;
+
+/// Keys as stored: trimmed, non-empty, one line each, at most [`MAX_KEYS`], no repeats.
+pub fn clean_keys<S: AsRef<str>>(keys: &[S]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for k in keys {
+        let k = k.as_ref().split_whitespace().collect::<Vec<_>>().join(" ");
+        let k = hygiene::truncate_chars(&k, KEY_CHARS).to_string();
+        if !k.is_empty() && !out.contains(&k) && out.len() < MAX_KEYS {
+            out.push(k);
+        }
+    }
+    out
+}
+
 fn serialize_redacted<S: Serializer>(text: &str, ser: S) -> Result<S::Ok, S::Error> {
     ser.serialize_str(&hygiene::redact(text))
 }
@@ -137,6 +159,29 @@ pub fn rfc3339(t: &chrono::DateTime<chrono::Utc>) -> String {
 }
 
 impl MemoryRecord {
+    /// A bare record for unit tests.
+    #[cfg(test)]
+    pub fn for_test(id: &str, content: &str) -> MemoryRecord {
+        MemoryRecord {
+            id: id.into(),
+            content: content.into(),
+            experience_type: "Learning".into(),
+            tags: vec![],
+            importance: 0.5,
+            access_count: 0,
+            created_at: String::new(),
+            last_accessed: String::new(),
+            compressed: false,
+            metadata: Default::default(),
+            entities: vec![],
+            is_failure: false,
+            is_anomaly: false,
+            relevance_score: None,
+            relevance_reason: None,
+            superseded_by: None,
+        }
+    }
+
     pub fn from_memory(m: &Memory) -> Self {
         let e = &m.experience;
         MemoryRecord {
@@ -165,6 +210,24 @@ impl MemoryRecord {
 
     pub fn has_tag(&self, tag: &str) -> bool {
         self.tags.iter().any(|t| t == tag)
+    }
+
+    /// Text the memory is matched on word for word: its content, then its keys.
+    pub fn lexical_text(&self) -> String {
+        let keys = self.keys();
+        if keys.is_empty() {
+            self.content.clone()
+        } else {
+            format!("{}\n{}", self.content, keys.join("\n"))
+        }
+    }
+
+    /// The memory's retrieval keys (none for most memories).
+    pub fn keys(&self) -> Vec<&str> {
+        self.metadata
+            .get(KEYS)
+            .map(|k| k.lines().filter(|l| !l.trim().is_empty()).collect())
+            .unwrap_or_default()
     }
 }
 

@@ -170,11 +170,21 @@ pub struct RankView {
     pub norms: Vec<f64>,
     /// Older memory id -> the memory that replaces it (`remember --supersedes`).
     pub superseded_by: HashMap<String, String>,
+    /// The norms of each memory's key vectors, in the order of [`key_vectors_of`].
+    pub key_norms: Vec<Vec<f64>>,
 }
 
 /// A memory's embedding (empty when it has none).
 pub fn embedding_of(memory: &Memory) -> &[f32] {
     memory.experience.embeddings.as_deref().unwrap_or(&[])
+}
+
+/// The embeddings of a memory's retrieval keys, concatenated (empty when it has none). The engine
+/// has no field for extra text vectors; its multimodal slot `image_embeddings`, which it stores
+/// and never reads, holds them, so they are written once with the memory and never recomputed
+/// when a store opens.
+pub fn key_vectors_of(memory: &Memory) -> &[f32] {
+    memory.experience.image_embeddings.as_deref().unwrap_or(&[])
 }
 
 impl RankView {
@@ -191,9 +201,18 @@ impl RankView {
         if let Some(older) = record.metadata.get(crate::record::SUPERSEDES) {
             self.superseded_by.insert(older.clone(), record.id.clone());
         }
-        self.corpus.push(&record.content);
+        self.corpus.push(&record.lexical_text());
         self.records.push(record);
-        self.norms.push(crate::rank::norm(embedding_of(&memory)));
+        let embedding = embedding_of(&memory);
+        self.norms.push(crate::rank::norm(embedding));
+        let keys = key_vectors_of(&memory);
+        self.key_norms.push(if embedding.is_empty() {
+            Vec::new()
+        } else {
+            keys.chunks_exact(embedding.len())
+                .map(crate::rank::norm)
+                .collect()
+        });
         self.memories.push(memory);
     }
 
@@ -204,6 +223,7 @@ impl RankView {
             self.corpus.remove(i);
             self.records.remove(i);
             self.norms.remove(i);
+            self.key_norms.remove(i);
             self.memories.remove(i);
         }
     }
@@ -1015,6 +1035,7 @@ impl Store {
         }
         self.ensure_embedder()?;
         let embedding = self.embed(&new.content)?;
+        let key_vectors = self.embed_keys(&new.metadata)?;
         let hash = hygiene::content_hash(&new.content);
         let experience = Experience {
             content: new.content,
@@ -1023,6 +1044,7 @@ impl Store {
             metadata: new.metadata,
             entities: new.entities,
             embeddings: Some(embedding),
+            image_embeddings: key_vectors,
             importance_override: Some(new.importance.clamp(0.0, 1.0)),
             is_failure: new.is_failure,
             is_anomaly: new.is_anomaly,
@@ -1053,6 +1075,41 @@ impl Store {
             id: id.0.to_string(),
             duplicate: false,
         })
+    }
+
+    /// The key vectors for a memory's metadata (None without keys): see [`key_vectors_of`].
+    fn embed_keys(&self, metadata: &HashMap<String, String>) -> anyhow::Result<Option<Vec<f32>>> {
+        let Some(keys) = metadata.get(crate::record::KEYS) else {
+            return Ok(None);
+        };
+        let mut vectors = Vec::new();
+        for key in keys.lines().filter(|l| !l.trim().is_empty()) {
+            vectors.extend(self.embed(key)?);
+        }
+        Ok((!vectors.is_empty()).then_some(vectors))
+    }
+
+    /// Replace a memory's retrieval keys in place (same id), with their vectors (`enrich`).
+    pub fn set_keys(&self, memory: &Memory, keys: &[String]) -> anyhow::Result<()> {
+        let mut updated = memory.clone();
+        let keys = crate::record::clean_keys(keys);
+        let metadata = &mut updated.experience.metadata;
+        if keys.is_empty() {
+            metadata.remove(crate::record::KEYS);
+        } else {
+            metadata.insert(
+                crate::record::KEYS.into(),
+                hygiene::redact(&keys.join("\n")),
+            );
+        }
+        self.ensure_embedder()?;
+        updated.experience.image_embeddings = self.embed_keys(&updated.experience.metadata)?;
+        if let Err(e) = self.ms.update_memory(&updated) {
+            self.changed();
+            bail!("update failed: {e:#}");
+        }
+        self.written(&updated.id, true);
+        self.make_durable()
     }
 
     /// Replace a memory's tags in place (same id).
@@ -1087,6 +1144,20 @@ impl Store {
             for m in &all {
                 let e = self.embed(&m.experience.content)?;
                 self.set_embedding(m, e)?;
+            }
+            // Key vectors from the old embedder would not compare with the new queries.
+            for m in all
+                .iter()
+                .filter(|m| m.experience.metadata.contains_key(crate::record::KEYS))
+            {
+                if let Some(current) = self.get(&m.id.0.to_string())? {
+                    let keys: Vec<String> = MemoryRecord::from_memory(&current)
+                        .keys()
+                        .iter()
+                        .map(|k| k.to_string())
+                        .collect();
+                    self.set_keys(&current, &keys)?;
+                }
             }
             Ok(())
         })??;

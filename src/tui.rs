@@ -1207,6 +1207,7 @@ mod tests {
                 all_tags: vec![],
                 survivor_tags: vec![],
             }],
+            supersede_links: vec![],
         });
         let text = screen(&app);
         let links = line_of(&text, "Near-duplicates (similarity > 0.9):");

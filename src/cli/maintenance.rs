@@ -170,6 +170,14 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 if report.clusters > 0 {
                     println!("Run `wt-memory dedup --dry-run` to see what dedup would delete.");
                 }
+                if !report.supersede_links.is_empty() {
+                    println!("Superseded ({}):", report.supersede_links.len());
+                }
+                for l in &report.supersede_links {
+                    let short = |id: &str| id[..8.min(id.len())].to_string();
+                    println!("  {} | {}", short(&l.newer_id), l.newer_preview);
+                    println!("    replaces {} | {}", short(&l.older_id), l.older_preview);
+                }
             }
         }
         Cmd::Dedup { threshold, dry_run } => match client.dedup(threshold, dry_run)? {

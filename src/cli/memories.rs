@@ -3,6 +3,7 @@
 use super::{print_json, read_stdin, Res};
 use crate::client::Client;
 use crate::ops::{self, Forget, Recall, RecallMode, Remember};
+use crate::rank::QueryKind;
 use crate::record::split_tags;
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
@@ -19,6 +20,9 @@ pub enum Cmd {
         context: String,
         #[arg(long, default_value_t = 5)]
         limit: usize,
+        /// What the context is: prompt, path, command or error (default: from its shape).
+        #[arg(long)]
+        kind: Option<String>,
     },
     /// All memories, newest first (JSON array).
     List {
@@ -62,6 +66,10 @@ pub struct RememberArgs {
     /// older one lower and marks it, and the hooks stop injecting it.
     #[arg(long, value_name = "ID")]
     supersedes: Option<String>,
+    /// Retrieval keys, each one argument: questions a developer would ask when this memory
+    /// helps, and an anchor line of the files, commands and identifiers it is specific to.
+    #[arg(long, num_args = 1.., value_name = "KEY")]
+    keys: Vec<String>,
     /// Print {"id": …, "duplicate": …}.
     #[arg(long)]
     json: bool,
@@ -87,6 +95,9 @@ pub struct RecallArgs {
     since: Option<String>,
     #[arg(long)]
     until: Option<String>,
+    /// What the query is: prompt, path, command or error (default: from its shape).
+    #[arg(long)]
+    kind: Option<String>,
 }
 
 #[derive(Args)]
@@ -108,6 +119,18 @@ pub struct ForgetArgs {
     until: Option<String>,
 }
 
+fn parse_kind(kind: Option<&str>) -> Result<Option<QueryKind>, crate::error::Error> {
+    kind.map(|k| {
+        QueryKind::parse(k).ok_or_else(|| {
+            crate::error::bad_input(format!(
+                "unknown --kind '{k}' (use one of {})",
+                QueryKind::NAMES.join(", ")
+            ))
+        })
+    })
+    .transpose()
+}
+
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     match cmd {
         Cmd::Remember(a) => remember(client, a)?,
@@ -119,12 +142,17 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 tags: a.tags.as_deref().map(split_tags).unwrap_or_default(),
                 tags_only: a.tags_only,
                 min_importance: a.min_importance,
+                kind: parse_kind(a.kind.as_deref())?,
                 ..Recall::default()
             }
             .with_dates(a.since.as_deref(), a.until.as_deref())?;
             print_json(&client.recall(&req)?);
         }
-        Cmd::Proactive { context, limit } => print_json(&client.proactive(&context, limit)?),
+        Cmd::Proactive {
+            context,
+            limit,
+            kind,
+        } => print_json(&client.proactive(&context, parse_kind(kind.as_deref())?, limit)?),
         Cmd::List { ty, limit } => print_json(&client.list(ty.as_deref(), limit)?),
         Cmd::Get { id } => match client.get(&id)? {
             Some(r) => print_json(&r),
@@ -175,6 +203,7 @@ fn remember(client: &mut Client, a: RememberArgs) -> Result<(), crate::error::Er
         anomaly: a.anomaly,
         importance: a.importance,
         supersedes: a.supersedes,
+        keys: a.keys,
     };
     let done = client.remember(&req)?;
     if let Some(note) = &done.note {

@@ -7,6 +7,7 @@
 //! `restore`, `sync` and `doctor` print text. Errors are one stderr line, `wt-memory: …`, and exit 1
 //! (`remember` with nothing to store exits 3; usage errors exit 1 or 2 as clap decides).
 
+mod enrich;
 mod maintenance;
 mod memories;
 mod metrics;
@@ -54,6 +55,8 @@ enum Cmd {
     Todo(todo::Cmd),
     #[command(flatten)]
     Metrics(metrics::Cmd),
+    #[command(flatten)]
+    Enrich(enrich::Cmd),
 }
 
 /// What a command ends with.
@@ -135,6 +138,7 @@ pub fn main() -> ExitCode {
         Cmd::Transfer(c) => transfer::run(&mut client, c),
         Cmd::Todo(c) => todo::run(&mut client, c),
         Cmd::Metrics(c) => metrics::run(&mut client, c),
+        Cmd::Enrich(c) => enrich::run(&mut client, c),
     };
     // Close the store before the last words (a damaged store's warning is raised on open).
     drop(client);

@@ -170,6 +170,7 @@ pub fn on_stop(ctx: &super::Ctx) -> Result<(), String> {
             &content,
             "Decision",
             &format!("change:{change},{DESIGN_TAGS_BASE}"),
+            &[],
             "commit",
         )?;
         saved.push(change);

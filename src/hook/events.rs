@@ -6,6 +6,7 @@ use super::input::HookInput;
 use super::memory;
 use super::{log, Ctx};
 use crate::hygiene::truncate_chars;
+use crate::rank::QueryKind;
 use crate::record::MemoryRecord;
 use regex::Regex;
 use std::collections::HashSet;
@@ -15,6 +16,8 @@ use std::sync::OnceLock;
 const PROMPT_QUERY_CHARS: usize = 200;
 const BASH_QUERY_CHARS: usize = 200;
 const ERROR_QUERY_CHARS: usize = 300;
+/// Lines of an error text that make its query.
+const MAX_ERROR_LINES: usize = 6;
 const SUBAGENT_QUERY_CHARS: usize = 300;
 
 pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
@@ -106,7 +109,13 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     let mut parts = Vec::new();
     let mut left = PROMPT_BUDGET.total;
 
-    match memory::recall(ctx, "cheat-sheet operational", 5, Some("cheat-sheet")) {
+    match memory::recall(
+        ctx,
+        "cheat-sheet operational",
+        QueryKind::Prompt,
+        5,
+        Some("cheat-sheet"),
+    ) {
         Ok(sheet) => {
             let opts = LineOptions {
                 floor: false,
@@ -124,7 +133,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     }
 
     let query = project_query(ctx);
-    match memory::proactive(ctx, &query, 5) {
+    match memory::proactive(ctx, &query, QueryKind::Prompt, 5) {
         Ok(found) => {
             let mut ids = IdBook::new(Some(&mut state.mem_ids));
             let opts = LineOptions {
@@ -214,13 +223,13 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
         None => short.to_string(),
     };
     if claim_key(ctx, &dedup_key("UserPromptSubmit", "", &query))? {
-        let mut found = memory::proactive(ctx, &query, 5).unwrap_or_else(|e| {
+        let mut found = memory::proactive(ctx, &query, QueryKind::Prompt, 5).unwrap_or_else(|e| {
             log::error(&ctx.event, &e);
             Vec::new()
         });
         if let Some(c) = &change {
             // Memories tagged with the change belong here whatever their query score.
-            match memory::recall(ctx, c, 3, Some(&format!("change:{c}"))) {
+            match memory::recall(ctx, c, QueryKind::Prompt, 3, Some(&format!("change:{c}"))) {
                 Ok(tagged) => found.extend(tagged.into_iter().map(|m| MemoryRecord {
                     relevance_score: None,
                     ..m
@@ -255,29 +264,47 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
 // ---------------------------------------------------------------------------------------------
 // Tool events
 
-/// The last two components of a path: `moldmaker/cnc/contour.py` -> `cnc/contour.py`.
-pub fn path_query(path: &str) -> String {
+/// A file's path as memories name it: relative to the project (`crates/api/src/state.rs`, so the
+/// crate or module is part of the query), else its last three components. (The previous system
+/// kept two, `src/state.rs`, which drops the module a memory is about.)
+pub fn path_query(path: &str, project_dir: &Path) -> String {
+    if let Ok(rel) = Path::new(path).strip_prefix(project_dir) {
+        let rel = rel.to_string_lossy();
+        if !rel.is_empty() {
+            return rel.into_owned();
+        }
+    }
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    parts[parts.len().saturating_sub(2)..].join("/")
+    parts[parts.len().saturating_sub(3)..].join("/")
 }
 
-/// `(query, header)` for a tool whose calls get memory, None for the others.
-fn tool_query(tool: &str, input: &HookInput, tools: &[&str]) -> Option<(String, &'static str)> {
+/// A tool call's query: its text, kind and the header of what it injects.
+struct ToolQuery {
+    text: String,
+    kind: QueryKind,
+    header: &'static str,
+}
+
+/// The query for a tool whose calls get memory, None for the others.
+fn tool_query(ctx: &Ctx, tool: &str, input: &HookInput, tools: &[&str]) -> Option<ToolQuery> {
     if !tools.contains(&tool) {
         return None;
     }
     match tool {
-        "Bash" => input.tool_input_str("command").map(|c| {
-            (
-                truncate_chars(c.trim(), BASH_QUERY_CHARS).to_string(),
-                "=== MEMORY: Context for this command ===",
-            )
+        "Bash" => input.tool_input_str("command").map(|c| ToolQuery {
+            text: truncate_chars(c.trim(), BASH_QUERY_CHARS).to_string(),
+            kind: QueryKind::Command,
+            header: "=== MEMORY: Context for this command ===",
         }),
         _ => input
             .tool_input_str("file_path")
-            .map(path_query)
+            .map(|p| path_query(p, &ctx.project_dir))
             .filter(|q| !q.is_empty())
-            .map(|q| (q, "=== MEMORY: Context for this file ===")),
+            .map(|text| ToolQuery {
+                text,
+                kind: QueryKind::Path,
+                header: "=== MEMORY: Context for this file ===",
+            }),
     }
 }
 
@@ -300,13 +327,13 @@ fn claim_key(ctx: &Ctx, key: &str) -> Result<bool, String> {
 }
 
 /// Proactive recall for a tool call, once per session per query.
-fn tool_memory(ctx: &Ctx, tool: &str, query: &str, header: &str) -> Result<Option<String>, String> {
-    if !claim_key(ctx, &dedup_key(&ctx.event, tool, query))? {
+fn tool_memory(ctx: &Ctx, tool: &str, query: &ToolQuery) -> Result<Option<String>, String> {
+    if !claim_key(ctx, &dedup_key(&ctx.event, tool, &query.text))? {
         log::debug(&ctx.event, &format!("dedup hit for {tool}"));
         return Ok(None);
     }
-    let found = memory::proactive(ctx, query, 2)?;
-    Ok(inject_for_tool(ctx, header, &found))
+    let found = memory::proactive(ctx, &query.text, query.kind, 2)?;
+    Ok(inject_for_tool(ctx, query.header, &found))
 }
 
 /// Format memories for a tool event within its budget, recording what was injected.
@@ -337,20 +364,20 @@ fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> 
         }
         return Ok(None);
     }
-    let Some((query, header)) = tool_query(tool, input, &["Bash", "Edit", "Write"]) else {
+    let Some(query) = tool_query(ctx, tool, input, &["Bash", "Edit", "Write"]) else {
         return Ok(None);
     };
-    tool_memory(ctx, tool, &query, header)
+    tool_memory(ctx, tool, &query)
 }
 
 fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     let tool = input.str("tool_name").unwrap_or("");
     // Only Read and Bash inject (the other tools' inputs say too little to query by); Edit, Write, Agent/Task, Grep and the rest stay quiet.
-    let Some((query, header)) = tool_query(tool, input, &["Read", "Bash"]) else {
+    let Some(query) = tool_query(ctx, tool, input, &["Read", "Bash"]) else {
         return Ok(None);
     };
     // Recall before the commit is saved: the agent learns nothing from its own commit echoed back.
-    let injected = tool_memory(ctx, tool, &query, header);
+    let injected = tool_memory(ctx, tool, &query);
     if tool == "Bash" {
         if let Some(command) = input.tool_input_str("command") {
             save_commit(ctx, command, input.tool_input_str("description"));
@@ -369,11 +396,19 @@ fn save_commit(ctx: &Ctx, command: &str, description: Option<&str>) {
     if load_session(ctx).keys.contains_key(&key) {
         return;
     }
+    // The anchor key: the files the commit changed, so reading one of them finds it.
+    let anchor = crate::project::git(
+        &ctx.project_dir,
+        &["diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD"],
+    )
+    .map(|files| files.lines().take(10).collect::<Vec<_>>().join(" "))
+    .filter(|files| !files.is_empty());
     match memory::remember(
         ctx,
         &content,
         "Learning",
         "phase:commit-save,source:hook",
+        &Vec::from_iter(anchor),
         "commit",
     ) {
         Ok(id) => {
@@ -384,16 +419,47 @@ fn save_commit(ctx: &Ctx, command: &str, description: Option<&str>) {
     }
 }
 
-/// The error text worth searching for: without Bash's leading `Exit code N` line.
+/// The error text worth searching for: the lines that say what went wrong (a panic and its
+/// message, `error:` lines, exception and error codes), not the build and test-runner chatter
+/// around them (`Compiling`, `test … ok`, `test result:`), and never Bash's `Exit code N` line.
+/// Falls back to the start of the text when no line stands out. One line per query part.
 pub fn error_query(error: &str) -> Option<String> {
-    let body = match error.split_once('\n') {
-        Some((first, rest)) if first.trim().starts_with("Exit code") => rest,
-        None if error.trim().starts_with("Exit code") => "",
-        _ => error,
+    static SAYS_WHAT: OnceLock<Regex> = OnceLock::new();
+    static CHATTER: OnceLock<Regex> = OnceLock::new();
+    let says_what = SAYS_WHAT.get_or_init(|| {
+        Regex::new(r"(?i)error|panicked|exception|cannot|can't|could not|couldn't|denied|not found|refused|timed out|invalid|unable|fatal|deadlock|no such|not satisfied|mismatch|unexpected|violates|undefined|failed to")
+            .expect("error pattern")
+    });
+    let chatter = CHATTER.get_or_init(|| {
+        Regex::new(r"(?i)^(exit code \d+|(compiling|finished|running|starting|summary|downloaded|checking)\b|test .* \.\.\. (ok|failed|ignored)$|test result:|failures:|note: run with|error: test (run )?failed|error: could not compile|(pass|fail) +\[|test files|tests +\d|duration|[\u{2500}-\u{257f}\u{23af}]+)")
+            .expect("chatter pattern")
+    });
+    let mut lines: Vec<&str> = Vec::new();
+    let mut after_panic = false;
+    for line in error.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let keep = (after_panic || says_what.is_match(line)) && !chatter.is_match(line);
+        after_panic = line.contains("panicked at");
+        if keep && !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    let q = if lines.is_empty() {
+        let body = match error.split_once('\n') {
+            Some((first, rest)) if first.trim().starts_with("Exit code") => rest,
+            None if error.trim().starts_with("Exit code") => "",
+            _ => error,
+        };
+        truncate_chars(body.trim(), ERROR_QUERY_CHARS)
+            .trim()
+            .to_string()
+    } else {
+        let lines: Vec<&str> = lines
+            .iter()
+            .take(MAX_ERROR_LINES)
+            .map(|l| truncate_chars(l, ERROR_QUERY_CHARS))
+            .collect();
+        lines.join("\n")
     };
-    let q = truncate_chars(body.trim(), ERROR_QUERY_CHARS)
-        .trim()
-        .to_string();
     (q.chars().count() >= 10).then_some(q)
 }
 
@@ -405,7 +471,7 @@ fn post_tool_use_failure(ctx: &Ctx, input: &HookInput) -> Result<Option<String>,
         return Ok(None);
     };
     // No dedup by design: a fix may have been stored since the last identical failure.
-    let found = memory::recall(ctx, &query, 3, None)?;
+    let found = memory::recall(ctx, &query, QueryKind::Error, 3, None)?;
     Ok(inject_for_tool(
         ctx,
         "=== MEMORY: Past fix for this error ===",
@@ -432,7 +498,7 @@ fn subagent_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String
         .or_else(|| input.text("agent_type").map(|t| format!("{t} subagent")));
     let Some(task) = task else { return Ok(None) };
     let query = truncate_chars(task.trim(), SUBAGENT_QUERY_CHARS).to_string();
-    let found = memory::proactive(ctx, &query, 3)?;
+    let found = memory::proactive(ctx, &query, QueryKind::Prompt, 3)?;
     let text = render(
         ctx,
         &mut state,
@@ -503,13 +569,19 @@ mod tests {
     }
 
     #[test]
-    fn path_queries_keep_two_components() {
+    fn path_queries_are_project_relative() {
+        let project = Path::new("/home/u/moldmaker");
         assert_eq!(
-            path_query("/home/u/moldmaker/cnc/contour.py"),
-            "cnc/contour.py"
+            path_query("/home/u/moldmaker/crates/cnc/src/contour.rs", project),
+            "crates/cnc/src/contour.rs"
         );
-        assert_eq!(path_query("main.rs"), "main.rs");
-        assert_eq!(path_query("/"), "");
+        assert_eq!(
+            path_query("/etc/nginx/sites/default.conf", project),
+            "nginx/sites/default.conf"
+        );
+        assert_eq!(path_query("main.rs", project), "main.rs");
+        assert_eq!(path_query("/", project), "");
+        assert_eq!(path_query("/home/u/moldmaker", project), "home/u/moldmaker");
     }
 
     #[test]
@@ -522,5 +594,21 @@ mod tests {
         );
         let long = format!("Exit code 2\n{}", "é".repeat(400));
         assert_eq!(error_query(&long).unwrap().chars().count(), 300);
+    }
+
+    #[test]
+    fn error_queries_keep_what_went_wrong_not_the_runner_chatter() {
+        let output =
+            "Exit code 101\n   Compiling api v0.1.0 (/p/crates/api)\n    Finished `test` profile\n\
+            running 3 tests\ntest a ... ok\ntest b ... FAILED\n\nfailures:\n\n---- b stdout ----\n\
+            thread 'b' panicked at crates/auth/src/jwt.rs:187:47:\n\
+            called `Result::unwrap()` on an `Err` value: Error(ExpiredSignature)\n\
+            note: run with `RUST_BACKTRACE=1`\n\ntest result: FAILED. 2 passed; 1 failed\n\
+            error: test failed, to rerun pass `-p auth --lib`";
+        assert_eq!(
+            error_query(output).unwrap(),
+            "thread 'b' panicked at crates/auth/src/jwt.rs:187:47:\n\
+             called `Result::unwrap()` on an `Err` value: Error(ExpiredSignature)"
+        );
     }
 }

@@ -185,9 +185,12 @@ facts obvious from reading the code, and never credentials, tokens, passwords or
     }
     p.push_str(
         "Answer with at most 3 lines, one insight per line, exactly in this form:\n\
-Type|tags|content\n\
+Type|tags|content|keys: key; key; key\n\
 Type is Learning, Decision or Context. tags are comma-separated lowercase words. content is one \
-self-contained sentence of at most 200 characters.\n\
+self-contained sentence of at most 200 characters. keys help a later session find the insight: \
+two short questions or tasks a developer would type when it helps, in their own words, then one \
+anchor listing only the files, commands, error codes and identifiers it is specific to; \
+separate keys with ;.\n\
 If nothing is worth keeping, answer exactly NONE.\n\nSession excerpt:\n",
     );
     for line in &window.lines {
@@ -202,6 +205,8 @@ pub struct Insight {
     pub ty: &'static str,
     pub tags: Vec<String>,
     pub content: String,
+    /// Retrieval keys, when the model gave them.
+    pub keys: Vec<String>,
 }
 
 fn clean_tag(t: &str) -> Option<String> {
@@ -220,7 +225,8 @@ fn clean_tag(t: &str) -> Option<String> {
     (!t.is_empty() && !reserved).then_some(t)
 }
 
-/// Valid `Type|tags|content` lines of the model's answer, at most three; anything else is ignored.
+/// Valid `Type|tags|content` lines of the model's answer, optionally ending in
+/// `|keys: key; key`, at most three; anything else is ignored.
 pub fn parse_insights(output: &str) -> Vec<Insight> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -236,6 +242,10 @@ pub fn parse_insights(output: &str) -> Vec<Insight> {
             "decision" => "Decision",
             "context" => "Context",
             _ => continue,
+        };
+        let (content, keys) = match content.rsplit_once("|keys:") {
+            Some((content, keys)) => (content, keys.split(';').collect()),
+            None => (content, Vec::new()),
         };
         let content = content.trim();
         if content.chars().count() < 10 {
@@ -257,6 +267,7 @@ pub fn parse_insights(output: &str) -> Vec<Insight> {
             ty,
             tags: tag_list,
             content,
+            keys: crate::record::clean_keys(&keys),
         });
         if out.len() == MAX_INSIGHTS {
             break;
@@ -361,7 +372,7 @@ fn claim_new_lines(
     Ok(Some((entries, state)))
 }
 
-fn claude_bin() -> Option<PathBuf> {
+pub fn claude_bin() -> Option<PathBuf> {
     which::which("claude").ok()
 }
 
@@ -411,6 +422,7 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
             &insight.content,
             insight.ty,
             &tags_for(insight, state.change.as_deref()),
+            &insight.keys,
             "extraction",
         ) {
             Ok(_) => stored += 1,

@@ -5,6 +5,7 @@
 use super::Ctx;
 use crate::client::{Client, Holding, Mode};
 use crate::ops::{OpenOptions, Recall, Remember};
+use crate::rank::QueryKind;
 use crate::record::{split_tags, MemoryRecord};
 use std::time::{Duration, Instant};
 
@@ -67,11 +68,16 @@ fn traced(
     found
 }
 
-pub fn proactive(ctx: &Ctx, query: &str, limit: usize) -> Result<Vec<MemoryRecord>, String> {
+pub fn proactive(
+    ctx: &Ctx,
+    query: &str,
+    kind: QueryKind,
+    limit: usize,
+) -> Result<Vec<MemoryRecord>, String> {
     traced(
         ctx,
         query,
-        with_client(ctx, "proactive", |c| c.proactive(query, limit)),
+        with_client(ctx, "proactive", |c| c.proactive(query, Some(kind), limit)),
     )
 }
 
@@ -84,6 +90,7 @@ pub fn get(ctx: &Ctx, id: &str) -> Result<Option<MemoryRecord>, String> {
 pub fn recall(
     ctx: &Ctx,
     query: &str,
+    kind: QueryKind,
     limit: usize,
     tags: Option<&str>,
 ) -> Result<Vec<MemoryRecord>, String> {
@@ -91,24 +98,27 @@ pub fn recall(
         query: query.to_string(),
         limit,
         tags: tags.map(split_tags).unwrap_or_default(),
+        kind: Some(kind),
         ..Recall::default()
     };
     traced(ctx, query, with_client(ctx, "recall", |c| c.recall(&req)))
 }
 
-/// Store `content`; returns the id (the existing one when the same content is stored already).
-/// `source` names the writer in the metrics log (commit, extraction).
+/// Store `content` with its retrieval `keys`; returns the id (the existing one when the same
+/// content is stored already). `source` names the writer in the metrics log (commit, extraction).
 pub fn remember(
     ctx: &Ctx,
     content: &str,
     ty: &str,
     tags: &str,
+    keys: &[String],
     source: &str,
 ) -> Result<String, String> {
     let req = Remember {
         content: content.to_string(),
         memory_type: ty.to_string(),
         tags: split_tags(tags),
+        keys: keys.to_vec(),
         ..Remember::default()
     };
     with_client(ctx, "remember", |c| {

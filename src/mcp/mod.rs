@@ -132,6 +132,13 @@ pub struct RememberArgs {
     /// full id: recall then marks the old one as superseded and the hooks stop injecting it.
     #[serde(default)]
     pub supersedes: Option<String>,
+    /// Recommended: 2-4 short retrieval keys that make this memory easy to find later. Two
+    /// questions or tasks a developer would type when this memory helps, in their own words (not
+    /// the memory's); one anchor line listing only the files, commands, error codes and
+    /// identifiers it is specific to; and, if the team writes in another language too, one line
+    /// in that language.
+    #[serde(default)]
+    pub keys: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -562,6 +569,7 @@ impl MemoryServer {
             memory_type: args.memory_type.as_str().to_string(),
             tags: tag_list(&args.tags),
             supersedes: args.supersedes,
+            keys: args.keys.unwrap_or_default(),
             ..ops::Remember::default()
         };
         self.json(move |c| c.remember(&req)).await
@@ -606,7 +614,7 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let limit = valid!(check_limit(args.limit));
         let context = valid!(check_non_empty("context", &args.context)).to_string();
-        self.json(move |c| c.proactive(&context, limit)).await
+        self.json(move |c| c.proactive(&context, None, limit)).await
     }
 
     #[tool(

@@ -220,6 +220,9 @@ pub enum Deduped {
         clusters: usize,
         would_delete: usize,
         top_clusters: Vec<dedup::Cluster>,
+        /// Kept by dedup (a replacement always survives its cluster), shown so the user sees them.
+        #[serde(default)]
+        supersede_links: Vec<dedup::SupersedeLink>,
     },
 }
 
@@ -232,6 +235,7 @@ pub fn dedup(store: &Store, threshold: f64, dry_run: bool) -> Result<Deduped> {
             clusters: report.clusters,
             would_delete: report.redundant,
             top_clusters: report.top_clusters,
+            supersede_links: report.supersede_links,
         });
     }
     if !report.top_clusters.is_empty() {

@@ -5,6 +5,7 @@ use super::Caller;
 use super::{parse_time, take_snapshot};
 use crate::error::{bad_input, not_found, other, Error, Result};
 use crate::hygiene;
+use crate::rank::QueryKind;
 use crate::recall::{self, RecallQuery};
 use crate::record::{self, parse_user_type, MemoryRecord};
 use crate::store::{NewMemory, Store};
@@ -41,6 +42,10 @@ pub struct Remember {
     /// the older one lower and marks it, and the hooks stop injecting it.
     #[serde(default)]
     pub supersedes: Option<String>,
+    /// Retrieval keys: questions a developer would ask when this memory helps, and an anchor line
+    /// of the files, commands and identifiers it is specific to (at most 6, 200 characters each).
+    #[serde(default)]
+    pub keys: Vec<String>,
 }
 
 /// What `remember` stored.
@@ -136,6 +141,11 @@ impl Remember {
         let mut new = NewMemory::new(&content, experience_type);
         new.tags = self.tags.clone();
         new.metadata = self.metadata.clone();
+        let keys = record::clean_keys(&self.keys);
+        if !keys.is_empty() {
+            new.metadata
+                .insert(record::KEYS.to_string(), keys.join("\n"));
+        }
         new.is_failure = self.failure;
         new.is_anomaly = self.anomaly;
         if let Some(i) = self.importance {
@@ -222,6 +232,9 @@ pub struct Recall {
     pub min_importance: Option<f32>,
     pub since: Option<DateTime<Utc>>,
     pub until: Option<DateTime<Utc>>,
+    /// What the query is (None: inferred from its shape).
+    #[serde(default)]
+    pub kind: Option<QueryKind>,
 }
 
 impl Default for Recall {
@@ -235,6 +248,7 @@ impl Default for Recall {
             min_importance: None,
             since: None,
             until: None,
+            kind: None,
         }
     }
 }
@@ -275,6 +289,7 @@ pub fn recall(store: &Store, req: &Recall, caller: &Caller) -> Result<Vec<Memory
         until: req.until,
         branch: caller.branch.clone(),
         semantic_only: req.mode == RecallMode::Semantic,
+        kind: req.kind,
     };
     let dated = q.since.is_some() || q.until.is_some();
     if req.tags_only || (dated && q.text.trim().is_empty()) {
@@ -292,12 +307,13 @@ pub fn recall(store: &Store, req: &Recall, caller: &Caller) -> Result<Vec<Memory
 pub fn proactive(
     store: &Store,
     context: &str,
+    kind: Option<QueryKind>,
     limit: usize,
     caller: &Caller,
 ) -> Result<Vec<MemoryRecord>> {
     check_query("proactive", context)?;
     let branch = caller.branch.as_deref();
-    Ok(recall::proactive(store, context, limit, branch)?)
+    Ok(recall::proactive(store, context, kind, limit, branch)?)
 }
 
 /// `list`: newest first, optionally one type.
@@ -369,6 +385,24 @@ pub fn get(store: &Store, id: &str) -> Result<Option<MemoryRecord>> {
         Some(full) => store.get(&full)?.map(|m| MemoryRecord::from_memory(&m)),
         None => None,
     })
+}
+
+/// Replace a memory's retrieval keys (an empty list removes them); returns the updated record.
+pub fn set_keys(store: &Store, id: &str, keys: &[String]) -> Result<MemoryRecord> {
+    let memory = resolve_id(store, "set-keys", id)?
+        .and_then(|full| store.get(&full).ok().flatten())
+        .ok_or_else(|| {
+            not_found(format!(
+                "no memory {id}; nothing changed (see `wt-memory list`)"
+            ))
+        })?;
+    store
+        .set_keys(&memory, keys)
+        .map_err(|e| other(format!("set-keys failed, nothing changed: {e:#}")))?;
+    let updated = store
+        .get(&memory.id.0.to_string())?
+        .ok_or_else(|| other("the memory vanished while its keys were written"))?;
+    Ok(MemoryRecord::from_memory(&updated))
 }
 
 /// What `forget` deletes: one id, or every memory matching any of the filters.
