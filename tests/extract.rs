@@ -181,7 +181,7 @@ fn opsx_transcript_stores_exactly_the_parsed_insights() {
         &s.answer,
         "Learning|auth,hashing|Hash passwords only through auth::hash::hash_secret (argon2id); bcrypt was removed\n\
          this line is chatter and is skipped\n\
-         Decision|cookies|The session id travels in an HttpOnly SameSite=Lax cookie, Secure only in production\n",
+         Decision|cookies|The session id travels in an HttpOnly SameSite=Lax cookie, Secure only in production|keys: how is the session cookie set?; why is the cookie not Secure locally?; SameSite=Lax HttpOnly\n",
     )
     .unwrap();
     let t = s.transcript("opsx_apply_session.jsonl", None);
@@ -206,7 +206,9 @@ fn opsx_transcript_stores_exactly_the_parsed_insights() {
         "CLAUDECODE must be removed"
     );
     assert!(env.lines().any(|l| l == "WT_HOOK_DISABLED=1"));
-    assert!(stdin.contains("Type|tags|content") && stdin.contains("exactly NONE"));
+    assert!(
+        stdin.contains("Type|tags|content|keys: key; key; key") && stdin.contains("exactly NONE")
+    );
     assert!(stdin.contains("OpenSpec change: add-login."));
     assert!(
         stdin.contains("USER: No, don't call bcrypt directly."),
@@ -248,6 +250,18 @@ fn opsx_transcript_stores_exactly_the_parsed_insights() {
         .find(|m| m["experience_type"] == "Decision")
         .unwrap();
     assert!(tags(decision).contains(&"cookies".to_string()));
+    assert_eq!(
+        decision["content"],
+        "The session id travels in an HttpOnly SameSite=Lax cookie, Secure only in production"
+    );
+    assert_eq!(
+        decision["metadata"]["keys"],
+        "how is the session cookie set?\nwhy is the cookie not Secure locally?\nSameSite=Lax HttpOnly"
+    );
+    assert!(
+        learning["metadata"].get("keys").is_none(),
+        "no keys given, none stored"
+    );
 
     // Same answer again after new lines: the already-stored line is not stored twice.
     s.append_rest("opsx_apply_session.jsonl", 43, &t);

@@ -322,6 +322,12 @@ fn read_inside_a_subagent_is_handled_like_a_main_thread_read() {
 fn git_commit_is_stored_once_and_found_by_recall() {
     let env = TestEnv::new();
     let p = project(&env, "commitproj");
+    // The commit the agent just made: its files become the memory's anchor key.
+    std::fs::create_dir_all(p.repo.join("src")).unwrap();
+    std::fs::write(p.repo.join("src/session.rs"), "// session\n").unwrap();
+    std::fs::write(p.repo.join("src/auth.rs"), "// auth\n").unwrap();
+    support::git(&p.repo, &["add", "src"]);
+    support::git(&p.repo, &["commit", "-qm", "add-login: session and auth"]);
     // The call that saves a commit does not inject it back: the agent just wrote it.
     for fixture in [
         "post_tool_use.bash_git_commit_m.json",
@@ -356,6 +362,7 @@ fn git_commit_is_stored_once_and_found_by_recall() {
             "{tags:?}"
         );
         assert_eq!(m["experience_type"], "Learning");
+        assert_eq!(m["metadata"]["keys"], "src/auth.rs src/session.rs", "{m}");
     }
 
     let found = env.wt_json(

@@ -272,7 +272,8 @@ async fn every_tool_runs_its_wt_memory_command_against_the_project_store() {
     let saved = call_json(
         &client,
         "remember",
-        json!({"content": content, "type": "Decision", "tags": "storage,audit"}),
+        json!({"content": content, "type": "Decision", "tags": "storage,audit",
+               "keys": ["why is the audit log not in Postgres?", "audit log SQLite"]}),
     )
     .await;
     let id = saved["id"]
@@ -287,6 +288,10 @@ async fn every_tool_runs_its_wt_memory_command_against_the_project_store() {
     for tag in ["storage", "audit", "branch:main"] {
         assert!(tags.contains(tag), "{tag} missing from {tags}");
     }
+    assert_eq!(
+        stored["metadata"]["keys"],
+        "why is the audit log not in Postgres?\naudit log SQLite"
+    );
     let again = call_json(
         &client,
         "remember",
