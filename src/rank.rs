@@ -88,10 +88,10 @@ impl QueryKind {
     /// `testdata/eval/dev` by `scripts/tune_rank.py`.
     pub fn calibration(self) -> (f64, f64) {
         match self {
-            QueryKind::Prompt => (7.62, 0.662),
-            QueryKind::Path => (7.48, 0.625),
-            QueryKind::Command => (8.93, 0.645),
-            QueryKind::Error => (10.55, 0.655),
+            QueryKind::Prompt => (7.60, 0.664),
+            QueryKind::Path => (7.39, 0.628),
+            QueryKind::Command => (8.75, 0.647),
+            QueryKind::Error => (10.47, 0.670),
         }
     }
 }
@@ -171,6 +171,18 @@ pub fn terms(text: &str) -> HashSet<String> {
             continue;
         }
         out.insert(stem(word));
+    }
+    // Identifiers spelled as one word count as exact too: snake_case (`invalid_grant`) and
+    // camelCase (`ExpiredSignature`, `useDebounce`).
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let camel = word
+            .chars()
+            .zip(word.chars().skip(1))
+            .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+        let snake = word.trim_matches('_').contains('_');
+        if word.chars().count() >= 4 && (camel || snake) {
+            out.insert(format!("~{}", word.to_lowercase()));
+        }
     }
     for raw in lower.split_whitespace() {
         let tok = raw.trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c) || c == '.');
@@ -467,6 +479,16 @@ mod tests {
         assert!(t.contains("~--all-targets"));
         assert!(t.contains("worker"));
         assert!(!t.contains("and"));
+    }
+
+    #[test]
+    fn one_word_identifiers_are_exact_terms() {
+        let t = terms("OIDC fails with invalid_grant, then Error(ExpiredSignature) in useDebounce");
+        for exact in ["~invalid_grant", "~expiredsignature", "~usedebounce"] {
+            assert!(t.contains(exact), "{exact} in {t:?}");
+        }
+        assert!(t.contains("invalid_grant") && t.contains("expiredsignature"));
+        assert!(!t.contains("~oidc") && !t.contains("~fails") && !t.contains("~then"));
     }
 
     #[test]
