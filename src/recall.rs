@@ -297,15 +297,84 @@ pub fn proactive(
         kind,
         ..Default::default()
     };
-    let ranking = Ranking::of(store, &q)?;
+    let mut ranking = Ranking::of(store, &q)?;
     let n = ranking.hits.len();
     let top = if n > 0 { ranking.relevance(0) } else { 0.0 };
     let gate = PROACTIVE_FLOOR.max(top * PROACTIVE_RELATIVE);
     // Best first, so the passing hits are a prefix.
-    let passing = (0..n)
+    let mut passing = (0..n)
         .position(|k| ranking.relevance(k) < gate)
         .unwrap_or(n);
+    if q.kind == Some(QueryKind::Path) {
+        // A file gets the memories about it, not those that share generic code words with it.
+        let anchors = path_anchors(context);
+        let view = ranking.view.clone();
+        let mut k = 0;
+        while k < passing {
+            let record = &view.records[ranking.hits[k].0];
+            if rank::terms(&record.lexical_text()).is_disjoint(&anchors) {
+                ranking.hits.remove(k);
+                passing -= 1;
+            } else {
+                k += 1;
+            }
+        }
+    }
     Ok(ranking.pick(passing, branch, limit))
+}
+
+/// Directory names that say nothing about what a file is for.
+const GENERIC_DIRS: &[&str] = &[
+    "src",
+    "lib",
+    "crates",
+    "packages",
+    "app",
+    "apps",
+    "tests",
+    "test",
+    "internal",
+    "pkg",
+    "cmd",
+    "components",
+    "web",
+    "frontend",
+    "backend",
+    "server",
+    "scripts",
+    "docs",
+    "source",
+    "main",
+    "java",
+    "python",
+    "include",
+    "bin",
+    "home",
+    "users",
+    "tmp",
+    "root",
+    "usr",
+];
+
+/// The terms a memory about `path` would use: the file's name (`~state.rs`), its stem as a word
+/// (`state`), and the modules it sits in (`crates/billing/src/x.rs` -> `billing`).
+pub fn path_anchors(path: &str) -> std::collections::HashSet<String> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let mut anchors = std::collections::HashSet::new();
+    let Some((name, dirs)) = parts.split_last() else {
+        return anchors;
+    };
+    let name_terms = rank::terms(name);
+    let stem = name.split('.').find(|s| !s.is_empty()).unwrap_or(name);
+    anchors.extend(name_terms.into_iter().filter(|t| t.starts_with('~')));
+    anchors.extend(rank::terms(stem));
+    for dir in dirs {
+        let dir = dir.trim_start_matches('.').to_lowercase();
+        if !GENERIC_DIRS.contains(&dir.as_str()) {
+            anchors.extend(rank::terms(&dir));
+        }
+    }
+    anchors
 }
 
 /// `recall --tags-only` and date-only recall: filtered memories, newest first (no query needed).
@@ -322,6 +391,28 @@ pub fn filtered_newest(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<Mem
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_anchored_by_its_name_stem_and_modules() {
+        let anchors = |p: &str| {
+            let mut a: Vec<String> = path_anchors(p).into_iter().collect();
+            a.sort();
+            a
+        };
+        assert_eq!(
+            anchors("crates/billing/src/recurring.rs"),
+            ["bill", "recurr", "~recurring.rs"]
+        );
+        assert_eq!(anchors("Dockerfile"), ["dockerfile"]);
+        assert_eq!(
+            anchors(".github/workflows/ci.yml"),
+            ["ci", "github", "workflow", "~ci.yml"]
+        );
+        assert_eq!(
+            anchors("web/src/hooks/useDebounce.ts"),
+            ["hook", "usedebounce", "~usedebounce", "~usedebounce.ts"]
+        );
+    }
 
     #[test]
     fn long_prompts_split_into_sentences() {
