@@ -36,7 +36,9 @@ This project has a persistent memory. Claude Code hooks fill it and read from it
 - Insights from each session are saved automatically. An insight worth keeping on purpose is saved with the
   `remember` tool or with
   `echo "<insight>" | wt-memory remember --type Learning --tags source:user,<topic>`
-  (types: `Decision`, `Learning`, `Context`); `wt-memory forget <id>` removes a wrong entry.
+  (types: `Decision`, `Learning`, `Context`). Give it 2-3 `keys` (`--keys` on the command line): questions
+  someone would ask when it helps, in their words, and the files or commands it is about.
+  `wt-memory forget <id>` removes a wrong entry.
 "#;
     format!("{START_MARKER}\n{body}{END_MARKER}\n")
 }
