@@ -305,7 +305,7 @@ pub fn proactive(
     let mut passing = (0..n)
         .position(|k| ranking.relevance(k) < gate)
         .unwrap_or(n);
-    if q.kind == Some(QueryKind::Path) {
+    if q.kind.unwrap_or_else(|| QueryKind::infer(context)) == QueryKind::Path {
         // A file gets the memories about it, not those that share generic code words with it.
         let anchors = path_anchors(context);
         let view = ranking.view.clone();

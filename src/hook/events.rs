@@ -13,7 +13,9 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::OnceLock;
 
-const PROMPT_QUERY_CHARS: usize = 200;
+/// A long prompt is scored whole and sentence by sentence (recall::sentences), so more of it
+/// than the previous system's 200 characters can be used.
+const PROMPT_QUERY_CHARS: usize = 1000;
 const BASH_QUERY_CHARS: usize = 200;
 const ERROR_QUERY_CHARS: usize = 300;
 /// Lines of an error text that make its query.
