@@ -754,3 +754,89 @@ fn old_session_caches_are_swept_at_session_start() {
     assert!(!old.exists());
     assert!(cache_file(&env, SESSION).exists());
 }
+
+/// Run a hook on a payload built here (event, fields) in the project; require exit 0.
+fn hook_json(env: &TestEnv, p: &Proj, event: &str, fields: Value) -> String {
+    let mut payload = serde_json::json!({
+        "session_id": format!("s-{}", std::process::id()),
+        "transcript_path": p.transcripts.join("none.jsonl"),
+        "cwd": p.repo,
+        "hook_event_name": event,
+    });
+    for (k, v) in fields.as_object().unwrap() {
+        payload[k] = v.clone();
+    }
+    let (out, _) = run_hook(
+        env,
+        &p.repo,
+        Some(event),
+        payload.to_string().as_bytes(),
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn one_sentence_late_in_a_long_prompt_is_enough() {
+    let env = TestEnv::new();
+    let p = project(&env, "longprompt");
+    let id = env.remember(
+        &p.repo,
+        "Deploys to Fly.io run fly deploy --remote-only: local Docker builds take 20 minutes on laptops",
+        "Decision",
+        "deploy",
+    );
+    let chatter = "Thanks for the review earlier, the naming changes look good to me now. \
+                   I also looked at the dashboard layout and the colours are fine as they are. \
+                   Tomorrow I want to go through the open tickets with the team before lunch. ";
+    assert!(
+        chatter.len() > 200,
+        "the question starts past the old 200-character cut"
+    );
+    let prompt = format!(
+        "{chatter}One more thing: how do we deploy to Fly.io without building the image locally?"
+    );
+    let out = hook_json(
+        &env,
+        &p,
+        "UserPromptSubmit",
+        serde_json::json!({"prompt": prompt}),
+    );
+    assert!(out.contains(&format!("[MEM#{}]", mem_id(&id))), "{out}");
+}
+
+#[test]
+fn a_failure_is_matched_on_its_panic_not_on_the_runner_output() {
+    let env = TestEnv::new();
+    let p = project(&env, "panicfix");
+    let id = env.remember(
+        &p.repo,
+        "`Cannot start a runtime from within a runtime` in a #[tokio::test]: a helper called Runtime::block_on. Make the helper async and await it instead.",
+        "Learning",
+        "tokio,testing",
+    );
+    let mut error = String::from("Exit code 101\n   Compiling auth v0.1.0 (/p/crates/auth)\n    Finished `test` profile\n\nrunning 40 tests\n");
+    for i in 0..39 {
+        error.push_str(&format!("test tests::case_{i} ... ok\n"));
+    }
+    error.push_str(
+        "test credit_note_references_original ... FAILED\n\nfailures:\n\n---- credit_note_references_original stdout ----\n\
+         thread 'credit_note_references_original' panicked at /home/dev/.cargo/registry/src/tokio-1.38.0/src/runtime/scheduler/multi_thread/mod.rs:86:9:\n\
+         Cannot start a runtime from within a runtime. This happens because a function (like `block_on`) attempted to block the current thread while the thread is being used to drive asynchronous tasks.\n\
+         note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n\
+         test result: FAILED. 39 passed; 1 failed; 0 ignored\n\nerror: test failed, to rerun pass `-p api --test invoices`\n",
+    );
+    let out = hook_json(
+        &env,
+        &p,
+        "PostToolUseFailure",
+        serde_json::json!({"tool_name": "Bash", "tool_input": {"command": "cargo test -p auth"}, "error": error}),
+    );
+    assert!(out.contains(&format!("[MEM#{}]", mem_id(&id))), "{out}");
+}
