@@ -52,6 +52,35 @@ fn a_key_in_the_askers_words_lifts_recall_and_travels_with_export() {
         "{stored}"
     );
     let without = relevance_of(&env, &plain, ASKED, &plain_id);
+    // (measured before the plain memory gets keys below)
+    // The same content again with keys: the stored memory takes them (same id, no copy).
+    let again = env
+        .wt_ok(
+            &plain,
+            &[
+                "remember",
+                "--type",
+                "Learning",
+                "--keys",
+                "why does the export time out?",
+            ],
+            Some(NOTE),
+        )
+        .trim()
+        .to_string();
+    assert_eq!(again, plain_id);
+    let plain_keys = env.wt_json(&plain, &["get", &plain_id], None)["metadata"]["keys"].clone();
+    assert_eq!(plain_keys, "why does the export time out?");
+    env.wt_ok(
+        &plain,
+        &["remember", "--type", "Learning", "--keys", "other"],
+        Some(NOTE),
+    );
+    assert_eq!(
+        env.wt_json(&plain, &["get", &plain_id], None)["metadata"]["keys"],
+        plain_keys,
+        "keys already there are kept"
+    );
     let with = relevance_of(&env, &keyed, ASKED, &keyed_id);
     assert!(
         with > without + 0.05,

@@ -177,9 +177,24 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
             new.tags.push(format!("branch:{b}"));
         }
     }
+    let keys: Vec<String> = new
+        .metadata
+        .get(record::KEYS)
+        .map(|k| k.lines().map(str::to_string).collect())
+        .unwrap_or_default();
     let ins = store
         .insert(new)
         .map_err(|e| other(format!("remember failed, nothing stored: {e:#}")))?;
+    if ins.duplicate && !keys.is_empty() {
+        // The same content again, now with keys: the stored memory takes them if it has none.
+        if let Some(existing) = store.get(&ins.id)? {
+            if MemoryRecord::from_memory(&existing).keys().is_empty() {
+                store
+                    .set_keys(&existing, &keys)
+                    .map_err(|e| other(format!("remember: keys not stored: {e:#}")))?;
+            }
+        }
+    }
     Ok(Remembered {
         id: ins.id,
         duplicate: ins.duplicate,
