@@ -540,8 +540,17 @@ fn pull_imports_other_sources_and_skips_its_own() {
         "Learning",
         "",
     );
-    team.env
-        .remember(&team.alice, "Alice decided on tokio", "Decision", "");
+    team.env.wt_ok(
+        &team.alice,
+        &[
+            "remember",
+            "--type",
+            "Decision",
+            "--keys",
+            "which async runtime do we use?",
+        ],
+        Some("Alice decided on tokio"),
+    );
     team.env
         .remember(&team.bob, "Bob's own note about CI", "Context", "");
     team.alice(&["push"]);
@@ -565,6 +574,20 @@ fn pull_imports_other_sources_and_skips_its_own() {
             "Bob's own note about CI"
         ]
     );
+    // Retrieval keys travel with the memory.
+    let found = team.env.wt_json(
+        &team.bob,
+        &["recall", "which async runtime do we use?"],
+        None,
+    );
+    let found = found.as_array().unwrap();
+    let tokio = found
+        .iter()
+        .find(|m| m["content"] == "Alice decided on tokio")
+        .unwrap();
+    assert_eq!(tokio["metadata"]["keys"], "which async runtime do we use?");
+    let best = |m: &&Value| m["relevance_score"].as_f64().unwrap();
+    assert!(found.iter().all(|m| best(&m) <= best(&tokio)), "{found:?}");
     assert_eq!(team.bob(&["pull"]).trim(), "Up to date.");
 }
 
