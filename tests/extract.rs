@@ -17,34 +17,20 @@ fn replace(text: &str, repo: &Path) -> String {
 struct Setup {
     env: TestEnv,
     repo: PathBuf,
-    /// Where the fake records its calls.
-    calls: PathBuf,
+    model: support::FakeModel,
     answer: PathBuf,
-    bin_dir: PathBuf,
 }
 
 fn setup(name: &str) -> Setup {
     let env = TestEnv::new();
     let repo = env.git_repo(name);
-    let calls = env.path().join("claude-calls");
-    std::fs::create_dir_all(&calls).unwrap();
-    let bin_dir = env.path().join("fake-bin");
-    std::fs::create_dir_all(&bin_dir).unwrap();
-    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_llm/claude");
-    std::fs::copy(&fake, bin_dir.join("claude")).unwrap();
-    std::fs::set_permissions(
-        bin_dir.join("claude"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let answer = env.path().join("answer.txt");
-    std::fs::write(&answer, "NONE\n").unwrap();
+    let model = support::FakeModel::install(&env, "NONE\n");
+    let answer = model.answer.clone();
     Setup {
         env,
         repo,
-        calls,
+        model,
         answer,
-        bin_dir,
     }
 }
 
@@ -92,16 +78,8 @@ impl Setup {
     fn run_stop(&self, stdin: &[u8], extra: &[(&str, &str)]) -> (Output, Duration) {
         use std::io::Write;
         let mut cmd = self.env.cmd("wt-hook-memory", &self.repo);
-        let path = format!(
-            "{}:{}",
-            self.bin_dir.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        cmd.arg("Stop")
-            .env("PATH", path)
-            .env("CLAUDECODE", "1")
-            .env("FAKE_CLAUDE_DIR", &self.calls)
-            .env("FAKE_CLAUDE_ANSWER", &self.answer);
+        self.model.wire(&mut cmd);
+        cmd.arg("Stop").env("CLAUDECODE", "1");
         for (k, v) in extra {
             cmd.env(k, v);
         }
@@ -128,23 +106,7 @@ impl Setup {
 
     /// Recorded calls, oldest first: (argv lines, env text, stdin).
     fn calls(&self) -> Vec<(Vec<String>, String, String)> {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&self.calls)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        dirs.sort();
-        dirs.iter()
-            .map(|d| {
-                let argv = std::fs::read_to_string(d.join("argv"))
-                    .unwrap()
-                    .lines()
-                    .map(String::from)
-                    .collect();
-                let env = std::fs::read_to_string(d.join("env")).unwrap();
-                let stdin = std::fs::read_to_string(d.join("stdin")).unwrap_or_default();
-                (argv, env, stdin)
-            })
-            .collect()
+        self.model.calls()
     }
 
     fn memories_tagged(&self, tag: &str) -> Vec<Value> {
@@ -404,7 +366,7 @@ fn a_hanging_model_is_killed_near_30_seconds_and_nothing_is_stored() {
         took >= Duration::from_secs(29) && took < Duration::from_secs(40),
         "{took:?}"
     );
-    let calls: Vec<PathBuf> = std::fs::read_dir(&s.calls)
+    let calls: Vec<PathBuf> = std::fs::read_dir(&s.model.calls)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();

@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use support::TestEnv;
 
 const NOTE: &str =
@@ -155,66 +155,14 @@ fn audit_lists_supersede_links() {
     assert!(text.contains(&format!("replaces {}", &old[..8])), "{text}");
 }
 
-/// The fake `claude` of tests/fake_llm on PATH, answering with `answer`.
-struct FakeClaude {
-    bin_dir: PathBuf,
-    calls: PathBuf,
-    answer: PathBuf,
-}
-
-impl FakeClaude {
-    fn new(env: &TestEnv, answer: &str) -> FakeClaude {
-        let bin_dir = env.path().join("fake-bin");
-        let calls = env.path().join("claude-calls");
-        std::fs::create_dir_all(&bin_dir).unwrap();
-        std::fs::create_dir_all(&calls).unwrap();
-        let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_llm/claude");
-        std::fs::copy(fake, bin_dir.join("claude")).unwrap();
-        std::fs::set_permissions(
-            bin_dir.join("claude"),
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
-        let answer_file = env.path().join("answer.txt");
-        std::fs::write(&answer_file, answer).unwrap();
-        FakeClaude {
-            bin_dir,
-            calls,
-            answer: answer_file,
-        }
-    }
-
-    fn wt(&self, env: &TestEnv, repo: &Path, args: &[&str]) -> std::process::Output {
-        let path = format!(
-            "{}:{}",
-            self.bin_dir.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        support::run(
-            env.cmd("wt-memory", repo)
-                .args(args)
-                .env("PATH", path)
-                .env("FAKE_CLAUDE_DIR", &self.calls)
-                .env("FAKE_CLAUDE_ANSWER", &self.answer),
-            None,
-        )
-    }
-
-    /// The recorded calls: (argv, stdin).
-    fn calls(&self) -> Vec<(Vec<String>, String)> {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&self.calls)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        dirs.sort();
-        dirs.iter()
-            .map(|d| {
-                let argv = std::fs::read_to_string(d.join("argv")).unwrap();
-                let stdin = std::fs::read_to_string(d.join("stdin")).unwrap_or_default();
-                (argv.lines().map(String::from).collect(), stdin)
-            })
-            .collect()
-    }
+/// `wt-memory args` with the fake model on PATH.
+fn wt_with(
+    model: &support::FakeModel,
+    env: &TestEnv,
+    repo: &Path,
+    args: &[&str],
+) -> std::process::Output {
+    support::run(model.wire(env.cmd("wt-memory", repo).args(args)), None)
 }
 
 #[test]
@@ -248,20 +196,20 @@ fn enrich_estimates_first_then_writes_the_models_keys() {
         "",
     );
     // Newest first in the prompt: M1 is the pnpm note, M2 the port note.
-    let fake = FakeClaude::new(
+    let fake = support::FakeModel::install(
         &env,
         "Here you go:\nM1|which package manager does the web app use?; npm install broke the lockfile; pnpm install\n\
          M2|why can't I connect to the local database?; psql localhost:5433\nM7|no such note\n",
     );
 
-    let out = fake.wt(&env, &repo, &["enrich"]);
+    let out = wt_with(&fake, &env, &repo, &["enrich"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("2 memories without keys: 1 calls"), "{text}");
     assert!(text.contains("--yes"), "{text}");
     assert!(fake.calls().is_empty(), "no model call without --yes");
 
-    let out = fake.wt(&env, &repo, &["enrich", "--yes"]);
+    let out = wt_with(&fake, &env, &repo, &["enrich", "--yes"]);
     assert!(
         out.status.success(),
         "{}",
@@ -271,7 +219,7 @@ fn enrich_estimates_first_then_writes_the_models_keys() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("enrich: call 1/1 (2 memories)"));
     let calls = fake.calls();
     assert_eq!(calls.len(), 1);
-    let (argv, prompt) = &calls[0];
+    let (argv, _, prompt) = &calls[0];
     assert_eq!(argv[..3], ["-p", "--model", "haiku"]);
     assert!(
         prompt.contains("M1: Use pnpm in web/") && prompt.contains("M2: Local Postgres"),
@@ -300,7 +248,7 @@ fn enrich_estimates_first_then_writes_the_models_keys() {
     assert_eq!(keys_of(&keyed), "where is the pool built?");
 
     // Nothing left to do: no further call.
-    let out = fake.wt(&env, &repo, &["enrich", "--yes"]);
+    let out = wt_with(&fake, &env, &repo, &["enrich", "--yes"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to do"));
     assert_eq!(fake.calls().len(), 1);
 }

@@ -229,3 +229,67 @@ pub fn bin_path(name: &str) -> PathBuf {
 pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fixtures")
 }
+
+/// The contract-faithful fake `claude -p` of `tests/fake_llm`, installed in `<env>/fake-bin`, with
+/// its calls recorded under `<env>/claude-calls` and its answer read from `<env>/answer.txt`.
+pub struct FakeModel {
+    pub bin_dir: PathBuf,
+    pub calls: PathBuf,
+    pub answer: PathBuf,
+}
+
+impl FakeModel {
+    pub fn install(env: &TestEnv, answer: &str) -> FakeModel {
+        let bin_dir = env.path().join("fake-bin");
+        let calls = env.path().join("claude-calls");
+        std::fs::create_dir_all(&bin_dir).unwrap();
+        std::fs::create_dir_all(&calls).unwrap();
+        let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_llm/claude");
+        std::fs::copy(fake, bin_dir.join("claude")).unwrap();
+        std::fs::set_permissions(
+            bin_dir.join("claude"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let answer_file = env.path().join("answer.txt");
+        std::fs::write(&answer_file, answer).unwrap();
+        FakeModel {
+            bin_dir,
+            calls,
+            answer: answer_file,
+        }
+    }
+
+    /// `cmd` with the fake first on PATH, recording and answering.
+    pub fn wire<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
+        let path = format!(
+            "{}:{}",
+            self.bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env("PATH", path)
+            .env("FAKE_CLAUDE_DIR", &self.calls)
+            .env("FAKE_CLAUDE_ANSWER", &self.answer)
+    }
+
+    /// Recorded calls, oldest first: (argv lines, env text, stdin).
+    pub fn calls(&self) -> Vec<(Vec<String>, String, String)> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&self.calls)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        dirs.sort();
+        dirs.iter()
+            .map(|d| {
+                let argv = std::fs::read_to_string(d.join("argv"))
+                    .unwrap()
+                    .lines()
+                    .map(String::from)
+                    .collect();
+                let env = std::fs::read_to_string(d.join("env")).unwrap();
+                let stdin = std::fs::read_to_string(d.join("stdin")).unwrap_or_default();
+                (argv, env, stdin)
+            })
+            .collect()
+    }
+}
