@@ -199,17 +199,15 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
         .filter(|g| g.len() > 1)
         .map(|mut g| {
             // A memory replaced by another one of its cluster never survives it.
-            let replaced = |i: usize| {
-                g.iter().any(|&j| {
-                    records[j].metadata.get(crate::record::SUPERSEDES) == Some(&records[i].id)
-                })
-            };
-            let replaced: Vec<bool> = (0..records.len())
-                .map(|i| g.contains(&i) && replaced(i))
+            let replaced: std::collections::HashSet<&str> = g
+                .iter()
+                .filter_map(|&j| records[j].metadata.get(crate::record::SUPERSEDES))
+                .map(String::as_str)
                 .collect();
+            let replaced = |i: usize| replaced.contains(records[i].id.as_str());
             g.sort_by(|&x, &y| {
-                replaced[x]
-                    .cmp(&replaced[y])
+                replaced(x)
+                    .cmp(&replaced(y))
                     .then_with(|| {
                         survivor_score(&records[y]).total_cmp(&survivor_score(&records[x]))
                     })

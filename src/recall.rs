@@ -93,11 +93,13 @@ pub fn sentences(text: &str) -> Vec<String> {
     for (k, &(at, c)) in chars.iter().enumerate() {
         let next_is_space = chars.get(k + 1).is_none_or(|&(_, n)| n.is_whitespace());
         // Not after an abbreviation ("e.g.", "i.e.", "vs.").
-        let word = text[start..at]
-            .rsplit(char::is_whitespace)
-            .next()
-            .unwrap_or("");
-        let abbreviation = c == '.' && (word.contains('.') || word.chars().count() <= 2);
+        let abbreviation = c == '.' && {
+            let word = text[start..at]
+                .rsplit(char::is_whitespace)
+                .next()
+                .unwrap_or("");
+            word.contains('.') || word.chars().count() <= 2
+        };
         if c == '\n' || (matches!(c, '.' | '!' | '?' | ';') && next_is_space && !abbreviation) {
             out.push(text[start..at + c.len_utf8()].trim().to_string());
             start = at + c.len_utf8();

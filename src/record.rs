@@ -60,6 +60,11 @@ pub const KEYS: &str = "keys";
 pub const MAX_KEYS: usize = 6;
 pub const KEY_CHARS: usize = 200;
 
+/// The keys in a stored `keys` value (one per line).
+pub fn split_keys(value: &str) -> impl Iterator<Item = &str> {
+    value.lines().filter(|l| !l.trim().is_empty())
+}
+
 /// Keys as stored: trimmed, non-empty, one line each, at most [`MAX_KEYS`], no repeats.
 pub fn clean_keys<S: AsRef<str>>(keys: &[S]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -226,7 +231,7 @@ impl MemoryRecord {
     pub fn keys(&self) -> Vec<&str> {
         self.metadata
             .get(KEYS)
-            .map(|k| k.lines().filter(|l| !l.trim().is_empty()).collect())
+            .map(|k| split_keys(k).collect())
             .unwrap_or_default()
     }
 }

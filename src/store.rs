@@ -1083,7 +1083,7 @@ impl Store {
             return Ok(None);
         };
         let mut vectors = Vec::new();
-        for key in keys.lines().filter(|l| !l.trim().is_empty()) {
+        for key in crate::record::split_keys(keys) {
             vectors.extend(self.embed(key)?);
         }
         Ok((!vectors.is_empty()).then_some(vectors))

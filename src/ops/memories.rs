@@ -180,7 +180,7 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
     let keys: Vec<String> = new
         .metadata
         .get(record::KEYS)
-        .map(|k| k.lines().map(str::to_string).collect())
+        .map(|k| record::split_keys(k).map(str::to_string).collect())
         .unwrap_or_default();
     let ins = store
         .insert(new)
