@@ -233,15 +233,6 @@ impl Direct {
         }
     }
 
-    /// Embed `texts` ahead of the writes that need them, in as few model runs as possible (into
-    /// the open store's embedding cache; nothing when no store is open).
-    pub fn prime_embeddings(&self, texts: &[String]) {
-        if let Some(store) = &self.store {
-            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            store.prime_embeddings(&texts);
-        }
-    }
-
     /// The metrics events this store's requests wait to write (a daemon shares it).
     pub fn recorder(&self) -> &Recorder {
         &self.recorder

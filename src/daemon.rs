@@ -440,25 +440,6 @@ impl Drop for Turn<'_> {
     }
 }
 
-/// The texts queued writes will embed. The first write to get its turn embeds them all in one
-/// batched model run, so the writes behind it find their vectors ready: under a burst of writes,
-/// one run per burst instead of one per write, inside the serialised part of each request.
-#[derive(Default)]
-struct Prefetch(Mutex<Vec<String>>);
-
-impl Prefetch {
-    fn add(&self, texts: Vec<String>) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(texts);
-    }
-
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-}
-
 /// How long a new daemon waits for a stopping one to close the store.
 const HANDOVER_WAIT: Duration = Duration::from_secs(10);
 
@@ -467,7 +448,6 @@ const CHECKPOINT_WHEN_QUIET: Duration = Duration::from_secs(1);
 
 struct Shared {
     turns: Turns,
-    prefetch: Prefetch,
     /// The store's metrics buffer, shared with `direct`.
     recorder: crate::metrics::Recorder,
     direct: Mutex<Direct>,
@@ -592,15 +572,6 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner()) = Instant::now();
                 shared.requests.fetch_add(1, Ordering::SeqCst);
-                // A write's texts join the prefetch before it queues (see `Prefetch`).
-                let embeds = match &env.request {
-                    Request::Remember { req } => {
-                        req.check().map(|c| c.embedded_texts()).unwrap_or_default()
-                    }
-                    _ => Vec::new(),
-                };
-                let primes = !embeds.is_empty();
-                shared.prefetch.add(embeds);
                 // One request at a time, in arrival order.
                 let _turn = shared.turns.wait();
                 let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
@@ -608,11 +579,8 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     Line::Err(daemon_err("the memory daemon is stopping; try again"))
                 } else {
                     direct.set_lock_wait(Duration::from_millis(env.lock_wait_ms));
-                    let started = Instant::now();
-                    if primes {
-                        direct.prime_embeddings(&shared.prefetch.take());
-                    }
                     crate::integrity::take_warning();
+                    let started = Instant::now();
                     let answer = match execute(&mut direct, &env.caller, &env.request) {
                         Ok(v) => Line::Ok(v),
                         Err(e) => Line::Err(e),
@@ -693,7 +661,6 @@ pub fn serve(project: Project) -> Result<()> {
     let wt_memory = std::env::current_exe().unwrap_or_default();
     let shared = Arc::new(Shared {
         turns: Turns::default(),
-        prefetch: Prefetch::default(),
         recorder: direct.recorder().clone(),
         direct: Mutex::new(direct),
         store_dir: project.store_dir.clone(),

@@ -106,14 +106,6 @@ impl NewMemory {
         self.entities = self.entities.iter().map(|e| hygiene::redact(e)).collect();
         self
     }
-
-    /// The texts [`Store::insert`] embeds for this (redacted) memory: its content, then each
-    /// retrieval key.
-    pub fn embedded_texts(&self) -> impl Iterator<Item = &str> {
-        let keys = self.metadata.get(crate::record::KEYS).map(String::as_str);
-        std::iter::once(self.content.as_str())
-            .chain(keys.into_iter().flat_map(crate::record::split_keys))
-    }
 }
 
 /// Outcome of a write.
@@ -1042,9 +1034,8 @@ impl Store {
             });
         }
         self.ensure_embedder()?;
-        let mut texts = new.embedded_texts();
-        let embedding = self.embed(texts.next().expect("the content comes first"))?;
-        let key_vectors = self.embed_concatenated(texts)?;
+        let embedding = self.embed(&new.content)?;
+        let key_vectors = self.embed_keys(&new.metadata)?;
         let hash = hygiene::content_hash(&new.content);
         let experience = Experience {
             content: new.content,
@@ -1088,18 +1079,12 @@ impl Store {
 
     /// The key vectors for a memory's metadata (None without keys): see [`key_vectors_of`].
     fn embed_keys(&self, metadata: &HashMap<String, String>) -> anyhow::Result<Option<Vec<f32>>> {
-        let keys = metadata.get(crate::record::KEYS).map(String::as_str);
-        self.embed_concatenated(keys.into_iter().flat_map(crate::record::split_keys))
-    }
-
-    /// The embeddings of `texts`, concatenated (None for no texts).
-    fn embed_concatenated<'a>(
-        &self,
-        texts: impl Iterator<Item = &'a str>,
-    ) -> anyhow::Result<Option<Vec<f32>>> {
+        let Some(keys) = metadata.get(crate::record::KEYS) else {
+            return Ok(None);
+        };
         let mut vectors = Vec::new();
-        for text in texts {
-            vectors.extend(self.embed(text)?);
+        for key in crate::record::split_keys(keys) {
+            vectors.extend(self.embed(key)?);
         }
         Ok((!vectors.is_empty()).then_some(vectors))
     }

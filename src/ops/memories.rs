@@ -159,15 +159,6 @@ impl Remember {
     }
 }
 
-impl CheckedRemember {
-    /// The texts storing this memory embeds (after redaction), so a daemon can embed the texts
-    /// of every queued write in one model run (see `daemon::Prefetch`).
-    pub fn embedded_texts(&self) -> Vec<String> {
-        let new = self.new.clone().redacted();
-        new.embedded_texts().map(str::to_string).collect()
-    }
-}
-
 /// Store a checked memory, tagged with the caller's branch unless it names one.
 pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<Remembered> {
     let mut new = req.new;
