@@ -52,6 +52,11 @@ pub enum Request {
         id: String,
         keys: Vec<String>,
     },
+    /// Mark `newer` as the replacement of `older`.
+    Supersede {
+        newer: String,
+        older: String,
+    },
     Forget {
         req: ops::Forget,
     },
@@ -126,6 +131,7 @@ impl Request {
             R::List { .. } => "list",
             R::Get { .. } => "get",
             R::SetKeys { .. } => "set_keys",
+            R::Supersede { .. } => "supersede",
             R::Forget { .. } => "forget",
             R::Context { .. } => "context",
             R::Brain => "brain",
@@ -312,6 +318,16 @@ pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Va
             match direct.with(false, |s| ops::set_keys(s, &id, keys))? {
                 Some(done) => json(done),
                 None => Err(crate::error::not_found(format!("no memory {id}"))),
+            }
+        }
+        R::Supersede { newer, older } => {
+            let newer = ops::checked_id("supersede", newer)?;
+            let older = ops::checked_id("supersede", older)?;
+            match direct.with(false, |s| ops::supersede(s, &newer, &older))? {
+                Some(done) => json(done),
+                None => Err(crate::error::not_found(format!(
+                    "supersede: no memory {newer}; nothing changed (see `wt-memory list`)"
+                ))),
             }
         }
         R::Forget { req } => {
@@ -662,6 +678,14 @@ impl Client {
         self.call(Request::SetKeys {
             id: id.to_string(),
             keys: keys.to_vec(),
+        })
+    }
+
+    /// Mark memory `newer` as the replacement of memory `older` (ids or prefixes).
+    pub fn supersede(&mut self, newer: &str, older: &str) -> Result<ops::Superseded> {
+        self.call(Request::Supersede {
+            newer: newer.to_string(),
+            older: older.to_string(),
         })
     }
 

@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Version of the line protocol; a daemon speaking another one is replaced.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 fn daemon_dir() -> PathBuf {
     crate::paths::runtime_dir().join("daemon")

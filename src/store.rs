@@ -1112,6 +1112,21 @@ impl Store {
         self.make_durable()
     }
 
+    /// Mark `memory` as the replacement of the memory `older` (same id; `supersede`).
+    pub fn set_supersedes(&self, memory: &Memory, older: &str) -> anyhow::Result<()> {
+        let mut updated = memory.clone();
+        updated
+            .experience
+            .metadata
+            .insert(crate::record::SUPERSEDES.into(), older.to_string());
+        if let Err(e) = self.ms.update_memory(&updated) {
+            self.changed();
+            bail!("update failed: {e:#}");
+        }
+        self.written(&updated.id, true);
+        self.make_durable()
+    }
+
     /// Replace a memory's tags in place (same id).
     pub fn set_tags(&self, memory: &Memory, tags: Vec<String>) -> anyhow::Result<()> {
         let mut updated = memory.clone();

@@ -1460,3 +1460,93 @@ fn remember_supersedes_marks_the_older_memory_and_refuses_unknown_ids() {
     assert_eq!(found[1]["superseded_by"], new.as_str());
     assert!(found[0].get("superseded_by").is_none());
 }
+
+/// Two memories of the dev set: m019 replaces m010 (the dev set's own `supersedes` label).
+const JOBS_BEFORE: &str = "Background jobs run on Redis with the apalis crate; the worker is a separate process that reads the `tallybook:jobs` list.";
+const JOBS_NOW: &str = "Background jobs now use our own Postgres table `jobs` instead of Redis/apalis: workers claim rows with `SELECT ... FOR UPDATE SKIP LOCKED LIMIT 10`, and a job is enqueued in the same transaction as the business change, so a rollback can't leave an orphan email job.";
+
+#[test]
+fn remember_names_similar_older_memories_and_supersede_links_them_afterwards() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("later");
+    let old = env.remember(&repo, JOBS_BEFORE, "Decision", "jobs");
+    let unrelated = env.remember(
+        &repo,
+        "Invoice PDFs use the Inter font, bundled in crates/pdf/fonts",
+        "Context",
+        "",
+    );
+    let out = env.wt(&repo, &["remember", "--type", "Decision"], Some(JOBS_NOW));
+    assert!(out.status.success());
+    let new = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let hint = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        hint.contains(&format!("similar older memory {}", &old[..8]))
+            && hint.contains(&format!("wt-memory supersede {} {}", &new[..8], &old[..8])),
+        "{hint}"
+    );
+    assert!(!hint.contains(&unrelated[..8]), "{hint}");
+
+    // Nothing is linked until the writer says so.
+    let before = env.wt_json(&repo, &["recall", "how do background jobs run"], None);
+    assert!(before
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r.get("superseded_by").is_none()));
+    let said = env.wt_ok(&repo, &["supersede", &new[..8], &old[..8]], None);
+    assert_eq!(said.trim(), format!("{new} now replaces {old}"));
+    let after = env.wt_json(&repo, &["recall", "how do background jobs run"], None);
+    let ids: Vec<&str> = after
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let (at_new, at_old) = (
+        ids.iter().position(|i| *i == new).unwrap(),
+        ids.iter().position(|i| *i == old).unwrap(),
+    );
+    assert!(at_new < at_old, "{after:#}");
+    assert_eq!(after[at_old]["superseded_by"], new.as_str());
+
+    // A replaced memory is no longer offered as similar; --json carries the list.
+    let again = env.wt_json(
+        &repo,
+        &["remember", "--type", "Decision", "--json"],
+        Some("Background jobs are rows in the Postgres `jobs` table, claimed with SKIP LOCKED."),
+    );
+    let similar: Vec<&str> = again["similar"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        similar.contains(&new.as_str()) && !similar.contains(&old.as_str()),
+        "{again}"
+    );
+
+    // Refusals change nothing and say why in one line.
+    for (args, says) in [
+        (
+            vec!["supersede", &new[..8], &new[..8]],
+            "cannot replace itself",
+        ),
+        (vec!["supersede", &old[..8], &new[..8]], "already replaces"),
+        (
+            vec!["supersede", "0123456789abcdef", &old[..8]],
+            "no memory 0123456789abcdef",
+        ),
+    ] {
+        let out = env.wt(&repo, &args, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.trim().lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    let old_now = env.wt_json(&repo, &["get", &old], None);
+    assert!(old_now["metadata"].get("supersedes").is_none(), "{old_now}");
+}

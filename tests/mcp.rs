@@ -19,8 +19,9 @@ use support::{bin_path, fixtures_dir, git, TestEnv};
 type Client = RunningService<RoleClient, ()>;
 
 /// Every tool of issue 4's table.
-const ALL_TOOLS: [&str; 25] = [
+const ALL_TOOLS: [&str; 26] = [
     "remember",
+    "supersede",
     "recall",
     "proactive_context",
     "forget",
@@ -705,6 +706,54 @@ async fn memory_saved_by_mcp_remember_is_injected_by_the_next_matching_hook() {
     assert!(
         context.contains("touch_last_login after the session"),
         "not injected: {injected}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remember_offers_the_memory_it_may_replace_and_supersede_stops_its_injection() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let old = env.remember(
+        &repo,
+        "auth/src/login.rs: login() calls users::touch_last_login before the session is created",
+        "Learning",
+        "auth",
+    );
+    let client = start_for(&env, &repo).await;
+    let saved = call_json(
+        &client,
+        "remember",
+        json!({"content": "auth/src/login.rs: login() must call users::touch_last_login after the session is created, never before", "tags": "auth"}),
+    )
+    .await;
+    let new = saved["id"].as_str().unwrap().to_string();
+    assert_eq!(saved["similar"][0]["id"], old.as_str(), "{saved}");
+    assert!(saved["similar"][0]["similarity"].as_f64().unwrap() >= 0.65);
+    let linked = call_json(&client, "supersede", json!({"newer": new, "older": old})).await;
+    assert_eq!(
+        (&linked["newer"], &linked["older"]),
+        (&json!(new), &json!(old))
+    );
+    let refused = call(&client, "supersede", json!({"newer": new, "older": new})).await;
+    assert!(is_error(&refused) && text(&refused).contains("cannot replace itself"));
+    client.cancel().await.unwrap();
+
+    // A Read of the file injects the memory that holds now, not the one it replaced.
+    let fixture = std::fs::read_to_string(fixtures_dir().join("hooks/post_tool_use.read.json"))
+        .unwrap()
+        .replace("/path/to/proj", &repo.display().to_string());
+    let out = support::run(
+        env.cmd("wt-hook-memory", &repo).arg("PostToolUse"),
+        Some(&fixture),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("after the session is created"),
+        "not injected: {stdout}"
+    );
+    assert!(
+        !stdout.contains("before the session is created"),
+        "the replaced memory was injected: {stdout}"
     );
 }
 

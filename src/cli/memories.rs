@@ -1,4 +1,4 @@
-//! remember, recall, proactive, list, get, context, brain, forget.
+//! remember, supersede, recall, proactive, list, get, context, brain, forget.
 
 use super::{print_json, read_stdin, Res};
 use crate::client::Client;
@@ -12,6 +12,9 @@ use std::process::ExitCode;
 pub enum Cmd {
     /// Store a memory read from stdin; prints its id.
     Remember(RememberArgs),
+    /// Mark memory NEWER as the replacement of memory OLDER (ids or 8+ hex digits): recall ranks
+    /// the older one after it and marks it, and the hooks stop injecting it.
+    Supersede { newer: String, older: String },
     /// Memories relevant to a query (JSON array, best first, with relevance_score 0..1).
     Recall(RecallArgs),
     /// Memories worth injecting for a context (gated by relevance; never stores the context).
@@ -70,7 +73,8 @@ pub struct RememberArgs {
     /// helps, and an anchor line of the files, commands and identifiers it is specific to.
     #[arg(long, num_args = 1.., value_name = "KEY")]
     keys: Vec<String>,
-    /// Print {"id": …, "duplicate": …}.
+    /// Print {"id": …, "duplicate": …, "similar": […]} (similar: older memories on the same
+    /// subject, which the new one may replace).
     #[arg(long)]
     json: bool,
 }
@@ -119,6 +123,11 @@ pub struct ForgetArgs {
     until: Option<String>,
 }
 
+/// The first 8 hex digits of an id, which every command accepts.
+fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
 fn parse_kind(kind: Option<&str>) -> Result<Option<QueryKind>, crate::error::Error> {
     kind.map(|k| {
         QueryKind::parse(k).ok_or_else(|| {
@@ -134,6 +143,10 @@ fn parse_kind(kind: Option<&str>) -> Result<Option<QueryKind>, crate::error::Err
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     match cmd {
         Cmd::Remember(a) => remember(client, a)?,
+        Cmd::Supersede { newer, older } => {
+            let done = client.supersede(&newer, &older)?;
+            println!("{} now replaces {}", done.newer, done.older);
+        }
         Cmd::Recall(a) => {
             let req = Recall {
                 query: a.query.unwrap_or_default(),
@@ -210,12 +223,23 @@ fn remember(client: &mut Client, a: RememberArgs) -> Result<(), crate::error::Er
         eprintln!("{note}");
     }
     if a.json {
-        println!(
-            "{}",
-            serde_json::json!({"id": done.id, "duplicate": done.duplicate})
-        );
+        let mut out = serde_json::json!({"id": done.id, "duplicate": done.duplicate});
+        if !done.similar.is_empty() {
+            out["similar"] = serde_json::to_value(&done.similar)?;
+        }
+        println!("{out}");
     } else {
         println!("{}", done.id);
+        for s in &done.similar {
+            eprintln!(
+                "similar older memory {} ({:.2}): {}\n  if the new one replaces it: wt-memory supersede {} {}",
+                short_id(&s.id),
+                s.similarity,
+                s.content,
+                short_id(&done.id),
+                short_id(&s.id)
+            );
+        }
     }
     Ok(())
 }

@@ -199,6 +199,15 @@ pub struct ForgetArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
+pub struct SupersedeArgs {
+    /// The id of the memory that holds now (full, or a unique prefix of 8+ characters).
+    pub newer: String,
+    /// The id of the memory it replaces (full, or a unique prefix of 8+ characters).
+    pub older: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
 pub struct TodoIdArgs {
     /// The todo id or a unique prefix of it (8 characters are enough), from list_todos.
     pub id: String,
@@ -550,7 +559,7 @@ impl MemoryServer {
 #[tool_router]
 impl MemoryServer {
     #[tool(
-        description = "Save one fact to the project's persistent memory so later sessions (and the memory hooks) can use it. Use after a decision, a non-obvious fix, a discovered convention or gotcha. Write it self-contained; never include secrets. Returns {\"id\": ..., \"duplicate\": bool}; duplicate=true means the same content was already stored under that id.",
+        description = "Save one fact to the project's persistent memory so later sessions (and the memory hooks) can use it. Use after a decision, a non-obvious fix, a discovered convention or gotcha. Write it self-contained; never include secrets. Returns {\"id\": ..., \"duplicate\": bool, \"similar\": [...]}; duplicate=true means the same content was already stored under that id. similar lists older memories on the same subject (id, similarity, content): if the new fact replaces one of them (a changed decision, a moved file), call supersede(newer=id, older=that id) so the stale one stops being injected.",
         annotations(
             title = "Remember",
             read_only_hint = false,
@@ -637,6 +646,25 @@ impl MemoryServer {
             ..ops::Forget::default()
         };
         self.json(move |c| c.forget(&req)).await
+    }
+
+    #[tool(
+        description = "Mark one memory as the replacement of an older one (a changed decision, a moved file, an updated fact): recall ranks the older one after it and marks it superseded, and the memory hooks stop injecting it. Use when remember's `similar` shows the fact you just stored replaces an older memory. Returns {\"newer\": id, \"older\": id}.",
+        annotations(
+            title = "Supersede",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn supersede(
+        &self,
+        Parameters(args): Parameters<SupersedeArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let newer = valid!(check_non_empty("newer", &args.newer)).to_string();
+        let older = valid!(check_non_empty("older", &args.older)).to_string();
+        self.json(move |c| c.supersede(&newer, &older)).await
     }
 
     #[tool(

@@ -5,7 +5,7 @@ use super::Caller;
 use super::{parse_time, take_snapshot};
 use crate::error::{bad_input, not_found, other, Error, Result};
 use crate::hygiene;
-use crate::rank::QueryKind;
+use crate::rank::{self, QueryKind};
 use crate::recall::{self, RecallQuery};
 use crate::record::{self, parse_user_type, MemoryRecord};
 use crate::store::{NewMemory, Store};
@@ -57,7 +57,28 @@ pub struct Remembered {
     /// A note on how the type was read (legacy type names), for stderr.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Older memories on the same subject: the new one may replace one of them (then link them
+    /// with `supersede`). Similarity alone cannot tell an update from a related fact
+    /// (scripts/study_supersede.py), so the writer decides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub similar: Vec<Similar>,
 }
+
+/// An older memory close in meaning to a new one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Similar {
+    pub id: String,
+    /// Content cosine, two decimals.
+    pub similarity: f64,
+    pub experience_type: String,
+    /// The start of its content.
+    pub content: String,
+}
+
+/// At most this many [`Similar`] memories per write.
+const MAX_SIMILAR: usize = 3;
+/// Characters of a [`Similar`] memory's content shown.
+const SIMILAR_PREVIEW_CHARS: usize = 120;
 
 /// A [`Remember`] that passed validation: nothing is left to refuse once the store is open.
 pub struct CheckedRemember {
@@ -195,10 +216,104 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
             }
         }
     }
+    let similar = if ins.duplicate {
+        Vec::new()
+    } else {
+        similar_older(store, &ins.id)?
+    };
     Ok(Remembered {
         id: ins.id,
         duplicate: ins.duplicate,
         note: req.note,
+        similar,
+    })
+}
+
+/// The older memories on the same subject as memory `id` (content cosine at least the ranker's
+/// [`rank::SAME_SUBJECT`]) that nothing has replaced yet and `id` does not already replace, most
+/// similar first. One dot product per memory, over the memories the store keeps read (the
+/// content index for duplicates reads them anyway).
+fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
+    let all = store.all()?;
+    let Some(new) = all.iter().find(|m| m.id.0.to_string() == id) else {
+        return Ok(Vec::new());
+    };
+    let replaced: std::collections::HashSet<&str> = all
+        .iter()
+        .filter_map(|m| m.experience.metadata.get(record::SUPERSEDES))
+        .map(String::as_str)
+        .collect();
+    let vector = crate::store::embedding_of(new);
+    let norm = rank::norm(vector);
+    let mut similar: Vec<(f64, &shodh_memory::memory::Memory)> = all
+        .iter()
+        .filter(|m| {
+            m.id != new.id
+                && m.created_at <= new.created_at
+                && !replaced.contains(m.id.0.to_string().as_str())
+        })
+        .filter_map(|m| {
+            let other = crate::store::embedding_of(m);
+            (other.len() == vector.len() && norm > 0.0).then(|| {
+                (
+                    rank::cosine_normed(vector, norm, other, rank::norm(other)),
+                    &**m,
+                )
+            })
+        })
+        .filter(|&(cos, _)| cos >= rank::SAME_SUBJECT)
+        .collect();
+    similar.sort_by(|a, b| b.0.total_cmp(&a.0));
+    Ok(similar
+        .into_iter()
+        .take(MAX_SIMILAR)
+        .map(|(cos, m)| {
+            let r = MemoryRecord::from_memory(m);
+            Similar {
+                similarity: (cos * 100.0).round() / 100.0,
+                content: r.content.chars().take(SIMILAR_PREVIEW_CHARS).collect(),
+                experience_type: r.experience_type,
+                id: r.id,
+            }
+        })
+        .collect())
+}
+
+/// What `supersede` did: the newer memory, now marked as the replacement of the older one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Superseded {
+    pub newer: String,
+    pub older: String,
+}
+
+/// Mark memory `newer` as the replacement of memory `older` (ids or prefixes of 8+ hex digits):
+/// recall then ranks the older one after it and marks it, and the hooks stop injecting it.
+pub fn supersede(store: &Store, newer: &str, older: &str) -> Result<Superseded> {
+    let find = |id: &str| -> Result<std::sync::Arc<shodh_memory::memory::Memory>> {
+        resolve_id(store, "supersede", id)?
+            .and_then(|full| store.get(&full).ok().flatten())
+            .ok_or_else(|| {
+                not_found(format!(
+                    "supersede: no memory {id}; nothing changed (see `wt-memory list`)"
+                ))
+            })
+    };
+    let (new, old) = (find(newer)?, find(older)?);
+    let (new_id, old_id) = (new.id.0.to_string(), old.id.0.to_string());
+    if new_id == old_id {
+        return Err(bad_input("supersede: a memory cannot replace itself"));
+    }
+    if old.experience.metadata.get(record::SUPERSEDES) == Some(&new_id) {
+        return Err(bad_input(format!(
+            "supersede: {old_id} already replaces {new_id}; nothing changed"
+        )));
+    }
+    store
+        .set_supersedes(&new, &old_id)
+        .map_err(|e| other(format!("supersede failed, nothing changed: {e:#}")))?;
+    Ok(Superseded {
+        newer: new_id,
+        older: old_id,
     })
 }
 
