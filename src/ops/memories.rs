@@ -216,7 +216,10 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
             }
         }
     }
-    let similar = if ins.duplicate {
+    // Only a writer who reads the answer can act on it: a person (CLI) or an agent (MCP), not
+    // the hooks' saves or sync, which would pay a pass over every memory for nothing.
+    let reads_answer = matches!(caller.source.as_deref(), None | Some("cli" | "mcp"));
+    let similar = if ins.duplicate || !reads_answer {
         Vec::new()
     } else {
         similar_older(store, &ins.id)?
@@ -231,35 +234,31 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
 
 /// The older memories on the same subject as memory `id` (content cosine at least the ranker's
 /// [`rank::SAME_SUBJECT`]) that nothing has replaced yet and `id` does not already replace, most
-/// similar first. One dot product per memory, over the memories the store keeps read (the
-/// content index for duplicates reads them anyway).
+/// similar first. One dot product per memory, over the ranking view a daemon keeps resident.
 fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
-    let all = store.all()?;
-    let Some(new) = all.iter().find(|m| m.id.0.to_string() == id) else {
+    let view = store.rank_view()?;
+    let Some(at) = view.records.iter().rposition(|r| r.id == id) else {
         return Ok(Vec::new());
     };
-    let replaced: std::collections::HashSet<&str> = all
-        .iter()
-        .filter_map(|m| m.experience.metadata.get(record::SUPERSEDES))
-        .map(String::as_str)
-        .collect();
-    let vector = crate::store::embedding_of(new);
-    let norm = rank::norm(vector);
-    let mut similar: Vec<(f64, &shodh_memory::memory::Memory)> = all
-        .iter()
-        .filter(|m| {
-            m.id != new.id
-                && m.created_at <= new.created_at
-                && !replaced.contains(m.id.0.to_string().as_str())
+    let (new, norm) = (
+        crate::store::embedding_of(&view.memories[at]),
+        view.norms[at],
+    );
+    let replaces = view.records[at].metadata.get(record::SUPERSEDES);
+    let created = view.memories[at].created_at;
+    let mut similar: Vec<(f64, usize)> = (0..view.records.len())
+        .filter(|&i| {
+            let (m, r) = (&view.memories[i], &view.records[i]);
+            let e = crate::store::embedding_of(m);
+            i != at
+                && e.len() == new.len()
+                && m.created_at <= created
+                && Some(&r.id) != replaces
+                && !view.superseded_by.contains_key(&r.id)
         })
-        .filter_map(|m| {
-            let other = crate::store::embedding_of(m);
-            (other.len() == vector.len() && norm > 0.0).then(|| {
-                (
-                    rank::cosine_normed(vector, norm, other, rank::norm(other)),
-                    &**m,
-                )
-            })
+        .map(|i| {
+            let e = crate::store::embedding_of(&view.memories[i]);
+            (rank::cosine_normed(new, norm, e, view.norms[i]), i)
         })
         .filter(|&(cos, _)| cos >= rank::SAME_SUBJECT)
         .collect();
@@ -267,13 +266,13 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
     Ok(similar
         .into_iter()
         .take(MAX_SIMILAR)
-        .map(|(cos, m)| {
-            let r = MemoryRecord::from_memory(m);
+        .map(|(cos, i)| {
+            let r = &view.records[i];
             Similar {
+                id: r.id.clone(),
                 similarity: (cos * 100.0).round() / 100.0,
+                experience_type: r.experience_type.clone(),
                 content: r.content.chars().take(SIMILAR_PREVIEW_CHARS).collect(),
-                experience_type: r.experience_type,
-                id: r.id,
             }
         })
         .collect())
