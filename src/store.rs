@@ -1104,12 +1104,7 @@ impl Store {
         }
         self.ensure_embedder()?;
         updated.experience.image_embeddings = self.embed_keys(&updated.experience.metadata)?;
-        if let Err(e) = self.ms.update_memory(&updated) {
-            self.changed();
-            bail!("update failed: {e:#}");
-        }
-        self.written(&updated.id, true);
-        self.make_durable()
+        self.replace(&updated)
     }
 
     /// Mark `memory` as the replacement of the memory `older` (same id; `supersede`).
@@ -1119,19 +1114,19 @@ impl Store {
             .experience
             .metadata
             .insert(crate::record::SUPERSEDES.into(), older.to_string());
-        if let Err(e) = self.ms.update_memory(&updated) {
-            self.changed();
-            bail!("update failed: {e:#}");
-        }
-        self.written(&updated.id, true);
-        self.make_durable()
+        self.replace(&updated)
     }
 
     /// Replace a memory's tags in place (same id).
     pub fn set_tags(&self, memory: &Memory, tags: Vec<String>) -> anyhow::Result<()> {
         let mut updated = memory.clone();
         updated.experience.tags = tags.iter().map(|t| hygiene::redact(t)).collect();
-        if let Err(e) = self.ms.update_memory(&updated) {
+        self.replace(&updated)
+    }
+
+    /// Write `updated` over the memory with its id, and keep the views in step.
+    fn replace(&self, updated: &Memory) -> anyhow::Result<()> {
+        if let Err(e) = self.ms.update_memory(updated) {
             self.changed();
             bail!("update failed: {e:#}");
         }

@@ -38,7 +38,9 @@ This project has a persistent memory. Claude Code hooks fill it and read from it
   `echo "<insight>" | wt-memory remember --type Learning --tags source:user,<topic>`
   (types: `Decision`, `Learning`, `Context`). Give it 2-3 `keys` (`--keys` on the command line): questions
   someone would ask when it helps, in their words, and the files or commands it is about.
-  `wt-memory forget <id>` removes a wrong entry.
+  `wt-memory forget <id>` removes a wrong entry. When a new fact replaces an older memory (`remember`
+  lists older ones on the same subject as `similar`), link them with the `supersede` tool or
+  `wt-memory supersede <new-id> <old-id>`, so the stale one stops being injected.
 "#;
     format!("{START_MARKER}\n{body}{END_MARKER}\n")
 }
