@@ -48,6 +48,11 @@ pub struct MemoryRecord {
     pub superseded_by: Option<String>,
 }
 
+/// The first 8 characters of a memory id: enough for every command that takes an id prefix.
+pub fn short_id(id: &str) -> &str {
+    crate::hygiene::truncate_chars(id, 8)
+}
+
 /// The metadata key naming the older memory a memory replaces.
 pub const SUPERSEDES: &str = "supersedes";
 

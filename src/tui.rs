@@ -10,7 +10,7 @@ use crate::dedup::Audit;
 use crate::error::{bad_input, Result};
 use crate::metrics::Report;
 use crate::ops;
-use crate::record::{MemoryRecord, SUPERSEDES};
+use crate::record::{short_id, MemoryRecord, SUPERSEDES};
 use chrono::{DateTime, Local, Utc};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -614,10 +614,6 @@ fn age(created: &str, now: DateTime<Utc>) -> String {
         s if s < 365 * 86_400 => format!("{}d", s / 86_400),
         s => format!("{}y", s / (365 * 86_400)),
     }
-}
-
-fn short_id(id: &str) -> &str {
-    crate::hygiene::truncate_chars(id, 8)
 }
 
 /// The first non-blank line, with tabs and control characters made harmless for a terminal.

@@ -4,7 +4,7 @@ use super::{print_json, read_stdin, Res};
 use crate::client::Client;
 use crate::ops::{self, Forget, Recall, RecallMode, Remember};
 use crate::rank::QueryKind;
-use crate::record::split_tags;
+use crate::record::{short_id, split_tags};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 
@@ -121,11 +121,6 @@ pub struct ForgetArgs {
     since: Option<String>,
     #[arg(long)]
     until: Option<String>,
-}
-
-/// The first 8 hex digits of an id, which every command accepts.
-fn short_id(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
 }
 
 fn parse_kind(kind: Option<&str>) -> Result<Option<QueryKind>, crate::error::Error> {

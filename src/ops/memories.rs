@@ -247,18 +247,15 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
     let replaces = view.records[at].metadata.get(record::SUPERSEDES);
     let created = view.memories[at].created_at;
     let mut similar: Vec<(f64, usize)> = (0..view.records.len())
-        .filter(|&i| {
+        .filter_map(|i| {
             let (m, r) = (&view.memories[i], &view.records[i]);
             let e = crate::store::embedding_of(m);
-            i != at
+            let candidate = i != at
                 && e.len() == new.len()
                 && m.created_at <= created
                 && Some(&r.id) != replaces
-                && !view.superseded_by.contains_key(&r.id)
-        })
-        .map(|i| {
-            let e = crate::store::embedding_of(&view.memories[i]);
-            (rank::cosine_normed(new, norm, e, view.norms[i]), i)
+                && !view.superseded_by.contains_key(&r.id);
+            candidate.then(|| (rank::cosine_normed(new, norm, e, view.norms[i]), i))
         })
         .filter(|&(cos, _)| cos >= rank::SAME_SUBJECT)
         .collect();
