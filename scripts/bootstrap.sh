@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fresh machine -> working memory, end to end: install build deps, build the four binaries, install
+# Fresh machine -> working memory, end to end: install build deps, build the binaries, install
 # the embedding model, then in a throwaway demo repository remember a decision, wire the repo with
 # `wt-project init`, and show the exact context Claude Code would receive for a matching prompt.
 set -euo pipefail
@@ -57,7 +57,7 @@ cat <<EOF
 
 Done. The demo is in $demo (its store in $WT_MEMORY_HOME); delete it when you like.
 Next:
-  cargo install --path .        # put wt-memory, wt-hook-memory, wt-mcp-server, wt-project on PATH
+  cargo install --path .        # put wt-memory (+ wt-memory-engine), wt-hook-memory, wt-mcp-server, wt-project on PATH
   cd /path/to/your/repo && wt-project init
   wt-memory doctor              # checks binaries, model, store and wiring, with fixes
 EOF

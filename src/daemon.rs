@@ -6,8 +6,9 @@
 //!   a connection from another uid is refused (`SO_PEERCRED`).
 //! - Protocol (version [`PROTOCOL`]): one JSON object per line. The client opens with
 //!   `{"hello": Hello}` and the daemon answers with its own; then each line is
-//!   `{"caller", "lock_wait_ms", "request"}` (a [`Request`]) answered by `{"ok": …}` or
-//!   `{"err": Error}`, or a control line (`{"control": "status" | "shutdown"}`).
+//!   `{"call": {"caller", "lock_wait_ms", "request"}}` (a [`Request`]) answered by `{"ok": …}`
+//!   or `{"err": Error}`, a command line the `wt-memory` front forwards (`{"forward": Forward}`,
+//!   see [`wt_memory_base::forward`]), or a control line (`{"control": "status" | "shutdown"}`).
 //! - One daemon per store: it holds `<project>.daemon.lock` for its life. Clients that find no
 //!   daemon start one under `<project>.spawn.lock`, so racing clients start exactly one. A stale
 //!   socket, a daemon killed with -9, or one of another build or model (after an upgrade) is
@@ -30,17 +31,13 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-/// Version of the line protocol; a daemon speaking another one is replaced.
-pub const PROTOCOL: u32 = 3;
-
-fn daemon_dir() -> PathBuf {
-    crate::paths::runtime_dir().join("daemon")
-}
+use wt_memory_base::wire::{self, daemon_dir, Forward, ENGINE};
+pub use wt_memory_base::wire::{Hello, PROTOCOL};
 
 pub fn socket_path(project: &Project) -> PathBuf {
-    daemon_dir().join(format!("{}.sock", project.name))
+    wire::socket_path(&project.name)
 }
 
 fn spawn_lock_path(project: &Project) -> PathBuf {
@@ -55,40 +52,9 @@ pub fn log_path(project: &Project) -> PathBuf {
     crate::paths::log_dir().join(format!("daemon-{}.log", project.name))
 }
 
-/// Who is talking: exchanged first on every connection.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Hello {
-    pub protocol: u32,
-    /// The `wt-memory` binary's identity (version, size, modification time): a rebuilt or
-    /// upgraded binary means a new daemon.
-    pub build: String,
-    /// The model directory the engine uses (`None`: hash embeddings).
-    pub model: Option<PathBuf>,
-    pub pid: u32,
-}
-
-/// The identity of the `wt-memory` binary at `path`.
-fn build_of(path: &Path) -> String {
-    let meta = std::fs::metadata(path).ok();
-    let stamp = meta
-        .as_ref()
-        .and_then(|m| m.modified().ok())
-        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    format!(
-        "{} {} {stamp}",
-        env!("CARGO_PKG_VERSION"),
-        meta.map_or(0, |m| m.len())
-    )
-}
-
-fn hello_here(build: String) -> Hello {
-    Hello {
-        protocol: PROTOCOL,
-        build,
-        model: config::engine_assets().map(|a| a.model_dir.clone()),
-        pid: std::process::id(),
-    }
+/// What this process says on a connection: the daemon it would start.
+fn hello_here() -> Hello {
+    Hello::here(config::engine_assets().map(|a| a.model_dir.clone()))
 }
 
 /// What `wt-memory daemon status` and `doctor` show.
@@ -191,6 +157,7 @@ enum Line {
     Hello(Hello),
     Control(String),
     Call(Box<Envelope>),
+    Forward(Forward),
     Ok(Value),
     Err(Error),
     /// An answer with the store's standing integrity warning, which the client prints as if it
@@ -236,8 +203,7 @@ impl Connection {
         let stream = UnixStream::connect(socket)?;
         stream.set_read_timeout(Some(timeout.max(Duration::from_millis(50))))?;
         let mut reader = BufReader::new(stream);
-        let wt_memory = config::locate_binary("wt-memory").unwrap_or_default();
-        let mine = hello_here(build_of(&wt_memory));
+        let mine = hello_here();
         match exchange(&mut reader, &Line::Hello(mine.clone()))? {
             Line::Hello(peer) => Ok(Connection {
                 reader,
@@ -251,8 +217,7 @@ impl Connection {
 
     /// Is the daemon the one this process would start (same protocol, binary and model)?
     fn current(&self) -> bool {
-        let (peer, mine) = (&self.peer, &self.mine);
-        peer.protocol == mine.protocol && peer.build == mine.build && peer.model == mine.model
+        self.mine.agrees_with(&self.peer)
     }
 
     /// How long the daemon may wait for the store on a call's behalf, and how long the call may
@@ -360,8 +325,11 @@ fn wait_gone(pid: u32, deadline: Instant) {
 /// Start `wt-memory serve` for `project`, detached (own session, output to its log).
 fn start(project: &Project) -> Result<()> {
     use std::os::unix::process::CommandExt;
-    let bin = config::locate_binary("wt-memory")
-        .ok_or_else(|| daemon_err("wt-memory is neither next to this program nor on PATH"))?;
+    let bin = config::locate_binary(ENGINE).ok_or_else(|| {
+        daemon_err(format!(
+            "{ENGINE} is neither next to this program nor on PATH"
+        ))
+    })?;
     let log_file = log_path(project);
     if let Some(dir) = log_file.parent() {
         std::fs::create_dir_all(dir)?;
@@ -567,29 +535,11 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 Line::Ok(Value::Null)
             }
             Ok(Line::Call(env)) => {
-                *shared
-                    .last_request
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()) = Instant::now();
-                shared.requests.fetch_add(1, Ordering::SeqCst);
-                // One request at a time, in arrival order.
-                let _turn = shared.turns.wait();
-                let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
-                if shared.closing.load(Ordering::SeqCst) {
-                    Line::Err(daemon_err("the memory daemon is stopping; try again"))
-                } else {
-                    direct.set_lock_wait(Duration::from_millis(env.lock_wait_ms));
-                    crate::integrity::take_warning();
-                    let started = Instant::now();
-                    let answer = match execute(&mut direct, &env.caller, &env.request) {
+                serve_turn(&shared, env.request.name(), env.lock_wait_ms, |direct| {
+                    let answer = match execute(direct, &env.caller, &env.request) {
                         Ok(v) => Line::Ok(v),
                         Err(e) => Line::Err(e),
                     };
-                    shared
-                        .service
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .add(env.request.name(), started.elapsed().as_secs_f64() * 1000.0);
                     let warning = direct
                         .standing_warning()
                         .filter(|_| !env.request.reports_integrity());
@@ -600,7 +550,22 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                         },
                         None => answer,
                     }
-                }
+                })
+            }
+            Ok(Line::Forward(call)) => {
+                serve_turn(&shared, "command_line", call.lock_wait_ms, |direct| {
+                    match crate::cli::forwarded(direct, &call) {
+                        Ok(mut done) => {
+                            // Printed last, as the engine binary prints it after the command.
+                            if let Some(warning) = direct.standing_warning() {
+                                done.stderr.push_str(&warning);
+                                done.stderr.push('\n');
+                            }
+                            Line::Ok(serde_json::to_value(done).unwrap_or_default())
+                        }
+                        Err(e) => Line::Err(e),
+                    }
+                })
             }
             Ok(_) => Line::Err(daemon_err("not a request")),
             Err(e) => Line::Err(daemon_err(format!("not a request line: {e}"))),
@@ -609,6 +574,35 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
             return;
         }
     }
+}
+
+/// Serve one request in its turn (one at a time, in arrival order), timed as `op`.
+fn serve_turn(
+    shared: &Shared,
+    op: &'static str,
+    lock_wait_ms: u64,
+    run: impl FnOnce(&mut Direct) -> Line,
+) -> Line {
+    *shared
+        .last_request
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    shared.requests.fetch_add(1, Ordering::SeqCst);
+    let _turn = shared.turns.wait();
+    let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
+    if shared.closing.load(Ordering::SeqCst) {
+        return Line::Err(daemon_err("the memory daemon is stopping; try again"));
+    }
+    direct.set_lock_wait(Duration::from_millis(lock_wait_ms));
+    crate::integrity::take_warning();
+    let started = Instant::now();
+    let answer = run(&mut direct);
+    shared
+        .service
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .add(op, started.elapsed().as_secs_f64() * 1000.0);
+    answer
 }
 
 /// `wt-memory serve`: run the daemon of `project` until idle, signalled or replaced.
@@ -658,13 +652,12 @@ pub fn serve(project: Project) -> Result<()> {
     if let Err(e) = execute(&mut direct, &Caller::default(), &Request::Warm) {
         log(&format!("warm-up: {e}"));
     }
-    let wt_memory = std::env::current_exe().unwrap_or_default();
     let shared = Arc::new(Shared {
         turns: Turns::default(),
         recorder: direct.recorder().clone(),
         direct: Mutex::new(direct),
         store_dir: project.store_dir.clone(),
-        hello: hello_here(build_of(&wt_memory)),
+        hello: hello_here(),
         started: Instant::now(),
         last_request: Mutex::new(Instant::now()),
         requests: AtomicU64::new(0),

@@ -116,7 +116,7 @@ pub fn run(client: &mut Client) -> Vec<Section> {
             None => Check::new(
                 false,
                 format!("{name}: not found"),
-                "cargo install --path . (installs all four binaries)",
+                "cargo install --path . (installs all five binaries)",
             ),
         })
         .collect();

@@ -8,6 +8,7 @@ pub use crate::redact::{redact, redact_pair};
 use regex::Regex;
 use sha2::{Digest, Sha256};
 use std::sync::OnceLock;
+pub use wt_memory_base::hex;
 
 /// Decode bytes as UTF-8, replacing invalid sequences with U+FFFD (never fails, never drops text).
 pub fn decode_lossy(bytes: &[u8]) -> String {
@@ -61,11 +62,6 @@ pub fn normalize(s: &str) -> String {
 /// sha256 hex of the normalised content: two notes that differ only in spacing or case are one note.
 pub fn content_hash(s: &str) -> String {
     hex(&Sha256::digest(normalize(s).as_bytes()))
-}
-
-/// Lower-case hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

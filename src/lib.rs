@@ -28,8 +28,6 @@ pub mod metrics;
 pub mod migrate;
 pub mod model;
 pub mod ops;
-pub mod paths;
-pub mod project;
 pub mod rank;
 pub mod recall;
 pub mod record;
@@ -40,3 +38,5 @@ pub mod store;
 pub mod sync;
 pub mod todo;
 pub mod tui;
+
+pub use wt_memory_base::{paths, project};

@@ -21,7 +21,13 @@ use testcontainers::{ContainerAsync, GenericBuildableImage, GenericImage, ImageE
 use tokio::sync::OnceCell;
 
 /// The four programs the image ships.
-pub const BINARIES: [&str; 4] = ["wt-memory", "wt-hook-memory", "wt-mcp-server", "wt-project"];
+pub const BINARIES: [&str; 5] = [
+    "wt-memory",
+    "wt-memory-engine",
+    "wt-hook-memory",
+    "wt-mcp-server",
+    "wt-project",
+];
 /// Repository name of the images the tests build (the tag is an input hash).
 pub const TEST_IMAGE_NAME: &str = "wt-memory-test";
 

@@ -1,7 +1,7 @@
-//! `wt-memory`: the memory CLI. The commands live in the library (`wt_memory::cli`, on top of
-//! `wt_memory::ops` through a `Client`); this binary only sets the process up and runs them.
+//! `wt-memory`: the memory CLI's front. It links no engine: a command the project's daemon runs is
+//! sent to it, anything else runs `wt-memory-engine` with the same arguments
+//! (see `wt_memory_base::forward`).
 
 fn main() -> std::process::ExitCode {
-    wt_memory::config::prepare_process();
-    wt_memory::cli::main()
+    wt_memory_base::forward::main()
 }

@@ -2,10 +2,12 @@
 
 use super::{print_json, read_stdin, Res};
 use crate::client::Client;
-use crate::ops::{self, Forget, Recall, RecallMode, Remember};
+use crate::error::Error;
+use crate::ops::{self, Forget, Recall, RecallMode, Remember, Remembered};
 use crate::rank::QueryKind;
 use crate::record::{short_id, split_tags};
 use clap::{Args, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
@@ -191,14 +193,33 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     Ok(ExitCode::SUCCESS)
 }
 
-fn remember(client: &mut Client, a: RememberArgs) -> Result<(), crate::error::Error> {
+fn remember(client: &mut Client, a: RememberArgs) -> Result<(), Error> {
+    let content = read_stdin()?;
+    remember_with(
+        |req| client.remember(req),
+        a,
+        content,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
+}
+
+/// `remember` of `content`, stored by `send` and reported on `out` and `err`: the command line's,
+/// and the daemon's when the `wt-memory` front forwards the command ([`super::forwarded`]).
+pub(super) fn remember_with(
+    send: impl FnOnce(&Remember) -> Result<Remembered, Error>,
+    a: RememberArgs,
+    content: String,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
     let Some(ty) = a.ty else {
         return Err(crate::error::bad_input(
             "remember: --type is required (Decision, Learning or Context)",
         ));
     };
     let req = Remember {
-        content: read_stdin()?,
+        content,
         memory_type: ty,
         tags: split_tags(&a.tags),
         metadata: a
@@ -213,27 +234,28 @@ fn remember(client: &mut Client, a: RememberArgs) -> Result<(), crate::error::Er
         supersedes: a.supersedes,
         keys: a.keys,
     };
-    let done = client.remember(&req)?;
+    let done = send(&req)?;
     if let Some(note) = &done.note {
-        eprintln!("{note}");
+        writeln!(err, "{note}")?;
     }
     if a.json {
-        let mut out = serde_json::json!({"id": done.id, "duplicate": done.duplicate});
+        let mut line = serde_json::json!({"id": done.id, "duplicate": done.duplicate});
         if !done.similar.is_empty() {
-            out["similar"] = serde_json::to_value(&done.similar)?;
+            line["similar"] = serde_json::to_value(&done.similar)?;
         }
-        println!("{out}");
+        writeln!(out, "{line}")?;
     } else {
-        println!("{}", done.id);
+        writeln!(out, "{}", done.id)?;
         for s in &done.similar {
-            eprintln!(
+            writeln!(
+                err,
                 "similar older memory {} ({:.2}): {}\n  if the new one replaces it: wt-memory supersede {} {}",
                 short_id(&s.id),
                 s.similarity,
                 s.content,
                 short_id(&done.id),
                 short_id(&s.id)
-            );
+            )?;
         }
     }
     Ok(())

@@ -14,14 +14,15 @@ mod metrics;
 mod todo;
 mod transfer;
 
-use crate::client::{Client, Holding, Mode};
+use crate::client::{execute, Client, Direct, Holding, Mode, Request};
 use crate::error::Error;
-use crate::ops::OpenOptions;
+use crate::ops::{Caller, OpenOptions};
 use crate::project;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use wt_memory_base::wire::{Forward, Forwarded};
 
 #[derive(Parser)]
 #[command(
@@ -144,13 +145,10 @@ pub fn main() -> ExitCode {
     drop(client);
     let code = match result {
         Ok(code) => code,
-        Err(Error::NothingToStore { why }) => {
-            eprintln!("wt-memory: remember: nothing to store: {why}");
-            ExitCode::from(3)
-        }
         Err(e) => {
-            eprintln!("wt-memory: {e}");
-            ExitCode::FAILURE
+            let (line, code) = failure(e);
+            eprintln!("{line}");
+            ExitCode::from(code)
         }
     };
     // A damaged store: one stderr line, after the command's own output and error (the hook logs
@@ -159,6 +157,64 @@ pub fn main() -> ExitCode {
         eprintln!("{warning}");
     }
     code
+}
+
+/// A failed command's stderr line and exit status.
+fn failure(e: Error) -> (String, u8) {
+    match e {
+        Error::NothingToStore { why } => {
+            (format!("wt-memory: remember: nothing to store: {why}"), 3)
+        }
+        e => (format!("wt-memory: {e}"), 1),
+    }
+}
+
+/// Run a command line the `wt-memory` front forwarded to this daemon, on the store `direct` keeps
+/// open, as [`main`] would have run it in the engine binary. A command line the front should not
+/// have forwarded is refused (nothing done): the front then runs the engine binary itself.
+pub fn forwarded(direct: &mut Direct, call: &Forward) -> Result<Forwarded, Error> {
+    let refused = || Error::Daemon {
+        message: format!(
+            "the daemon does not run `wt-memory {}`",
+            call.argv.join(" ")
+        ),
+    };
+    let argv = std::iter::once("wt-memory").chain(call.argv.iter().map(String::as_str));
+    let cli = Cli::try_parse_from(argv).map_err(|_| refused())?;
+    let Some(Cmd::Memories(memories::Cmd::Remember(args))) = cli.command else {
+        return Err(refused());
+    };
+    let project = project::resolve(&call.cwd, cli.project.as_deref());
+    if cli.no_daemon || cli.no_migrate || project.store_dir != direct.project().store_dir {
+        return Err(refused());
+    }
+    let caller = Caller::of(&project);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let sent = memories::remember_with(
+        |req| {
+            req.precheck()?;
+            let done = execute(direct, &caller, &Request::Remember { req: req.clone() })?;
+            Ok(serde_json::from_value(done)?)
+        },
+        args,
+        call.stdin.clone(),
+        &mut out,
+        &mut err,
+    );
+    let code = match sent {
+        Ok(()) => 0,
+        Err(e) => {
+            let (line, code) = failure(e);
+            err.extend_from_slice(line.as_bytes());
+            err.push(b'\n');
+            code
+        }
+    };
+    Ok(Forwarded {
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+        code,
+    })
 }
 
 /// `wt-memory sync bogus` says `Error: unknown sync subcommand 'bogus'`, in the previous

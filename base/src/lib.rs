@@ -1,0 +1,17 @@
+//! The engine-free half of wt-memory: what a process needs before it knows whether it must open
+//! a store. The `wt-memory` front binary links only this crate, so a command the project's daemon
+//! can run costs a process that starts in about a millisecond instead of one that loads and
+//! relocates the engine (RocksDB, ONNX Runtime bindings); the `wt_memory` library re-exports
+//! these modules under the same names.
+
+pub mod config;
+pub mod forward;
+pub mod model;
+pub mod paths;
+pub mod project;
+pub mod wire;
+
+/// Lower-case hexadecimal of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
