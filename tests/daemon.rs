@@ -194,7 +194,7 @@ fn a_stale_socket_and_a_daemon_of_another_build_are_replaced() {
     // Our own copy of the binaries, so "upgrading" it touches nothing other tests use.
     let bin = env.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    for name in ["wt-memory", "wt-hook-memory"] {
+    for name in ["wt-memory", "wt-memory-engine", "wt-hook-memory"] {
         std::fs::copy(bin_path(name), bin.join(name)).unwrap();
     }
     let repo = env.git_repo("proj");
@@ -220,17 +220,22 @@ fn a_stale_socket_and_a_daemon_of_another_build_are_replaced() {
     ));
     let first = daemon_pids(&name);
     assert_eq!(first.len(), 1);
-    // Upgrade: the binary changes; the next client replaces the old daemon.
-    let copy = bin.join("wt-memory");
+    // Upgrade: the engine binary changes; the next client replaces the old daemon, also when
+    // it is a command the `wt-memory` front would forward to a daemon of its own build.
+    let copy = bin.join("wt-memory-engine");
     let bytes = std::fs::read(&copy).unwrap();
     std::fs::remove_file(&copy).unwrap();
     std::fs::write(&copy, &bytes).unwrap();
     std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let found: Value = serde_json::from_str(&ok(wt(&["recall", "stale sockets"], None))).unwrap();
-    assert_eq!(found.as_array().unwrap().len(), 1);
+    ok(wt(
+        &["remember", "--type", "Learning"],
+        Some("Upgrades replace the daemon"),
+    ));
     wait_until("old daemon gone", Duration::from_secs(10), || {
         !alive(first[0])
     });
+    let found: Value = serde_json::from_str(&ok(wt(&["recall", "stale sockets"], None))).unwrap();
+    assert_eq!(found.as_array().unwrap().len(), 2);
     let now = daemon_pids(&name);
     assert_eq!(now.len(), 1, "{now:?}");
     assert_ne!(now, first);
@@ -410,4 +415,92 @@ fn a_quiet_daemon_brings_the_store_files_up_to_date() {
     assert_eq!(text.matches("checkpoint in").count(), 1, "{text}");
     let found = ok(wtd(&env, &repo, &["recall", "quiet checkpoints"], None));
     assert!(found.contains("Checkpoints follow"), "{found}");
+}
+
+/// How many command lines the `wt-memory` front forwarded to the running daemon.
+fn forwarded_count(env: &TestEnv, repo: &Path) -> u64 {
+    let s = status(env, repo).expect("a daemon runs");
+    s["service"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == "command_line")
+        .map_or(0, |o| o["count"].as_u64().unwrap())
+}
+
+#[test]
+fn the_front_has_a_running_daemon_carry_out_remember_as_the_engine_binary_would() {
+    let env = TestEnv::new();
+    let first = "Deploys run through the staging cluster before production";
+    let (repo, name, pid) = one_note_through_a_daemon(&env, first);
+    let first_id = {
+        let listed: Value = serde_json::from_str(&ok(wtd(&env, &repo, &["list"], None))).unwrap();
+        listed[0]["id"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        forwarded_count(&env, &repo),
+        0,
+        "the first call started the daemon"
+    );
+    // A write: the answer the engine binary gives, and the older memory on the same subject.
+    let similar = "Deploys run through the staging cluster before they reach production";
+    let out = wtd(
+        &env,
+        &repo,
+        &["remember", "--type", "Context", "--json"],
+        Some(similar),
+    );
+    let answer: Value = serde_json::from_str(&ok(out)).unwrap();
+    assert_eq!(answer["duplicate"], false);
+    assert_eq!(answer["similar"][0]["id"], first_id.as_str());
+    // The same content again is the same memory; the plain form prints its id.
+    let again = ok(wtd(
+        &env,
+        &repo,
+        &["remember", "--type", "Context"],
+        Some(similar),
+    ));
+    assert_eq!(again.trim(), answer["id"].as_str().unwrap());
+    // Refusals keep the engine binary's words and exit statuses.
+    let empty = wtd(
+        &env,
+        &repo,
+        &["remember", "--type", "Context"],
+        Some("  \n"),
+    );
+    assert_eq!(empty.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&empty.stderr).starts_with("wt-memory: remember: nothing to store")
+    );
+    let untyped = wtd(&env, &repo, &["remember"], Some("a note"));
+    assert_eq!(untyped.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&untyped.stderr).trim(),
+        "wt-memory: remember: --type is required (Decision, Learning or Context)"
+    );
+    // All four went to the daemon that was running; the list sees the one new memory.
+    assert_eq!(forwarded_count(&env, &repo), 4);
+    assert_eq!(daemon_pids(&name), [pid]);
+    let listed: Value = serde_json::from_str(&ok(wtd(&env, &repo, &["list"], None))).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    // A command line the daemon cannot parse is the engine binary's to refuse, with clap's words.
+    let bad = wtd(
+        &env,
+        &repo,
+        &["remember", "--type", "Context", "--bogus"],
+        Some("x"),
+    );
+    let engine = wtd(
+        &env,
+        &repo,
+        &["--no-daemon", "remember", "--type", "Context", "--bogus"],
+        Some("x"),
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("'--bogus'"));
+    assert_eq!(
+        (bad.status, bad.stderr),
+        (engine.status, engine.stderr),
+        "the same refusal with and without a daemon"
+    );
 }
