@@ -22,6 +22,8 @@ cargo fmt --all -- --check
 # One build of the root package, with the same features the tests use (a separate `cargo build`
 # would resolve features without dev-dependencies and compile the engine a second time).
 cargo test --no-run
+# The engine-free crate (configuration, project identity, the `wt-memory` front): seconds.
+cargo test -p wt-memory-base
 "${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup
 cargo test --no-fail-fast -- --test-threads=2
 # The same suite on the direct path, every process opening the store itself (about 3 minutes).
