@@ -23,6 +23,8 @@ def pct(xs, q):
 
 def main():
     bin_dir, project, payloads = sys.argv[1], sys.argv[2], sys.argv[3]
+    # Texts of this run only: a burst run again on the same store must not measure duplicates.
+    run = os.urandom(3).hex()
     wt = os.path.join(bin_dir, "wt-memory")
     hook = os.path.join(bin_dir, "wt-hook-memory")
     lock = threading.Lock()
@@ -32,7 +34,7 @@ def main():
 
     def writer(w):
         for i in range(WRITES):
-            text = f"Burst writer {w} note {i}: the deploy step {w}-{i} takes {i} seconds"
+            text = f"Burst writer {w} note {i} of run {run}: the deploy step {w}-{i} takes {i} seconds"
             start = time.perf_counter()
             r = subprocess.run([wt, "remember", "--type", "Context"], input=text.encode(),
                                capture_output=True, cwd=project)
@@ -74,7 +76,7 @@ def main():
         p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         p.stdin.flush()
         for i in range(25):
-            text = f"MCP burst note {i}: cache key {i} expires after {i} minutes"
+            text = f"MCP burst note {i} of run {run}: cache key {i} expires after {i} minutes"
             r = req("tools/call", {"name": "remember", "arguments": {"content": text, "type": "Context"}})
             if r.get("result", {}).get("isError"):
                 mcp_failures.append(r["result"]["content"][0]["text"][:120])

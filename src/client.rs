@@ -171,6 +171,15 @@ impl Request {
         )
     }
 
+    /// The text this request will have the store embed, when it is a write worth embedding
+    /// ahead of its turn (a daemon does that while another request is served).
+    pub fn text_to_embed(&self) -> Option<String> {
+        match self {
+            Request::Remember { req } => req.check().ok().map(|c| c.text_to_embed()),
+            _ => None,
+        }
+    }
+
     /// Does it report the store's integrity itself (so no separate warning goes with it)?
     pub fn reports_integrity(&self) -> bool {
         matches!(
@@ -223,6 +232,11 @@ impl Direct {
 
     pub fn set_lock_wait(&mut self, wait: std::time::Duration) {
         self.options.lock_wait = wait;
+    }
+
+    /// The open store's model run and embedding cache, if a store is open.
+    pub fn embedder(&self) -> Option<std::sync::Arc<crate::store::Embedder>> {
+        self.store.as_ref().map(Store::embedder)
     }
 
     /// The standing integrity warning of the open store, if any.

@@ -419,6 +419,8 @@ struct Shared {
     /// The store's metrics buffer, shared with `direct`.
     recorder: crate::metrics::Recorder,
     direct: Mutex<Direct>,
+    /// The open store's model run and embedding cache (see [`embed_ahead`]).
+    embedder: Mutex<Option<Arc<crate::store::Embedder>>>,
     store_dir: PathBuf,
     hello: Hello,
     started: Instant,
@@ -535,6 +537,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 Line::Ok(Value::Null)
             }
             Ok(Line::Call(env)) => {
+                embed_ahead(&shared, env.request.text_to_embed());
                 serve_turn(&shared, env.request.name(), env.lock_wait_ms, |direct| {
                     let answer = match execute(direct, &env.caller, &env.request) {
                         Ok(v) => Line::Ok(v),
@@ -553,6 +556,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 })
             }
             Ok(Line::Forward(call)) => {
+                embed_ahead(&shared, crate::cli::forwarded_text_to_embed(&call));
                 serve_turn(&shared, "command_line", call.lock_wait_ms, |direct| {
                     match crate::cli::forwarded(direct, &call) {
                         Ok(mut done) => {
@@ -573,6 +577,20 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
         if answer(&mut writer, &reply).is_err() {
             return;
         }
+    }
+}
+
+/// Embed a write's text on the connection's own thread, before the write waits for its turn:
+/// the model runs while another request holds the store, and the write finds its embedding in
+/// the cache. (The store is not needed for that; only its model run and cache.)
+fn embed_ahead(shared: &Shared, text: Option<String>) {
+    let embedder = shared
+        .embedder
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if let (Some(text), Some(embedder)) = (text, embedder) {
+        embedder.prime(&text);
     }
 }
 
@@ -597,6 +615,8 @@ fn serve_turn(
     crate::integrity::take_warning();
     let started = Instant::now();
     let answer = run(&mut direct);
+    // The store may have been opened, or opened again (restore, repair), by this request.
+    *shared.embedder.lock().unwrap_or_else(|e| e.into_inner()) = direct.embedder();
     shared
         .service
         .lock()
@@ -655,6 +675,7 @@ pub fn serve(project: Project) -> Result<()> {
     let shared = Arc::new(Shared {
         turns: Turns::default(),
         recorder: direct.recorder().clone(),
+        embedder: Mutex::new(direct.embedder()),
         direct: Mutex::new(direct),
         store_dir: project.store_dir.clone(),
         hello: hello_here(),

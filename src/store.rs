@@ -119,7 +119,6 @@ pub struct Inserted {
 pub struct Store {
     ms: MemorySystem,
     pub project: Project,
-    assets: Option<Assets>,
     embedder_checked: OnceLock<Result<EmbedderKind, String>>,
     /// The integrity record (see [`crate::integrity`]), kept in step with every write.
     integrity: Mutex<Option<Record>>,
@@ -136,10 +135,8 @@ pub struct Store {
     /// Every memory as a record with its lexical statistics, until the next write: a query
     /// scores the store without converting or tokenising it again.
     rank_view: Mutex<Option<Arc<RankView>>>,
-    /// Our run of the engine's model (see [`crate::embed`]).
-    minilm: OnceLock<Option<crate::embed::MiniLm>>,
-    /// Embeddings of recently embedded texts (a file read twice, a prompt asked again).
-    embed_cache: Mutex<HashMap<String, Vec<f32>>>,
+    /// Our run of the model and its cache, shared with a daemon's connections.
+    embedder: Arc<Embedder>,
     /// Inside [`Store::batch`]: the write-ahead log is synced once at the end, not per write.
     batching: std::sync::atomic::AtomicBool,
     /// Written since the last [`Store::checkpoint`]: the engine's memtables and its vector index
@@ -172,6 +169,56 @@ pub struct RankView {
     pub superseded_by: HashMap<String, String>,
     /// The norms of each memory's key vectors, in the order of [`key_vectors_of`].
     pub key_norms: Vec<Vec<f64>>,
+}
+
+/// Our run of the engine's model (see [`crate::embed`]), loaded on first use, and the embeddings
+/// of recently embedded texts (a file read twice, a prompt asked again, a write embedded ahead).
+pub struct Embedder {
+    assets: Option<Assets>,
+    minilm: OnceLock<Option<crate::embed::MiniLm>>,
+    cache: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl Embedder {
+    /// None without the model or when it does not load (the engine embeds then).
+    fn minilm(&self) -> Option<&crate::embed::MiniLm> {
+        self.minilm
+            .get_or_init(|| {
+                let assets = self.assets.as_ref()?;
+                crate::embed::MiniLm::load(assets)
+                    .map_err(|e| integrity::log("WARN", &format!("{e:#}; the engine embeds")))
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<f32>>> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The model's embedding of `text`, from the cache when it is there (needs the model).
+    fn embed(&self, text: &str) -> anyhow::Result<Vec<f32>> {
+        if let Some(hit) = self.lock_cache().get(text) {
+            return Ok(hit.clone());
+        }
+        let model = self
+            .minilm()
+            .ok_or_else(|| anyhow::anyhow!("the model is not loaded"))?;
+        let embedding = model.embed(text)?;
+        let mut cache = self.lock_cache();
+        if cache.len() >= EMBED_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(text.to_string(), embedding.clone());
+        Ok(embedding)
+    }
+
+    /// Embed `text` into the cache now, so that the write which stores it finds it there.
+    pub fn prime(&self, text: &str) {
+        if self.minilm().is_some() {
+            let _ = self.embed(text);
+        }
+    }
 }
 
 /// A memory's embedding (empty when it has none).
@@ -349,15 +396,17 @@ impl Store {
         let store = Store {
             ms,
             project: project.clone(),
-            assets,
             embedder_checked: OnceLock::new(),
             integrity: Mutex::new(None),
             recorded_ids: Mutex::new(None),
             content_index: Mutex::new(None),
             cached_all: Mutex::new(None),
             rank_view: Mutex::new(None),
-            minilm: OnceLock::new(),
-            embed_cache: Mutex::new(HashMap::new()),
+            embedder: Arc::new(Embedder {
+                assets,
+                minilm: OnceLock::new(),
+                cache: Mutex::new(HashMap::new()),
+            }),
             batching: std::sync::atomic::AtomicBool::new(false),
             dirty: std::sync::atomic::AtomicBool::new(false),
             _lock: lock,
@@ -650,13 +699,13 @@ impl Store {
     }
 
     pub fn assets(&self) -> Option<&Assets> {
-        self.assets.as_ref()
+        self.embedder.assets.as_ref()
     }
 
     /// The embedder actually producing vectors in this process. With the model present it is
     /// checked once against the hash fallback, because ONNX failures fall back silently.
     pub fn current_embedder(&self) -> EmbedderKind {
-        if self.assets.is_none() {
+        if self.embedder.assets.is_none() {
             return EmbedderKind::Hash;
         }
         if self.minilm().is_some() {
@@ -753,31 +802,24 @@ impl Store {
 
     /// Embedding of `text` with the store's embedder (no embedder check; see [`ensure_embedder`]).
     pub fn embed(&self, text: &str) -> anyhow::Result<Vec<f32>> {
-        if let Some(hit) = self.lock_embed_cache().get(text) {
-            return Ok(hit.clone());
+        if self.embedder.minilm().is_some() {
+            return self.embedder.embed(text);
         }
-        let embedding = match self.minilm() {
-            Some(model) => model.embed(text)?,
-            None => self
-                .ms
-                .compute_embedding(text)
-                .map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))?,
-        };
-        let mut cache = self.lock_embed_cache();
-        if cache.len() >= EMBED_CACHE_ENTRIES {
-            cache.clear();
-        }
-        cache.insert(text.to_string(), embedding.clone());
-        Ok(embedding)
+        self.ms
+            .compute_embedding(text)
+            .map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))
     }
 
     /// Embed many texts ahead of their writes (import), [`EMBED_BATCH`] texts per model run, into
     /// the embedding cache the writes then read. Without our model run
     /// (hash embeddings) there is nothing to gain, and each write embeds as usual.
     pub fn prime_embeddings(&self, texts: &[&str]) {
-        let Some(model) = self.minilm() else { return };
+        let embedder = &self.embedder;
+        let Some(model) = embedder.minilm() else {
+            return;
+        };
         let mut todo: Vec<&str> = {
-            let mut cache = self.lock_embed_cache();
+            let mut cache = embedder.lock_cache();
             let todo: Vec<&str> = texts
                 .iter()
                 .copied()
@@ -797,28 +839,21 @@ impl Store {
             let Ok(vectors) = model.embed_many(chunk) else {
                 return;
             };
-            let mut cache = self.lock_embed_cache();
+            let mut cache = embedder.lock_cache();
             for (text, v) in chunk.iter().zip(vectors) {
                 cache.insert(text.to_string(), v);
             }
         }
     }
 
-    /// Our run of the engine's model ([`crate::embed`]), loaded on first use; None
-    /// without the model or when it does not load (the engine embeds then).
     fn minilm(&self) -> Option<&crate::embed::MiniLm> {
-        self.minilm
-            .get_or_init(|| {
-                let assets = self.assets.as_ref()?;
-                crate::embed::MiniLm::load(assets)
-                    .map_err(|e| integrity::log("WARN", &format!("{e:#}; the engine embeds")))
-                    .ok()
-            })
-            .as_ref()
+        self.embedder.minilm()
     }
 
-    fn lock_embed_cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<f32>>> {
-        self.embed_cache.lock().unwrap_or_else(|e| e.into_inner())
+    /// The model run and its cache, for a caller that embeds a text before it takes the store
+    /// (a daemon's connection, while another request is served).
+    pub fn embedder(&self) -> Arc<Embedder> {
+        self.embedder.clone()
     }
 
     /// Every memory of the project (read once, then kept in step with each write).

@@ -204,21 +204,14 @@ fn remember(client: &mut Client, a: RememberArgs) -> Result<(), Error> {
     )
 }
 
-/// `remember` of `content`, stored by `send` and reported on `out` and `err`: the command line's,
-/// and the daemon's when the `wt-memory` front forwards the command ([`super::forwarded`]).
-pub(super) fn remember_with(
-    send: impl FnOnce(&Remember) -> Result<Remembered, Error>,
-    a: RememberArgs,
-    content: String,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), Error> {
-    let Some(ty) = a.ty else {
+/// The request `remember` sends for `a` and `content`.
+pub(super) fn remember_request(a: &RememberArgs, content: String) -> Result<Remember, Error> {
+    let Some(ty) = a.ty.clone() else {
         return Err(crate::error::bad_input(
             "remember: --type is required (Decision, Learning or Context)",
         ));
     };
-    let req = Remember {
+    Ok(Remember {
         content,
         memory_type: ty,
         tags: split_tags(&a.tags),
@@ -231,9 +224,21 @@ pub(super) fn remember_with(
         failure: a.failure,
         anomaly: a.anomaly,
         importance: a.importance,
-        supersedes: a.supersedes,
-        keys: a.keys,
-    };
+        supersedes: a.supersedes.clone(),
+        keys: a.keys.clone(),
+    })
+}
+
+/// `remember` of `content`, stored by `send` and reported on `out` and `err`: the command line's,
+/// and the daemon's when the `wt-memory` front forwards the command ([`super::forwarded`]).
+pub(super) fn remember_with(
+    send: impl FnOnce(&Remember) -> Result<Remembered, Error>,
+    a: RememberArgs,
+    content: String,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    let req = remember_request(&a, content)?;
     let done = send(&req)?;
     if let Some(note) = &done.note {
         writeln!(err, "{note}")?;

@@ -179,13 +179,8 @@ pub fn forwarded(direct: &mut Direct, call: &Forward) -> Result<Forwarded, Error
             call.argv.join(" ")
         ),
     };
-    let argv = std::iter::once("wt-memory").chain(call.argv.iter().map(String::as_str));
-    let cli = Cli::try_parse_from(argv).map_err(|_| refused())?;
-    let Some(Cmd::Memories(memories::Cmd::Remember(args))) = cli.command else {
-        return Err(refused());
-    };
-    let project = project::resolve(&call.cwd, cli.project.as_deref());
-    if cli.no_daemon || cli.no_migrate || project.store_dir != direct.project().store_dir {
+    let (project, args) = forwarded_remember(call).ok_or_else(refused)?;
+    if project.store_dir != direct.project().store_dir {
         return Err(refused());
     }
     let caller = Caller::of(&project);
@@ -215,6 +210,28 @@ pub fn forwarded(direct: &mut Direct, call: &Forward) -> Result<Forwarded, Error
         stderr: String::from_utf8_lossy(&err).into_owned(),
         code,
     })
+}
+
+/// The project and arguments of a forwarded `remember` (None: any other command line, or one
+/// that asks for a process of its own).
+fn forwarded_remember(call: &Forward) -> Option<(project::Project, memories::RememberArgs)> {
+    let argv = std::iter::once("wt-memory").chain(call.argv.iter().map(String::as_str));
+    let cli = Cli::try_parse_from(argv).ok()?;
+    let Some(Cmd::Memories(memories::Cmd::Remember(args))) = cli.command else {
+        return None;
+    };
+    if cli.no_daemon || cli.no_migrate {
+        return None;
+    }
+    Some((project::resolve(&call.cwd, cli.project.as_deref()), args))
+}
+
+/// The text a forwarded command line will have the store embed (see
+/// [`Request::text_to_embed`]).
+pub fn forwarded_text_to_embed(call: &Forward) -> Option<String> {
+    let (_, args) = forwarded_remember(call)?;
+    let req = memories::remember_request(&args, call.stdin.clone()).ok()?;
+    Request::Remember { req }.text_to_embed()
 }
 
 /// `wt-memory sync bogus` says `Error: unknown sync subcommand 'bogus'`, in the previous

@@ -87,6 +87,13 @@ pub struct CheckedRemember {
     supersedes: Option<String>,
 }
 
+impl CheckedRemember {
+    /// The text the store will embed for this memory (its content as stored, redacted).
+    pub fn text_to_embed(&self) -> String {
+        crate::hygiene::redact(&self.new.content)
+    }
+}
+
 /// `remember --metadata`: a JSON object; non-string values are stored as their JSON text.
 pub fn parse_metadata(text: &str) -> Result<HashMap<String, String>> {
     match serde_json::from_str::<serde_json::Value>(text) {

@@ -467,3 +467,20 @@ fn a_superseded_memory_ranks_below_its_replacement_and_is_marked() {
     assert_eq!(found[0].id, old.id);
     assert_eq!(found[0].superseded_by, None);
 }
+
+/// A daemon embeds a write's text before the write's turn (`Request::text_to_embed`); that only
+/// helps if it is exactly the text the store then embeds: the content as stored.
+#[test]
+fn the_text_embedded_ahead_is_the_content_the_store_keeps() {
+    let f = fixture();
+    let mut c = client(&f);
+    let req = remember_req(
+        "  Staging deploys need <private>the vpn</private> AWS key AKIAIOSFODNN7EXAMPLE set\n",
+        "Learning",
+    );
+    let ahead = req.check().unwrap().text_to_embed();
+    let done = c.remember(&req).unwrap();
+    let stored = c.get(&done.id).unwrap().expect("stored");
+    assert!(!stored.content.contains("AKIAIOSFODNN7EXAMPLE") && !stored.content.contains("vpn"));
+    assert_eq!(ahead, stored.content);
+}
