@@ -105,21 +105,27 @@ pub fn version_of(bin: &std::path::Path) -> String {
 /// Every check, in the order printed.
 pub fn run(client: &mut Client) -> Vec<Section> {
     let project = client.project().clone();
-    let binaries = ["wt-memory", "wt-hook-memory", "wt-mcp-server", "wt-project"]
-        .iter()
-        .map(|name| match config::locate_binary(name) {
-            Some(p) => Check::new(
-                true,
-                format!("{name}: {} ({})", p.display(), version_of(&p)),
-                "",
-            ),
-            None => Check::new(
-                false,
-                format!("{name}: not found"),
-                "cargo install --path . (installs all five binaries)",
-            ),
-        })
-        .collect();
+    let binaries = [
+        "wt-memory",
+        wt_memory_base::wire::ENGINE,
+        "wt-hook-memory",
+        "wt-mcp-server",
+        "wt-project",
+    ]
+    .iter()
+    .map(|name| match config::locate_binary(name) {
+        Some(p) => Check::new(
+            true,
+            format!("{name}: {} ({})", p.display(), version_of(&p)),
+            "",
+        ),
+        None => Check::new(
+            false,
+            format!("{name}: not found"),
+            "cargo install --path . (installs all five binaries)",
+        ),
+    })
+    .collect();
     let assets = config::engine_assets();
     let model = vec![Check::new(
         assets.is_some(),
