@@ -504,3 +504,57 @@ fn the_front_has_a_running_daemon_carry_out_remember_as_the_engine_binary_would(
         "the same refusal with and without a daemon"
     );
 }
+
+#[test]
+fn a_daemon_that_goes_away_mid_command_leaves_the_front_to_run_it_with_the_same_input() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = TestEnv::new();
+    let (repo, name, pid) = one_note_through_a_daemon(&env, "The daemon starts here");
+    // The daemon's own hello, for a stand-in that the front will take for it.
+    let sock = env
+        .path()
+        .join("runtime/wt-tools/daemon")
+        .join(format!("{name}.sock"));
+    let hello = {
+        let stream = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+        let mut reader = BufReader::new(stream);
+        let ask = r#"{"hello":{"protocol":0,"build":"","model":null,"pid":0}}"#;
+        writeln!(reader.get_mut(), "{ask}").unwrap();
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        line
+    };
+    ok(wtd(&env, &repo, &["daemon", "stop"], None));
+    wait_until("the daemon exits", Duration::from_secs(15), || !alive(pid));
+    // The stand-in says hello, reads the command and its input, and dies without answering.
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let stand_in = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        reader.get_mut().write_all(hello.as_bytes()).unwrap();
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        std::fs::remove_file(&sock).unwrap();
+        line
+    });
+    let note = "Replayed input reaches the store when the daemon dies mid-command";
+    let out = wtd(&env, &repo, &["remember", "--type", "Context"], Some(note));
+    let forwarded: Value = serde_json::from_str(&stand_in.join().unwrap()).unwrap();
+    assert_eq!(
+        forwarded["forward"]["stdin"], note,
+        "the front sent the command first"
+    );
+    ok(out);
+    let listed: Value = serde_json::from_str(&ok(wtd(&env, &repo, &["list"], None))).unwrap();
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["content"] == note),
+        "{listed}"
+    );
+    assert_eq!(daemon_pids(&name).len(), 1, "a real daemon serves again");
+}
