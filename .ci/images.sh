@@ -8,7 +8,7 @@
 #      compiles the engine again.
 #
 # Usage: .ci/images.sh [base|stage|project|nix|all]   (default: all; stage = only fill dist/)
-# Expects for `project`: `cargo build --bins` done (target/debug/{wt-memory,wt-hook-memory,
+# Expects for `project`: `cargo build --bins` done (target/debug/{wt-memory,wt-memory-engine,wt-hook-memory,
 # wt-mcp-server,wt-project}); uv on PATH (or pip-installable) to fetch the wheel.
 # Env: WT_IMAGE (default wt-memory:latest), WT_BASE_IMAGE (default debian:bookworm-slim),
 #      DEBIAN_MIRROR (default http://deb.debian.org/debian), WT_REBUILD_BASE=1 forces step 1.
@@ -21,7 +21,7 @@ BASE_IMAGE="${WT_BASE_IMAGE:-debian:bookworm-slim}"
 IMAGE="${WT_IMAGE:-wt-memory:latest}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SHODH_VERSION="0.2.0"
-BINS=(wt-memory wt-hook-memory wt-mcp-server wt-project)
+BINS=(wt-memory wt-memory-engine wt-hook-memory wt-mcp-server wt-project)
 
 log() { printf '[images %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 

