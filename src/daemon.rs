@@ -555,22 +555,25 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     }
                 })
             }
-            Ok(Line::Forward(call)) => {
-                embed_ahead(&shared, crate::cli::forwarded_text_to_embed(&call));
-                serve_turn(&shared, "command_line", call.lock_wait_ms, |direct| {
-                    match crate::cli::forwarded(direct, &call) {
-                        Ok(mut done) => {
-                            // Printed last, as the engine binary prints it after the command.
-                            if let Some(warning) = direct.standing_warning() {
-                                done.stderr.push_str(&warning);
-                                done.stderr.push('\n');
+            Ok(Line::Forward(call)) => match crate::cli::ForwardedRemember::parse(&call) {
+                Err(refused) => Line::Err(refused),
+                Ok(remember) => {
+                    embed_ahead(&shared, remember.text_to_embed());
+                    serve_turn(&shared, "command_line", call.lock_wait_ms, |direct| {
+                        match remember.run(direct) {
+                            Ok(mut done) => {
+                                // Printed last, as the engine binary prints it after the command.
+                                if let Some(warning) = direct.standing_warning() {
+                                    done.stderr.push_str(&warning);
+                                    done.stderr.push('\n');
+                                }
+                                Line::Ok(serde_json::to_value(done).unwrap_or_default())
                             }
-                            Line::Ok(serde_json::to_value(done).unwrap_or_default())
+                            Err(e) => Line::Err(e),
                         }
-                        Err(e) => Line::Err(e),
-                    }
-                })
-            }
+                    })
+                }
+            },
             Ok(_) => Line::Err(daemon_err("not a request")),
             Err(e) => Line::Err(daemon_err(format!("not a request line: {e}"))),
         };

@@ -708,7 +708,7 @@ impl Store {
         if self.embedder.assets.is_none() {
             return EmbedderKind::Hash;
         }
-        if self.minilm().is_some() {
+        if self.embedder.minilm().is_some() {
             return EmbedderKind::MinilmL6;
         }
         let probe = "wt-memory embedder probe: kubernetes pods get OOMKilled";
@@ -844,10 +844,6 @@ impl Store {
                 cache.insert(text.to_string(), v);
             }
         }
-    }
-
-    fn minilm(&self) -> Option<&crate::embed::MiniLm> {
-        self.embedder.minilm()
     }
 
     /// The model run and its cache, for a caller that embeds a text before it takes the store

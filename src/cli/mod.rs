@@ -169,69 +169,82 @@ fn failure(e: Error) -> (String, u8) {
     }
 }
 
-/// Run a command line the `wt-memory` front forwarded to this daemon, on the store `direct` keeps
-/// open, as [`main`] would have run it in the engine binary. A command line the front should not
-/// have forwarded is refused (nothing done): the front then runs the engine binary itself.
-pub fn forwarded(direct: &mut Direct, call: &Forward) -> Result<Forwarded, Error> {
-    let refused = || Error::Daemon {
-        message: format!(
-            "the daemon does not run `wt-memory {}`",
-            call.argv.join(" ")
-        ),
-    };
-    let (project, args) = forwarded_remember(call).ok_or_else(refused)?;
-    if project.store_dir != direct.project().store_dir {
-        return Err(refused());
-    }
-    let caller = Caller::of(&project);
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let sent = memories::remember_with(
-        |req| {
-            req.precheck()?;
-            let done = execute(direct, &caller, &Request::Remember { req: req.clone() })?;
-            Ok(serde_json::from_value(done)?)
-        },
-        args,
-        call.stdin.clone(),
-        &mut out,
-        &mut err,
-    );
-    let code = match sent {
-        Ok(()) => 0,
-        Err(e) => {
-            let (line, code) = failure(e);
-            err.extend_from_slice(line.as_bytes());
-            err.push(b'\n');
-            code
+/// A `remember` command line the `wt-memory` front forwarded to a daemon, parsed once: for the
+/// text to embed ahead of its turn, then for its run.
+pub struct ForwardedRemember {
+    project: project::Project,
+    args: memories::RememberArgs,
+    content: String,
+}
+
+impl ForwardedRemember {
+    /// The `remember` in `call`, or an error saying the daemon does not run that command line
+    /// (any other command, one that asks for a process of its own, or one it cannot parse); the
+    /// front then runs the engine binary itself, which says what is wrong.
+    pub fn parse(call: &Forward) -> Result<ForwardedRemember, Error> {
+        let refused = || Error::Daemon {
+            message: format!(
+                "the daemon does not run `wt-memory {}`",
+                call.argv.join(" ")
+            ),
+        };
+        let argv = std::iter::once("wt-memory").chain(call.argv.iter().map(String::as_str));
+        let cli = Cli::try_parse_from(argv).map_err(|_| refused())?;
+        let Some(Cmd::Memories(memories::Cmd::Remember(args))) = cli.command else {
+            return Err(refused());
+        };
+        if cli.no_daemon || cli.no_migrate {
+            return Err(refused());
         }
-    };
-    Ok(Forwarded {
-        stdout: String::from_utf8_lossy(&out).into_owned(),
-        stderr: String::from_utf8_lossy(&err).into_owned(),
-        code,
-    })
-}
-
-/// The project and arguments of a forwarded `remember` (None: any other command line, or one
-/// that asks for a process of its own).
-fn forwarded_remember(call: &Forward) -> Option<(project::Project, memories::RememberArgs)> {
-    let argv = std::iter::once("wt-memory").chain(call.argv.iter().map(String::as_str));
-    let cli = Cli::try_parse_from(argv).ok()?;
-    let Some(Cmd::Memories(memories::Cmd::Remember(args))) = cli.command else {
-        return None;
-    };
-    if cli.no_daemon || cli.no_migrate {
-        return None;
+        Ok(ForwardedRemember {
+            project: project::resolve(&call.cwd, cli.project.as_deref()),
+            args,
+            content: call.stdin.clone(),
+        })
     }
-    Some((project::resolve(&call.cwd, cli.project.as_deref()), args))
-}
 
-/// The text a forwarded command line will have the store embed (see
-/// [`Request::text_to_embed`]).
-pub fn forwarded_text_to_embed(call: &Forward) -> Option<String> {
-    let (_, args) = forwarded_remember(call)?;
-    let req = memories::remember_request(&args, call.stdin.clone()).ok()?;
-    Request::Remember { req }.text_to_embed()
+    /// The text the store will embed for it (see [`Request::text_to_embed`]).
+    pub fn text_to_embed(&self) -> Option<String> {
+        let req = memories::remember_request(&self.args, self.content.clone()).ok()?;
+        Request::Remember { req }.text_to_embed()
+    }
+
+    /// Run it on the store `direct` keeps open, as [`main`] would have run it in the engine
+    /// binary: what it prints and its exit status. A line naming another store is refused.
+    pub fn run(self, direct: &mut Direct) -> Result<Forwarded, Error> {
+        if self.project.store_dir != direct.project().store_dir {
+            return Err(Error::Daemon {
+                message: format!("this daemon does not serve {}", self.project.name),
+            });
+        }
+        let caller = Caller::of(&self.project);
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let sent = memories::remember_with(
+            |req| {
+                req.precheck()?;
+                let done = execute(direct, &caller, &Request::Remember { req: req.clone() })?;
+                Ok(serde_json::from_value(done)?)
+            },
+            self.args,
+            self.content,
+            &mut out,
+            &mut err,
+        );
+        let code = match sent {
+            Ok(()) => 0,
+            Err(e) => {
+                let (line, code) = failure(e);
+                err.extend_from_slice(line.as_bytes());
+                err.push(b'\n');
+                code
+            }
+        };
+        Ok(Forwarded {
+            stdout: String::from_utf8_lossy(&out).into_owned(),
+            stderr: String::from_utf8_lossy(&err).into_owned(),
+            code,
+        })
+    }
 }
 
 /// `wt-memory sync bogus` says `Error: unknown sync subcommand 'bogus'`, in the previous
