@@ -171,12 +171,23 @@ impl Request {
         )
     }
 
-    /// The text this request will have the store embed, when it is a write worth embedding
-    /// ahead of its turn (a daemon does that while another request is served).
-    pub fn text_to_embed(&self) -> Option<String> {
+    /// The texts this request will have the store embed: a write's content, a query and its
+    /// parts. A daemon embeds them ahead of the request's turn, while another request is served.
+    pub fn texts_to_embed(&self) -> Vec<String> {
+        use crate::recall::query_texts;
         match self {
-            Request::Remember { req } => req.check().ok().map(|c| c.text_to_embed()),
-            _ => None,
+            Request::Remember { req } => {
+                req.check().map(|c| c.text_to_embed()).into_iter().collect()
+            }
+            Request::Recall { req } if req.check().is_ok() && !req.tags_only => {
+                let kind = req.kind.unwrap_or_else(|| QueryKind::infer(&req.query));
+                query_texts(&req.query, kind, req.mode == ops::RecallMode::Semantic)
+            }
+            Request::Proactive { context, kind, .. } if !context.trim().is_empty() => {
+                let kind = kind.unwrap_or_else(|| QueryKind::infer(context));
+                query_texts(context, kind, false)
+            }
+            _ => Vec::new(),
         }
     }
 

@@ -537,7 +537,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 Line::Ok(Value::Null)
             }
             Ok(Line::Call(env)) => {
-                embed_ahead(&shared, env.request.text_to_embed());
+                embed_ahead(&shared, env.request.texts_to_embed());
                 serve_turn(&shared, env.request.name(), env.lock_wait_ms, |direct| {
                     let answer = match execute(direct, &env.caller, &env.request) {
                         Ok(v) => Line::Ok(v),
@@ -558,7 +558,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
             Ok(Line::Forward(call)) => match crate::cli::ForwardedRemember::parse(&call) {
                 Err(refused) => Line::Err(refused),
                 Ok(remember) => {
-                    embed_ahead(&shared, remember.text_to_embed());
+                    embed_ahead(&shared, remember.texts_to_embed());
                     serve_turn(&shared, "command_line", call.lock_wait_ms, |direct| {
                         match remember.run(direct) {
                             Ok(mut done) => {
@@ -583,17 +583,18 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
     }
 }
 
-/// Embed a write's text on the connection's own thread, before the write waits for its turn:
-/// the model runs while another request holds the store, and the write finds its embedding in
-/// the cache. (The store is not needed for that; only its model run and cache.)
-fn embed_ahead(shared: &Shared, text: Option<String>) {
+/// Embed a request's texts (a write's content, a query and its parts) on the connection's own
+/// thread, before the request waits for its turn: the model runs while another request holds the
+/// store, and the request finds its embeddings in the cache. (The store is not needed for that;
+/// only its model run and cache.)
+fn embed_ahead(shared: &Shared, texts: Vec<String>) {
     let embedder = shared
         .embedder
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
-    if let (Some(text), Some(embedder)) = (text, embedder) {
-        embedder.prime(&text);
+    if let Some(embedder) = embedder {
+        embedder.prime(&texts.iter().map(String::as_str).collect::<Vec<_>>());
     }
 }
 

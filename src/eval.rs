@@ -225,14 +225,24 @@ fn write_features(
             kind: Some(q.query_kind()),
             ..Default::default()
         };
-        let rows: Vec<serde_json::Value> = recall::ranked_raw(store, &rq)?
+        let ranked = recall::ranked_raw(store, &rq)?;
+        // The query's background: how its raw score is spread over the whole store.
+        let n = ranked.len().max(1) as f64;
+        let mean = ranked.iter().map(|(_, raw)| raw).sum::<f64>() / n;
+        let sd = (ranked
+            .iter()
+            .map(|(_, raw)| (raw - mean).powi(2))
+            .sum::<f64>()
+            / n)
+            .sqrt();
+        let rows: Vec<serde_json::Value> = ranked
             .into_iter()
             .take(10)
             .map(|(id, raw)| {
                 serde_json::json!([to_eval.get(&id).cloned().unwrap_or_default(), raw])
             })
             .collect();
-        out.push_str(&serde_json::json!({"qid": q.qid, "kind": q.kind, "query_kind": q.query_kind().name(), "relevant": q.relevant, "rows": rows}).to_string());
+        out.push_str(&serde_json::json!({"qid": q.qid, "kind": q.kind, "query_kind": q.query_kind().name(), "relevant": q.relevant, "rows": rows, "mean": mean, "sd": sd}).to_string());
         out.push('\n');
     }
     std::fs::write(path, out)?;

@@ -80,6 +80,16 @@ pub fn parts(kind: QueryKind, text: &str) -> Vec<String> {
     }
 }
 
+/// Every text a query embeds: the query itself, then its [`parts`] (none for a semantic-only
+/// query). A daemon embeds these ahead of the query's turn, so they must be exactly these.
+pub fn query_texts(text: &str, kind: QueryKind, semantic_only: bool) -> Vec<String> {
+    let mut texts = vec![text.to_string()];
+    if !semantic_only {
+        texts.extend(parts(kind, text));
+    }
+    texts
+}
+
 /// The sentences of a long prompt worth scoring alone: split after `.`, `!`, `?` or `;` followed
 /// by a space, and at line breaks; pieces under four words carry too little meaning to score.
 /// Empty when the prompt is short or is one sentence.
@@ -175,12 +185,13 @@ impl Ranking {
             })
             .collect();
         let kind = q.kind.unwrap_or_else(|| QueryKind::infer(&q.text));
-        let query_embedding = store.embed(&q.text)?;
+        let mut texts = query_texts(&q.text, kind, q.semantic_only).into_iter();
+        let query_embedding = store.embed(&texts.next().unwrap_or_default())?;
         let scored = if q.semantic_only {
             rank::rank_semantic(kind, &query_embedding, &candidates)
         } else {
             let mut query = rank::Query::single(kind, &q.text, query_embedding);
-            for part in parts(kind, &q.text) {
+            for part in texts {
                 let embedding = store.embed(&part)?;
                 query.parts.push((part, embedding));
             }

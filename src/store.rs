@@ -177,6 +177,8 @@ pub struct Embedder {
     assets: Option<Assets>,
     minilm: OnceLock<Option<crate::embed::MiniLm>>,
     cache: Mutex<HashMap<String, Vec<f32>>>,
+    /// Texts the model has embedded (cache misses), for tests and the daemon's figures.
+    model_runs: std::sync::atomic::AtomicU64,
 }
 
 impl Embedder {
@@ -205,6 +207,8 @@ impl Embedder {
             .minilm()
             .ok_or_else(|| anyhow::anyhow!("the model is not loaded"))?;
         let embedding = model.embed(text)?;
+        self.model_runs
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut cache = self.lock_cache();
         if cache.len() >= EMBED_CACHE_ENTRIES {
             cache.clear();
@@ -213,10 +217,45 @@ impl Embedder {
         Ok(embedding)
     }
 
-    /// Embed `text` into the cache now, so that the write which stores it finds it there.
-    pub fn prime(&self, text: &str) {
-        if self.minilm().is_some() {
-            let _ = self.embed(text);
+    /// How many texts the model has embedded (the cache answered the rest).
+    pub fn model_runs(&self) -> u64 {
+        self.model_runs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Embed `texts` into the cache now, so that the requests which need them find them there:
+    /// [`EMBED_BATCH`] texts per model run. Without our model run (hash embeddings) there is
+    /// nothing to gain, and each request embeds as usual.
+    pub fn prime(&self, texts: &[&str]) {
+        let Some(model) = self.minilm() else {
+            return;
+        };
+        let mut todo: Vec<&str> = {
+            let mut cache = self.lock_cache();
+            let todo: Vec<&str> = texts
+                .iter()
+                .copied()
+                .filter(|t| !cache.contains_key(*t))
+                .take(EMBED_CACHE_ENTRIES)
+                .collect();
+            if cache.len() + todo.len() > EMBED_CACHE_ENTRIES {
+                cache.clear();
+            }
+            todo
+        };
+        todo.sort_unstable();
+        todo.dedup();
+        // Texts of similar length share a run: less padding to compute.
+        todo.sort_by_key(|t| t.len());
+        for chunk in todo.chunks(EMBED_BATCH) {
+            let Ok(vectors) = model.embed_many(chunk) else {
+                return;
+            };
+            self.model_runs
+                .fetch_add(chunk.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            let mut cache = self.lock_cache();
+            for (text, v) in chunk.iter().zip(vectors) {
+                cache.insert(text.to_string(), v);
+            }
         }
     }
 }
@@ -406,6 +445,7 @@ impl Store {
                 assets,
                 minilm: OnceLock::new(),
                 cache: Mutex::new(HashMap::new()),
+                model_runs: Default::default(),
             }),
             batching: std::sync::atomic::AtomicBool::new(false),
             dirty: std::sync::atomic::AtomicBool::new(false),
@@ -810,40 +850,10 @@ impl Store {
             .map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))
     }
 
-    /// Embed many texts ahead of their writes (import), [`EMBED_BATCH`] texts per model run, into
-    /// the embedding cache the writes then read. Without our model run
-    /// (hash embeddings) there is nothing to gain, and each write embeds as usual.
+    /// Embed many texts ahead of their writes (import) into the cache the writes then read; see
+    /// [`Embedder::prime`].
     pub fn prime_embeddings(&self, texts: &[&str]) {
-        let embedder = &self.embedder;
-        let Some(model) = embedder.minilm() else {
-            return;
-        };
-        let mut todo: Vec<&str> = {
-            let mut cache = embedder.lock_cache();
-            let todo: Vec<&str> = texts
-                .iter()
-                .copied()
-                .filter(|t| !cache.contains_key(*t))
-                .take(EMBED_CACHE_ENTRIES)
-                .collect();
-            if cache.len() + todo.len() > EMBED_CACHE_ENTRIES {
-                cache.clear();
-            }
-            todo
-        };
-        todo.sort_unstable();
-        todo.dedup();
-        // Texts of similar length share a run: less padding to compute.
-        todo.sort_by_key(|t| t.len());
-        for chunk in todo.chunks(EMBED_BATCH) {
-            let Ok(vectors) = model.embed_many(chunk) else {
-                return;
-            };
-            let mut cache = embedder.lock_cache();
-            for (text, v) in chunk.iter().zip(vectors) {
-                cache.insert(text.to_string(), v);
-            }
-        }
+        self.embedder.prime(texts);
     }
 
     /// The model run and its cache, for a caller that embeds a text before it takes the store

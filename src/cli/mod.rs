@@ -203,10 +203,12 @@ impl ForwardedRemember {
         })
     }
 
-    /// The text the store will embed for it (see [`Request::text_to_embed`]).
-    pub fn text_to_embed(&self) -> Option<String> {
-        let req = memories::remember_request(&self.args, self.content.clone()).ok()?;
-        Request::Remember { req }.text_to_embed()
+    /// The text the store will embed for it (see [`Request::texts_to_embed`]).
+    pub fn texts_to_embed(&self) -> Vec<String> {
+        match memories::remember_request(&self.args, self.content.clone()) {
+            Ok(req) => Request::Remember { req }.texts_to_embed(),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// Run it on the store `direct` keeps open, as [`main`] would have run it in the engine

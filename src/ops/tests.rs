@@ -4,6 +4,7 @@ use super::*;
 use crate::client::{Client, Holding};
 use crate::error::Error;
 use crate::project::Project;
+use crate::rank::QueryKind;
 use std::path::Path;
 use std::time::Duration;
 
@@ -468,7 +469,7 @@ fn a_superseded_memory_ranks_below_its_replacement_and_is_marked() {
     assert_eq!(found[0].superseded_by, None);
 }
 
-/// A daemon embeds a write's text before the write's turn (`Request::text_to_embed`); that only
+/// A daemon embeds a write's text before the write's turn (`Request::texts_to_embed`); that only
 /// helps if it is exactly the text the store then embeds: the content as stored.
 #[test]
 fn the_text_embedded_ahead_is_the_content_the_store_keeps() {
@@ -478,9 +479,75 @@ fn the_text_embedded_ahead_is_the_content_the_store_keeps() {
         "  Staging deploys need <private>the vpn</private> AWS key AKIAIOSFODNN7EXAMPLE set\n",
         "Learning",
     );
-    let ahead = req.check().unwrap().text_to_embed();
+    let ahead = crate::client::Request::Remember { req: req.clone() }.texts_to_embed();
     let done = c.remember(&req).unwrap();
     let stored = c.get(&done.id).unwrap().expect("stored");
     assert!(!stored.content.contains("AKIAIOSFODNN7EXAMPLE") && !stored.content.contains("vpn"));
-    assert_eq!(ahead, stored.content);
+    assert_eq!(ahead, vec![stored.content]);
+}
+
+/// ... and a query's texts (a long prompt's sentences, an error's lines) embedded ahead leave its
+/// turn nothing to embed: the model does not run again while the query holds the store.
+#[test]
+fn a_query_embedded_ahead_runs_the_model_no_more_in_its_turn() {
+    use crate::client::{execute, Direct, Request};
+    let f = fixture();
+    let mut direct = Direct::new(
+        f.project.clone(),
+        OpenOptions::default(),
+        Holding::UntilDropped,
+    );
+    let caller = Caller::default();
+    let seed = Request::Remember {
+        req: remember_req(
+            "Billing retries use exponential backoff capped at 5 minutes",
+            "Learning",
+        ),
+    };
+    execute(&mut direct, &caller, &seed).unwrap();
+    let embedder = direct.embedder().expect("the store is open");
+    let queries = [
+        Request::Proactive {
+            context: "I looked at the invoices page today and it is slow to load. \
+                      Why do billing retries take so long before they give up? \
+                      Also the retry log is noisy."
+                .into(),
+            limit: 3,
+            kind: Some(QueryKind::Prompt),
+        },
+        Request::Proactive {
+            context:
+                "error[E0382]: borrow of moved value: `plan`\nthread 'main' panicked at retry.rs"
+                    .into(),
+            limit: 3,
+            kind: Some(QueryKind::Error),
+        },
+        Request::Recall {
+            req: Recall {
+                query: "billing backoff".into(),
+                limit: 5,
+                mode: RecallMode::Semantic,
+                ..Recall::default()
+            },
+        },
+    ];
+    for query in &queries {
+        let texts = query.texts_to_embed();
+        assert!(!texts.is_empty(), "{query:?}");
+        let before = embedder.model_runs();
+        embedder.prime(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(
+            embedder.model_runs() > before,
+            "the texts were new: {texts:?}"
+        );
+        let primed = embedder.model_runs();
+        execute(&mut direct, &caller, query).unwrap();
+        assert_eq!(
+            embedder.model_runs(),
+            primed,
+            "embedded in the turn: {query:?}"
+        );
+    }
+    // A prompt long enough to split is more than one text.
+    assert!(queries[0].texts_to_embed().len() > 2);
 }
