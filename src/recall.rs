@@ -177,7 +177,7 @@ impl Ranking {
             .iter()
             .map(|&i| Candidate {
                 record: &records[i],
-                embedding: crate::store::embedding_of(&memories[i]),
+                embedding: view.embedding(i),
                 norm: view.norms[i],
                 superseded: view.superseded_by.contains_key(&records[i].id),
                 key_vectors: crate::store::key_vectors_of(&memories[i]),

@@ -247,16 +247,13 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
     let Some(at) = view.records.iter().rposition(|r| r.id == id) else {
         return Ok(Vec::new());
     };
-    let (new, norm) = (
-        crate::store::embedding_of(&view.memories[at]),
-        view.norms[at],
-    );
+    let (new, norm) = (view.embedding(at), view.norms[at]);
     let replaces = view.records[at].metadata.get(record::SUPERSEDES);
     let created = view.memories[at].created_at;
     let mut similar: Vec<(f64, usize)> = (0..view.records.len())
         .filter_map(|i| {
             let (m, r) = (&view.memories[i], &view.records[i]);
-            let e = crate::store::embedding_of(m);
+            let e = view.embedding(i);
             let candidate = i != at
                 && e.len() == new.len()
                 && m.created_at <= created
