@@ -179,8 +179,14 @@ impl Ranking {
                 record: &records[i],
                 embedding: view.embedding(i),
                 norm: view.norms[i],
-                superseded: view.superseded_by.contains_key(&records[i].id),
-                key_vectors: crate::store::key_vectors_of(&memories[i]),
+                // Neither looks up anything for most memories: a query reads the view in order.
+                superseded: !view.superseded_by.is_empty()
+                    && view.superseded_by.contains_key(&records[i].id),
+                key_vectors: if view.key_norms[i].is_empty() {
+                    &[]
+                } else {
+                    crate::store::key_vectors_of(&memories[i])
+                },
                 key_norms: &view.key_norms[i],
             })
             .collect();

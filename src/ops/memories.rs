@@ -250,18 +250,18 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
     let (new, norm) = (view.embedding(at), view.norms[at]);
     let replaces = view.records[at].metadata.get(record::SUPERSEDES);
     let created = view.memories[at].created_at;
+    // The cosine first, from the view's block of vectors read in order; only the few memories
+    // close enough are looked at further.
     let mut similar: Vec<(f64, usize)> = (0..view.records.len())
-        .filter_map(|i| {
-            let (m, r) = (&view.memories[i], &view.records[i]);
-            let e = view.embedding(i);
-            let candidate = i != at
-                && e.len() == new.len()
-                && m.created_at <= created
-                && Some(&r.id) != replaces
-                && !view.superseded_by.contains_key(&r.id);
-            candidate.then(|| (rank::cosine_normed(new, norm, e, view.norms[i]), i))
-        })
+        .filter(|&i| i != at)
+        .map(|i| (rank::cosine_normed(new, norm, view.embedding(i), view.norms[i]), i))
         .filter(|&(cos, _)| cos >= rank::SAME_SUBJECT)
+        .filter(|&(_, i)| {
+            let (m, r) = (&view.memories[i], &view.records[i]);
+            m.created_at <= created
+                && Some(&r.id) != replaces
+                && !view.superseded_by.contains_key(&r.id)
+        })
         .collect();
     similar.sort_by(|a, b| b.0.total_cmp(&a.0));
     Ok(similar
