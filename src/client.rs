@@ -305,9 +305,53 @@ fn json<T: Serialize>(value: T) -> Result<Value> {
     Ok(serde_json::to_value(value)?)
 }
 
+/// A request's answer as [`execute_answer`] leaves it: records stay typed, so a daemon turns them
+/// into JSON (redacting every field as it goes) after the request has given up the store.
+pub enum Answer {
+    Value(Value),
+    Records(Vec<MemoryRecord>),
+}
+
+impl Answer {
+    pub fn into_value(self) -> Result<Value> {
+        match self {
+            Answer::Value(v) => Ok(v),
+            Answer::Records(records) => json(records),
+        }
+    }
+}
+
 /// Carry out `req` for `caller` on `direct`'s store: the one place a request becomes ops calls.
 /// The daemon runs this too, so both backends give the same answers.
 pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Value> {
+    execute_answer(direct, caller, req)?.into_value()
+}
+
+/// [`execute`], with the records of `recall`, `proactive` and `list` left as records.
+pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Answer> {
+    use Request as R;
+    let records = |found: Vec<MemoryRecord>| Ok(Answer::Records(found));
+    match req {
+        R::Recall { req } => {
+            req.check()?;
+            records(direct.read(|s| ops::recall(s, req, caller))?)
+        }
+        R::Proactive {
+            context,
+            limit,
+            kind,
+        } => {
+            ops::check_query("proactive", context)?;
+            records(direct.read(|s| ops::proactive(s, context, *kind, *limit, caller))?)
+        }
+        R::List { memory_type, limit } => {
+            records(direct.read(|s| ops::list(s, memory_type.as_deref(), *limit))?)
+        }
+        _ => execute_value(direct, caller, req).map(Answer::Value),
+    }
+}
+
+fn execute_value(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Value> {
     use Request as R;
     match req {
         R::Remember { req } => {
@@ -319,20 +363,8 @@ pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Va
             }
             json(done)
         }
-        R::Recall { req } => {
-            req.check()?;
-            json(direct.read(|s| ops::recall(s, req, caller))?)
-        }
-        R::Proactive {
-            context,
-            limit,
-            kind,
-        } => {
-            ops::check_query("proactive", context)?;
-            json(direct.read(|s| ops::proactive(s, context, *kind, *limit, caller))?)
-        }
-        R::List { memory_type, limit } => {
-            json(direct.read(|s| ops::list(s, memory_type.as_deref(), *limit))?)
+        R::Recall { .. } | R::Proactive { .. } | R::List { .. } => {
+            execute_answer(direct, caller, req)?.into_value()
         }
         R::Get { id } => {
             let id = ops::checked_id("get", id)?;

@@ -19,7 +19,7 @@
 //!   or on SIGTERM/SIGINT (after the request in progress). Its log is
 //!   `<state dir>/wt-tools/daemon-<project>.log`.
 
-use crate::client::{execute, Direct, Holding, Request};
+use crate::client::{execute, execute_answer, Answer, Direct, Holding, Request};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::ops::{Caller, OpenOptions};
@@ -538,14 +538,19 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
             }
             Ok(Line::Call(env)) => {
                 embed_ahead(&shared, env.request.texts_to_embed());
-                serve_turn(&shared, env.request.name(), env.lock_wait_ms, |direct| {
-                    let answer = match execute(direct, &env.caller, &env.request) {
-                        Ok(v) => Line::Ok(v),
-                        Err(e) => Line::Err(e),
-                    };
+                let served = serve_turn(&shared, env.request.name(), env.lock_wait_ms, |direct| {
+                    let answer = execute_answer(direct, &env.caller, &env.request);
                     let warning = direct
                         .standing_warning()
                         .filter(|_| !env.request.reports_integrity());
+                    (answer, warning)
+                });
+                // Records become JSON here, once the store is free for the next request.
+                let served = served.map(|(answer, warning)| {
+                    let answer = match answer.and_then(Answer::into_value) {
+                        Ok(v) => Line::Ok(v),
+                        Err(e) => Line::Err(e),
+                    };
                     match warning {
                         Some(warning) => Line::Warned {
                             answer: Box::new(answer),
@@ -553,13 +558,14 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                         },
                         None => answer,
                     }
-                })
+                });
+                served.unwrap_or_else(Line::Err)
             }
             Ok(Line::Forward(call)) => match crate::cli::ForwardedRemember::parse(&call) {
                 Err(refused) => Line::Err(refused),
                 Ok(remember) => {
                     embed_ahead(&shared, remember.texts_to_embed());
-                    serve_turn(&shared, "command_line", call.lock_wait_ms, |direct| {
+                    let served = serve_turn(&shared, "command_line", call.lock_wait_ms, |direct| {
                         match remember.run(direct) {
                             Ok(mut done) => {
                                 // Printed last, as the engine binary prints it after the command.
@@ -571,7 +577,8 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                             }
                             Err(e) => Line::Err(e),
                         }
-                    })
+                    });
+                    served.unwrap_or_else(Line::Err)
                 }
             },
             Ok(_) => Line::Err(daemon_err("not a request")),
@@ -598,13 +605,14 @@ fn embed_ahead(shared: &Shared, texts: Vec<String>) {
     }
 }
 
-/// Serve one request in its turn (one at a time, in arrival order), timed as `op`.
-fn serve_turn(
+/// Serve one request in its turn (one at a time, in arrival order), timed as `op`. Refused (the
+/// error to answer) when the daemon is stopping.
+fn serve_turn<T>(
     shared: &Shared,
     op: &'static str,
     lock_wait_ms: u64,
-    run: impl FnOnce(&mut Direct) -> Line,
-) -> Line {
+    run: impl FnOnce(&mut Direct) -> T,
+) -> std::result::Result<T, Error> {
     *shared
         .last_request
         .lock()
@@ -613,7 +621,7 @@ fn serve_turn(
     let _turn = shared.turns.wait();
     let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
     if shared.closing.load(Ordering::SeqCst) {
-        return Line::Err(daemon_err("the memory daemon is stopping; try again"));
+        return Err(daemon_err("the memory daemon is stopping; try again"));
     }
     direct.set_lock_wait(Duration::from_millis(lock_wait_ms));
     crate::integrity::take_warning();
@@ -626,7 +634,7 @@ fn serve_turn(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .add(op, started.elapsed().as_secs_f64() * 1000.0);
-    answer
+    Ok(answer)
 }
 
 /// `wt-memory serve`: run the daemon of `project` until idle, signalled or replaced.

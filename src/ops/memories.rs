@@ -254,7 +254,12 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
     // close enough are looked at further.
     let mut similar: Vec<(f64, usize)> = (0..view.records.len())
         .filter(|&i| i != at)
-        .map(|i| (rank::cosine_normed(new, norm, view.embedding(i), view.norms[i]), i))
+        .map(|i| {
+            (
+                rank::cosine_normed(new, norm, view.embedding(i), view.norms[i]),
+                i,
+            )
+        })
         .filter(|&(cos, _)| cos >= rank::SAME_SUBJECT)
         .filter(|&(_, i)| {
             let (m, r) = (&view.memories[i], &view.records[i]);
