@@ -281,6 +281,9 @@ pub fn key_vectors_of(memory: &Memory) -> &[f32] {
 impl RankView {
     fn new(memories: Vec<Arc<Memory>>) -> RankView {
         let mut view = RankView::default();
+        if let Some(dim) = memories.iter().map(|m| embedding_of(m).len()).find(|&d| d > 0) {
+            view.vectors.reserve_exact(memories.len() * dim);
+        }
         for m in memories {
             view.push(m);
         }
@@ -298,6 +301,11 @@ impl RankView {
         if self.dim == 0 && !embedding.is_empty() {
             self.dim = embedding.len();
             self.vectors.resize(self.norms.len() * self.dim, 0.0);
+        }
+        if self.vectors.capacity() < self.vectors.len() + self.dim {
+            // Grow by an eighth, not double: at 10k memories the block is 15 MB.
+            let rows = (self.norms.len() / 8).max(64);
+            self.vectors.reserve_exact(rows * self.dim);
         }
         if embedding.len() == self.dim {
             self.vectors.extend_from_slice(embedding);
