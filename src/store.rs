@@ -281,7 +281,11 @@ pub fn key_vectors_of(memory: &Memory) -> &[f32] {
 impl RankView {
     fn new(memories: Vec<Arc<Memory>>) -> RankView {
         let mut view = RankView::default();
-        if let Some(dim) = memories.iter().map(|m| embedding_of(m).len()).find(|&d| d > 0) {
+        if let Some(dim) = memories
+            .iter()
+            .map(|m| embedding_of(m).len())
+            .find(|&d| d > 0)
+        {
             view.vectors.reserve_exact(memories.len() * dim);
         }
         for m in memories {
