@@ -179,7 +179,9 @@ impl Request {
             Request::Remember { req } => {
                 req.check().map(|c| c.text_to_embed()).into_iter().collect()
             }
-            Request::Recall { req } if req.check().is_ok() && !req.tags_only => {
+            Request::Recall { req }
+                if req.check().is_ok() && !req.tags_only && !req.query.trim().is_empty() =>
+            {
                 let kind = req.kind.unwrap_or_else(|| QueryKind::infer(&req.query));
                 query_texts(&req.query, kind, req.mode == ops::RecallMode::Semantic)
             }
@@ -363,6 +365,7 @@ fn execute_value(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<
             }
             json(done)
         }
+        // Answered as records by `execute_answer`.
         R::Recall { .. } | R::Proactive { .. } | R::List { .. } => {
             execute_answer(direct, caller, req)?.into_value()
         }
