@@ -25,18 +25,7 @@ while IFS= read -r note; do printf '%s' "$note" | "$bin/wt-memory" remember --ty
 size="${WT_BENCH_SIZE:-0}"
 if [ "$size" -gt "$(wc -l < "$tmp/notes.txt")" ]; then
   "$bin/wt-memory" export --output "$tmp/seed.json"
-  python3 - "$tmp/seed.json" "$size" > "$tmp/grown.json" <<'PY'
-import json, sys, uuid
-doc = json.load(open(sys.argv[1])); base = doc["records"]; want = int(sys.argv[2]) - len(base)
-grown = []
-for i in range(want):
-    r = dict(base[i % len(base)])
-    r["id"] = str(uuid.uuid4()); r["metadata"] = {}
-    r["content"] = f"{r['content']} (variant {i // len(base) + 1} of note {i % len(base)})"
-    grown.append(r)
-doc["records"] = grown; doc["count"] = len(grown)
-json.dump(doc, sys.stdout)
-PY
+  python3 "$OLDPWD/scripts/grow_store.py" "$tmp/seed.json" "$size" > "$tmp/grown.json"
   start=$(date +%s%N)
   "$bin/wt-memory" import "$tmp/grown.json" >/dev/null
   ms=$(( ($(date +%s%N) - start) / 1000000 ))

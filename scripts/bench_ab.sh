@@ -20,18 +20,7 @@ for line in open(sys.argv[1]): print(json.loads(line)["content"].replace("\n", "
   cd "$repo"
   while IFS= read -r note; do printf '%s' "$note" | "$B/wt-memory" remember --type Learning >/dev/null 2>&1; done < "$base/notes.txt"
   "$B/wt-memory" export --output "$base/seed.json"
-  python3 - "$base/seed.json" "$size" > "$base/grown.json" <<'PY'
-import json, sys, uuid
-doc = json.load(open(sys.argv[1])); base = doc["records"]; want = int(sys.argv[2]) - len(base)
-grown = []
-for i in range(max(want, 0)):
-    r = dict(base[i % len(base)])
-    r["id"] = str(uuid.uuid4()); r["metadata"] = {}
-    r["content"] = f"{r['content']} (variant {i // len(base) + 1} of note {i % len(base)})"
-    grown.append(r)
-doc["records"] = grown; doc["count"] = len(grown)
-json.dump(doc, sys.stdout)
-PY
+  python3 "$OLDPWD/scripts/grow_store.py" "$base/seed.json" "$size" > "$base/grown.json"
   "$B/wt-memory" import "$base/grown.json" >/dev/null
   echo "store: $("$B/wt-memory" stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])') memories"
   "$B/wt-memory" daemon stop >/dev/null

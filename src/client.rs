@@ -303,8 +303,9 @@ impl Direct {
     }
 }
 
-fn json<T: Serialize>(value: T) -> Result<Value> {
-    Ok(serde_json::to_value(value)?)
+/// An answer as JSON.
+fn json<T: Serialize>(value: T) -> Result<Answer> {
+    Ok(Answer::Value(serde_json::to_value(value)?))
 }
 
 /// A request's answer as [`execute_answer`] leaves it: records stay typed, so a daemon turns them
@@ -318,7 +319,7 @@ impl Answer {
     pub fn into_value(self) -> Result<Value> {
         match self {
             Answer::Value(v) => Ok(v),
-            Answer::Records(records) => json(records),
+            Answer::Records(records) => Ok(serde_json::to_value(records)?),
         }
     }
 }
@@ -334,6 +335,15 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
     use Request as R;
     let records = |found: Vec<MemoryRecord>| Ok(Answer::Records(found));
     match req {
+        R::Remember { req } => {
+            let checked = req.check()?;
+            let done = direct.write(|s| ops::remember(s, checked, caller))?;
+            if !done.duplicate {
+                let source = caller.source.as_deref().unwrap_or("cli");
+                direct.record_write(source, Some(&done.id), 1);
+            }
+            json(done)
+        }
         R::Recall { req } => {
             req.check()?;
             records(direct.read(|s| ops::recall(s, req, caller))?)
@@ -348,26 +358,6 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         }
         R::List { memory_type, limit } => {
             records(direct.read(|s| ops::list(s, memory_type.as_deref(), *limit))?)
-        }
-        _ => execute_value(direct, caller, req).map(Answer::Value),
-    }
-}
-
-fn execute_value(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Value> {
-    use Request as R;
-    match req {
-        R::Remember { req } => {
-            let checked = req.check()?;
-            let done = direct.write(|s| ops::remember(s, checked, caller))?;
-            if !done.duplicate {
-                let source = caller.source.as_deref().unwrap_or("cli");
-                direct.record_write(source, Some(&done.id), 1);
-            }
-            json(done)
-        }
-        // Answered as records by `execute_answer`.
-        R::Recall { .. } | R::Proactive { .. } | R::List { .. } => {
-            execute_answer(direct, caller, req)?.into_value()
         }
         R::Get { id } => {
             let id = ops::checked_id("get", id)?;

@@ -88,9 +88,10 @@ pub struct CheckedRemember {
 }
 
 impl CheckedRemember {
-    /// The text the store will embed for this memory (its content as stored, redacted).
+    /// The text the store will embed for this memory: its content as stored. `check` cleaned and
+    /// redacted it already, and the store's own redaction on insert is idempotent.
     pub fn text_to_embed(&self) -> String {
-        crate::hygiene::redact(&self.new.content)
+        self.new.content.clone()
     }
 }
 
