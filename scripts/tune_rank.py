@@ -55,23 +55,51 @@ def at(rows, S, M, floor):
     return (ab / abn if abn else float("nan")), (cov / n if n else float("nan"))
 
 
-rows = [json.loads(l) for l in open(sys.argv[1])]
-S0, M0 = fit(points(rows))
-print(f"all kinds: slope {S0:.2f} midpoint {M0:.3f} ({len(rows)} queries)")
-by_kind = defaultdict(list)
-for q in rows:
-    by_kind[q.get("query_kind", "prompt")].append(q)
-fits = {}
-for kind in ["prompt", "path", "command", "error"]:
-    qs = by_kind.get(kind, [])
-    S, M = fit(points(qs), prior=(S0, M0)) if qs else (S0, M0)
-    fits[kind] = (S, M)
-    n_abstain = sum(not q["relevant"] for q in qs)
-    print(f"QueryKind::{kind.capitalize()} => ({S:.2f}, {M:.3f}),  "
-          f"# {len(qs)} queries, {n_abstain} with nothing relevant")
-for floor in [0.2, 0.25, 0.3, 0.35, 0.4]:
-    parts = []
+def fit_kinds(rows):
+    """(S0, M0) over all kinds, and {kind: (S, M)} pulled towards it."""
+    S0, M0 = fit(points(rows))
+    by_kind = defaultdict(list)
+    for q in rows:
+        by_kind[q.get("query_kind", "prompt")].append(q)
+    fits = {}
+    for kind in ["prompt", "path", "command", "error"]:
+        qs = by_kind.get(kind, [])
+        fits[kind] = fit(points(qs), prior=(S0, M0)) if qs else (S0, M0)
+    return (S0, M0), by_kind, fits
+
+
+def gated(by_kind, fits, floor):
+    """Abstention and coverage over all kinds at `floor`, each kind on its own curve."""
+    ab = abn = cov = n = 0
     for kind, (S, M) in fits.items():
-        ab, cov = at(by_kind.get(kind, []), S, M, floor)
-        parts.append(f"{kind} abstain={ab:.2f} coverage={cov:.2f}")
-    print(f"floor {floor:.2f}: " + "; ".join(parts))
+        T = M + math.log(floor / (1 - floor)) / S
+        for q in by_kind.get(kind, []):
+            inj = [i for i, raw in q["rows"][:5] if raw >= T]
+            if q["relevant"]:
+                n += 1
+                cov += any(i in q["relevant"] for i in inj)
+            else:
+                abn += 1
+                ab += not inj
+    return ab / max(abn, 1), cov / max(n, 1)
+
+
+def main():
+    rows = [json.loads(l) for l in open(sys.argv[1])]
+    (S0, M0), by_kind, fits = fit_kinds(rows)
+    print(f"all kinds: slope {S0:.2f} midpoint {M0:.3f} ({len(rows)} queries)")
+    for kind, (S, M) in fits.items():
+        qs = by_kind.get(kind, [])
+        n_abstain = sum(not q["relevant"] for q in qs)
+        print(f"QueryKind::{kind.capitalize()} => ({S:.2f}, {M:.3f}),  "
+              f"# {len(qs)} queries, {n_abstain} with nothing relevant")
+    for floor in [0.2, 0.25, 0.3, 0.35, 0.4]:
+        parts = []
+        for kind, (S, M) in fits.items():
+            ab, cov = at(by_kind.get(kind, []), S, M, floor)
+            parts.append(f"{kind} abstain={ab:.2f} coverage={cov:.2f}")
+        print(f"floor {floor:.2f}: " + "; ".join(parts))
+
+
+if __name__ == "__main__":
+    main()

@@ -2,10 +2,13 @@
 //! step that drops close competitors, and answers that change after every query).
 //!
 //! Score of memory `m` for query `q`:
-//!   raw = cos(emb(q), emb(m)) + LEXICAL_WEIGHT * lexical(q, m) - SUPERSEDED_PENALTY * superseded(m)
+//!   raw = cos(emb(q), emb(m)) + LEXICAL_WEIGHT * lexical(q, m) + rare_weight(kind) * rare(q, m)
+//!         - SUPERSEDED_PENALTY * superseded(m)
 //!   relevance = logistic(CAL_SLOPE * (raw - CAL_MIDPOINT))
 //! `lexical` is the share of the query's IDF mass found in the memory (exact identifiers, paths,
-//! flags and error codes carry most of it); `superseded` marks an older memory when a newer one on
+//! flags and error codes carry most of it); `rare` is how rare the rarest query term the memory
+//! holds is (a command that names `mkcert` or `insta` points at the few memories that say it, however
+//! many common words come with it); `superseded` marks an older memory when a newer one on
 //! the same subject (embedding cosine >= SAME_SUBJECT) also matches the query.
 //!
 //! Calibration: the constants were fitted on `testdata/eval/dev` (see `wt-memory eval`) so that
@@ -24,6 +27,14 @@ use std::sync::OnceLock;
 pub const LEXICAL_WEIGHT: f64 = 0.4;
 pub const SUPERSEDED_PENALTY: f64 = 0.03;
 pub const SAME_SUBJECT: f64 = 0.65;
+static RARE_WEIGHT_FOR_TUNING: OnceLock<f64> = OnceLock::new();
+
+/// `wt-memory eval --rare-weight W` scores every kind with weight `W`, in its own process only
+/// (`scripts/tune_rare.py` tries several).
+pub fn set_rare_weight_for_tuning(weight: f64) {
+    let _ = RARE_WEIGHT_FOR_TUNING.set(weight);
+}
+
 /// Weight of the content's cosine against the best key's, for memories with retrieval keys.
 pub const KEY_BLEND: f64 = 0.5;
 
@@ -84,14 +95,28 @@ impl QueryKind {
         }
     }
 
+    /// Weight of the rarest query term a memory holds ([`Corpus::rare_all`]), fitted per kind on
+    /// `testdata/eval/dev` by `scripts/tune_rare.py`. Paths and errors gain nothing from it. For
+    /// prompts the dev set chose 0.125, but on the hook-level set that injected three more wrong
+    /// memories and no more right ones (rare words in prose are often incidental), so it is 0.
+    pub fn rare_weight(self) -> f64 {
+        if let Some(w) = RARE_WEIGHT_FOR_TUNING.get() {
+            return *w;
+        }
+        match self {
+            QueryKind::Command => 0.2,
+            QueryKind::Prompt | QueryKind::Path | QueryKind::Error => 0.0,
+        }
+    }
+
     /// `(slope, midpoint)` of `relevance = logistic(slope * (raw - midpoint))`, fitted per kind on
     /// `testdata/eval/dev` by `scripts/tune_rank.py`.
     pub fn calibration(self) -> (f64, f64) {
         match self {
-            QueryKind::Prompt => (7.60, 0.664),
-            QueryKind::Path => (7.39, 0.628),
-            QueryKind::Command => (8.75, 0.647),
-            QueryKind::Error => (10.47, 0.670),
+            QueryKind::Prompt => (7.38, 0.673),
+            QueryKind::Path => (7.06, 0.642),
+            QueryKind::Command => (8.66, 0.701),
+            QueryKind::Error => (10.14, 0.680),
         }
     }
 }
@@ -270,6 +295,36 @@ impl Corpus {
         WeighedQuery { terms, total }
     }
 
+    /// How specific a term is to the documents holding it: 1 for a term one document holds, 0.5
+    /// for one held by sqrt(N) documents, 0 for a term every document holds.
+    fn specificity(&self, term: &str) -> f64 {
+        let n = self.doc_terms.len() as f64;
+        let df = self.postings.get(term).map_or(0, Vec::len) as f64;
+        if n < 2.0 || df == 0.0 {
+            0.0
+        } else {
+            (n / df).ln() / n.ln()
+        }
+    }
+
+    /// Per document, how rare the rarest query term it holds is: 0 unless the term is held by
+    /// fewer than sqrt(N) documents, rising to 1 for a term only that document holds. One such
+    /// term (`mkcert`, `insta`) names a memory's subject however many common words surround it.
+    pub fn rare_all(&self, query: &WeighedQuery) -> Vec<f64> {
+        let mut best = vec![0f64; self.doc_terms.len()];
+        for (t, _) in &query.terms {
+            let rarity = (2.0 * self.specificity(t) - 1.0).max(0.0);
+            if rarity == 0.0 {
+                continue;
+            }
+            for &d in self.postings.get(t).map_or(&[][..], Vec::as_slice) {
+                let b = &mut best[d as usize];
+                *b = b.max(rarity);
+            }
+        }
+        best
+    }
+
     /// Each document's share of the query's IDF mass (0..1), from the query terms' postings.
     pub fn lexical_all(&self, query: &WeighedQuery) -> Vec<f64> {
         let mut hits = vec![0f64; self.doc_terms.len()];
@@ -389,14 +444,22 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
             superseded: false,
         })
         .collect();
+    let rare_weight = query.kind.rare_weight();
     // Each memory keeps its best part.
     for (text, embedding) in &query.parts {
-        let lexical_scores = corpus.lexical_all(&corpus.weigh(&terms(text)));
+        let weighed = corpus.weigh(&terms(text));
+        let lexical_scores = corpus.lexical_all(&weighed);
+        let rare_scores = if rare_weight > 0.0 {
+            corpus.rare_all(&weighed)
+        } else {
+            Vec::new()
+        };
         let query_norm = norm(embedding);
         for (s, c) in scored.iter_mut().zip(candidates) {
             let semantic = c.semantic(embedding, query_norm);
             let lexical = lexical_scores[s.index];
-            let combined = semantic + LEXICAL_WEIGHT * lexical;
+            let rare = rare_scores.get(s.index).copied().unwrap_or(0.0);
+            let combined = semantic + LEXICAL_WEIGHT * lexical + rare_weight * rare;
             if combined > s.relevance {
                 (s.relevance, s.semantic, s.lexical) = (combined, semantic, lexical);
             }
@@ -605,6 +668,33 @@ mod tests {
             "rare code outweighs a common word"
         );
         assert_eq!(lexical[1], 0.0);
+    }
+
+    #[test]
+    fn rare_term_counts_however_long_the_query() {
+        // 16 documents: a term in at most 4 (sqrt N) of them counts, one in a single document most.
+        let mut texts = vec!["run mkcert install for local https".to_string()];
+        texts.extend((0..15).map(|i| format!("run the deploy step {i}")));
+        texts[1].push_str(" with insta snapshots");
+        texts[2].push_str(" with insta snapshots");
+        let c = Corpus::new(texts.iter().map(String::as_str));
+        let long = c.weigh(&terms(
+            "please run mkcert and then the deploy step again quickly",
+        ));
+        let rare = c.rare_all(&long);
+        assert!(
+            (rare[0] - 1.0).abs() < 1e-9,
+            "only document 0 says mkcert: {}",
+            rare[0]
+        );
+        assert!(
+            rare[3..].iter().all(|&r| r == 0.0),
+            "run/deploy/step are everywhere"
+        );
+        let two = c.rare_all(&c.weigh(&terms("insta review")));
+        assert!(two[1] > 0.0 && two[1] < 1.0 && two[1] == two[2], "{two:?}");
+        // The share of IDF mass alone barely moves for one rare word among many common ones.
+        assert!(c.lexical_all(&long)[0] < 0.6);
     }
 
     #[test]
