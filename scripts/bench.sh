@@ -20,7 +20,8 @@ import json, sys
 for line in open(sys.argv[1]):
     print(json.loads(line)["content"].replace("\n", " "))
 PY
-while IFS= read -r note; do printf '%s' "$note" | "$bin/wt-memory" remember --type Learning >/dev/null; done < "$tmp/notes.txt"
+# --json: the answer, with any "similar older memory" notes, goes to stdout and is discarded
+while IFS= read -r note; do printf "%s" "$note" | "$bin/wt-memory" remember --type Learning --json >/dev/null; done < "$tmp/notes.txt"
 # WT_BENCH_SIZE=N (> 209): grow the store to N with variants of the dev memories, through import.
 size="${WT_BENCH_SIZE:-0}"
 if [ "$size" -gt "$(wc -l < "$tmp/notes.txt")" ]; then

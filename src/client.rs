@@ -185,7 +185,10 @@ impl Request {
                 let kind = req.kind.unwrap_or_else(|| QueryKind::infer(&req.query));
                 query_texts(&req.query, kind, req.mode == ops::RecallMode::Semantic)
             }
-            Request::Proactive { context, kind, .. } if !context.trim().is_empty() => {
+            Request::Proactive { context, kind, .. }
+                if !context.trim().is_empty()
+                    && ops::check_query("proactive", context).is_ok() =>
+            {
                 let kind = kind.unwrap_or_else(|| QueryKind::infer(context));
                 query_texts(context, kind, false)
             }
