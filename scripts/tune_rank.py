@@ -41,7 +41,8 @@ def points(rows):
     return [(raw, 1.0 if i in q["relevant"] else 0.0) for q in rows for i, raw in q["rows"]]
 
 
-def at(rows, S, M, floor):
+def counts(rows, S, M, floor):
+    """(abstained, abstain queries, covered, answerable queries) with the top 5 gated at `floor`."""
     T = M + math.log(floor / (1 - floor)) / S
     ab = abn = cov = n = 0
     for q in rows:
@@ -52,6 +53,11 @@ def at(rows, S, M, floor):
         else:
             n += 1
             cov += any(i in q["relevant"] for i in inj)
+    return ab, abn, cov, n
+
+
+def at(rows, S, M, floor):
+    ab, abn, cov, n = counts(rows, S, M, floor)
     return (ab / abn if abn else float("nan")), (cov / n if n else float("nan"))
 
 
@@ -70,17 +76,8 @@ def fit_kinds(rows):
 
 def gated(by_kind, fits, floor):
     """Abstention and coverage over all kinds at `floor`, each kind on its own curve."""
-    ab = abn = cov = n = 0
-    for kind, (S, M) in fits.items():
-        T = M + math.log(floor / (1 - floor)) / S
-        for q in by_kind.get(kind, []):
-            inj = [i for i, raw in q["rows"][:5] if raw >= T]
-            if q["relevant"]:
-                n += 1
-                cov += any(i in q["relevant"] for i in inj)
-            else:
-                abn += 1
-                ab += not inj
+    per_kind = [counts(by_kind.get(kind, []), S, M, floor) for kind, (S, M) in fits.items()]
+    ab, abn, cov, n = (sum(c[j] for c in per_kind) for j in range(4))
     return ab / max(abn, 1), cov / max(n, 1)
 
 
