@@ -186,8 +186,7 @@ impl Request {
                 query_texts(&req.query, kind, req.mode == ops::RecallMode::Semantic)
             }
             Request::Proactive { context, kind, .. }
-                if !context.trim().is_empty()
-                    && ops::check_query("proactive", context).is_ok() =>
+                if !context.trim().is_empty() && ops::check_query("proactive", context).is_ok() =>
             {
                 let kind = kind.unwrap_or_else(|| QueryKind::infer(context));
                 query_texts(context, kind, false)

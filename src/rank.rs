@@ -698,6 +698,45 @@ mod tests {
     }
 
     #[test]
+    fn a_command_ranks_the_memory_holding_its_rare_term_first() {
+        // One memory names `mkcert`; nine share the command's common words. Equal meaning.
+        let mut records = vec![crate::record::MemoryRecord::for_test(
+            "rare",
+            "Safari needs https locally: mkcert makes the certificates",
+        )];
+        records.extend((0..9).map(|i| {
+            crate::record::MemoryRecord::for_test(
+                &format!("common{i}"),
+                &format!("the cert file and key file live in the local certs folder {i}"),
+            )
+        }));
+        let embedding = vec![1.0f32, 0.0];
+        let candidates: Vec<Candidate> = records
+            .iter()
+            .map(|record| Candidate {
+                record,
+                embedding: &embedding,
+                norm: 1.0,
+                superseded: false,
+                key_vectors: &[],
+                key_norms: &[],
+            })
+            .collect();
+        let text =
+            "mkcert -cert-file certs/local.pem -key-file certs/local-key.pem local cert key file";
+        let first = |kind| {
+            let q = Query::single(kind, text, vec![0.5, 0.5]);
+            candidates[rank(&q, &candidates)[0].index].record.id.clone()
+        };
+        assert_eq!(first(QueryKind::Command), "rare");
+        assert_ne!(
+            first(QueryKind::Prompt),
+            "rare",
+            "prompts score no rare term"
+        );
+    }
+
+    #[test]
     fn a_corpus_kept_in_place_equals_one_built_anew() {
         let texts = [
             "retry 40P01 deadlocks",
