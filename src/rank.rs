@@ -27,6 +27,9 @@ use std::sync::OnceLock;
 pub const LEXICAL_WEIGHT: f64 = 0.4;
 pub const SUPERSEDED_PENALTY: f64 = 0.03;
 pub const SAME_SUBJECT: f64 = 0.65;
+/// Store size from which a rare term counts in full (see [`Corpus::rare_all`]): in a store of 5
+/// memories, `git status` would otherwise find "the status page ..." rare enough to inject.
+pub const RARE_FULL_AT: f64 = 100.0;
 static RARE_WEIGHT_FOR_TUNING: OnceLock<f64> = OnceLock::new();
 
 /// `wt-memory eval --rare-weight W` scores every kind with weight `W`, in its own process only
@@ -310,10 +313,13 @@ impl Corpus {
     /// Per document, how rare the rarest query term it holds is: 0 unless the term is held by
     /// fewer than sqrt(N) documents, rising to 1 for a term only that document holds. One such
     /// term (`mkcert`, `insta`) names a memory's subject however many common words surround it.
+    /// In a small store every word is held by one memory or two, so rarity says little there: it
+    /// counts in full from [`RARE_FULL_AT`] documents and in proportion below.
     pub fn rare_all(&self, query: &WeighedQuery) -> Vec<f64> {
         let mut best = vec![0f64; self.doc_terms.len()];
+        let confidence = (self.doc_terms.len() as f64 / RARE_FULL_AT).min(1.0);
         for (t, _) in &query.terms {
-            let rarity = (2.0 * self.specificity(t) - 1.0).max(0.0);
+            let rarity = confidence * (2.0 * self.specificity(t) - 1.0).max(0.0);
             if rarity == 0.0 {
                 continue;
             }
@@ -672,9 +678,9 @@ mod tests {
 
     #[test]
     fn rare_term_counts_however_long_the_query() {
-        // 16 documents: a term in at most 4 (sqrt N) of them counts, one in a single document most.
+        // 100 documents: a term in at most 10 (sqrt N) of them counts, one in a single document most.
         let mut texts = vec!["run mkcert install for local https".to_string()];
-        texts.extend((0..15).map(|i| format!("run the deploy step {i}")));
+        texts.extend((0..99).map(|i| format!("run the deploy step {i}")));
         texts[1].push_str(" with insta snapshots");
         texts[2].push_str(" with insta snapshots");
         let c = Corpus::new(texts.iter().map(String::as_str));
@@ -691,6 +697,10 @@ mod tests {
             rare[3..].iter().all(|&r| r == 0.0),
             "run/deploy/step are everywhere"
         );
+        // The same term in a store of 10: it counts a tenth.
+        let small = Corpus::new(texts[..10].iter().map(String::as_str));
+        let rare_small = small.rare_all(&small.weigh(&terms("run mkcert")));
+        assert!((rare_small[0] - 0.1).abs() < 1e-9, "{}", rare_small[0]);
         let two = c.rare_all(&c.weigh(&terms("insta review")));
         assert!(two[1] > 0.0 && two[1] < 1.0 && two[1] == two[2], "{two:?}");
         // The share of IDF mass alone barely moves for one rare word among many common ones.
@@ -699,16 +709,19 @@ mod tests {
 
     #[test]
     fn a_command_ranks_the_memory_holding_its_rare_term_first() {
-        // One memory names `mkcert`; nine share the command's common words. Equal meaning.
+        // One memory names `mkcert`; ten share the command's other words; 89 are about something
+        // else. Equal meaning for all.
         let mut records = vec![crate::record::MemoryRecord::for_test(
             "rare",
             "Safari needs https locally: mkcert makes the certificates",
         )];
-        records.extend((0..9).map(|i| {
-            crate::record::MemoryRecord::for_test(
-                &format!("common{i}"),
-                &format!("the cert file and key file live in the local certs folder {i}"),
-            )
+        records.extend((0..99).map(|i| {
+            let text = if i < 10 {
+                format!("the cert file and key file live in the local certs folder {i}")
+            } else {
+                format!("the deploy step {i} runs on fly")
+            };
+            crate::record::MemoryRecord::for_test(&format!("other{i}"), &text)
         }));
         let embedding = vec![1.0f32, 0.0];
         let candidates: Vec<Candidate> = records
