@@ -298,32 +298,29 @@ impl Corpus {
         WeighedQuery { terms, total }
     }
 
-    /// How specific a term is to the documents holding it: 1 for a term one document holds, 0.5
-    /// for one held by sqrt(N) documents, 0 for a term every document holds.
-    fn specificity(&self, term: &str) -> f64 {
-        let n = self.doc_terms.len() as f64;
-        let df = self.postings.get(term).map_or(0, Vec::len) as f64;
-        if n < 2.0 || df == 0.0 {
-            0.0
-        } else {
-            (n / df).ln() / n.ln()
-        }
-    }
-
     /// Per document, how rare the rarest query term it holds is: 0 unless the term is held by
     /// fewer than sqrt(N) documents, rising to 1 for a term only that document holds. One such
     /// term (`mkcert`, `insta`) names a memory's subject however many common words surround it.
     /// In a small store every word is held by one memory or two, so rarity says little there: it
     /// counts in full from [`RARE_FULL_AT`] documents and in proportion below.
     pub fn rare_all(&self, query: &WeighedQuery) -> Vec<f64> {
+        let n = self.doc_terms.len() as f64;
         let mut best = vec![0f64; self.doc_terms.len()];
-        let confidence = (self.doc_terms.len() as f64 / RARE_FULL_AT).min(1.0);
+        if n < 2.0 {
+            return best;
+        }
+        let confidence = (n / RARE_FULL_AT).min(1.0);
         for (t, _) in &query.terms {
-            let rarity = confidence * (2.0 * self.specificity(t) - 1.0).max(0.0);
+            let Some(docs) = self.postings.get(t) else {
+                continue;
+            };
+            // Specificity ln(N/df)/ln(N): 1 for one holder, 0.5 at sqrt(N) holders.
+            let specificity = (n / docs.len() as f64).ln() / n.ln();
+            let rarity = confidence * (2.0 * specificity - 1.0).max(0.0);
             if rarity == 0.0 {
                 continue;
             }
-            for &d in self.postings.get(t).map_or(&[][..], Vec::as_slice) {
+            for &d in docs {
                 let b = &mut best[d as usize];
                 *b = b.max(rarity);
             }
@@ -388,6 +385,8 @@ pub struct Scored {
     pub relevance: f64,
     pub semantic: f64,
     pub lexical: f64,
+    /// The rare-term bonus's rarity (0 for kinds that score none).
+    pub rare: f64,
     pub superseded: bool,
 }
 
@@ -398,6 +397,9 @@ impl Scored {
             self.semantic + 0.0,
             self.lexical + 0.0
         );
+        if self.rare > 0.0 {
+            r.push_str(&format!(", rare term {:.2}", self.rare));
+        }
         if self.superseded {
             r.push_str(", newer memory on the same subject");
         }
@@ -447,6 +449,7 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
             relevance: f64::NEG_INFINITY,
             semantic: 0.0,
             lexical: 0.0,
+            rare: 0.0,
             superseded: false,
         })
         .collect();
@@ -467,7 +470,7 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
             let rare = rare_scores.get(s.index).copied().unwrap_or(0.0);
             let combined = semantic + LEXICAL_WEIGHT * lexical + rare_weight * rare;
             if combined > s.relevance {
-                (s.relevance, s.semantic, s.lexical) = (combined, semantic, lexical);
+                (s.relevance, s.semantic, s.lexical, s.rare) = (combined, semantic, lexical, rare);
             }
         }
     }
@@ -526,6 +529,7 @@ pub fn rank_semantic(
                 relevance: calibrate(kind, semantic),
                 semantic,
                 lexical: 0.0,
+                rare: 0.0,
                 superseded: false,
             }
         })
@@ -742,6 +746,11 @@ mod tests {
             candidates[rank(&q, &candidates)[0].index].record.id.clone()
         };
         assert_eq!(first(QueryKind::Command), "rare");
+        let top = &rank(
+            &Query::single(QueryKind::Command, text, vec![0.5, 0.5]),
+            &candidates,
+        )[0];
+        assert!(top.reason().contains("rare term 1.00"), "{}", top.reason());
         assert_ne!(
             first(QueryKind::Prompt),
             "rare",
