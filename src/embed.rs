@@ -7,8 +7,9 @@
 //! about 2 ms, and import runs texts of similar length together (padded to the longest of them).
 //! With the attention mask the padding would change nothing, but the model is int8 with dynamic
 //! activation quantisation, whose scales are taken over the whole input tensor, so the vectors
-//! differ from the engine's padded ones by a little (a test holds them to cosine >= 0.98, mean >=
-//! 0.99, on the dev memories). Measured on the dev sets against the 128-token run: recall@5 0.753 ->
+//! differ from the engine's padded ones by a little, how much depending on the CPU's int8 kernels
+//! (on the dev memories: worst cosine 0.98, mean 0.99 on AVX2 hosts; 0.947 and 0.988 on AVX-512
+//! VNNI ones, where the engine's padded vectors give no better ranking). Measured on the dev sets against the 128-token run: recall@5 0.753 ->
 //! 0.767, MRR 0.820 -> 0.821, abstention the same; the calibration refit gives the same curve; the
 //! hook-level set: hit and abstain the same, precision 0.96 -> 0.87 (26 of 30 lines relevant).
 //! Without the model (hash embeddings) the store uses the engine, as before.
@@ -177,13 +178,35 @@ mod tests {
         let worst = cosines.iter().copied().fold(1.0, f64::min);
         let mean = cosines.iter().sum::<f64>() / cosines.len() as f64;
         eprintln!("cosine to the engine: worst {worst:.4}, mean {mean:.4}");
-        assert!(worst >= 0.98 && mean >= 0.99, "worst {worst}, mean {mean}");
+        // How far apart depends on the CPU's int8 kernels: worst 0.98 and mean 0.99 on AVX2
+        // hosts, 0.947 and 0.988 on AVX-512 VNNI ones (where the dev set's recall@5 is 0.761 with
+        // our vectors and 0.774 with the engine's, MRR 0.829 and 0.811: the same quality).
+        assert!(worst >= 0.93 && mean >= 0.98, "worst {worst}, mean {mean}");
+        // What a store mixing both needs: each text's vector still finds the engine's vector of
+        // that same text first.
+        let engine_vectors: Vec<Vec<f32>> =
+            texts.iter().map(|t| engine.encode(t).unwrap()).collect();
+        for (k, text) in texts.iter().enumerate() {
+            let ours = ours.embed(text).unwrap();
+            let nearest = (0..texts.len())
+                .max_by(|&a, &b| {
+                    crate::rank::cosine(&ours, &engine_vectors[a])
+                        .total_cmp(&crate::rank::cosine(&ours, &engine_vectors[b]))
+                })
+                .unwrap();
+            assert!(
+                nearest == k,
+                "{text:?} finds the engine's vector of {:?}",
+                texts[nearest]
+            );
+        }
         assert!(ours.embed("").unwrap().iter().all(|&x| x == 0.0));
-        // In one run, as import embeds: each vector as good as the text's own.
+        // In one run, as import embeds: each vector as close to the text's own as the engine's
+        // padded one is (the batch pads to its longest text).
         let refs: Vec<&str> = texts.iter().map(String::as_str).take(8).collect();
         for (text, v) in refs.iter().zip(ours.embed_many(&refs).unwrap()) {
             let cos = crate::rank::cosine(&v, &ours.embed(text).unwrap());
-            assert!(cos >= 0.98, "{cos} for {text:?} in a batch");
+            assert!(cos >= 0.93, "{cos} for {text:?} in a batch");
         }
     }
 

@@ -122,6 +122,18 @@ impl QueryKind {
             QueryKind::Error => (10.14, 0.680),
         }
     }
+
+    /// The curve for a store whose vectors carry no meaning (the engine's hash fallback: no
+    /// model installed), where the raw score is the lexical and rare-term share alone. Fitted per
+    /// kind the same way, on `testdata/eval/dev` evaluated without a model.
+    pub fn lexical_calibration(self) -> (f64, f64) {
+        match self {
+            QueryKind::Prompt => (14.16, 0.227),
+            QueryKind::Path => (13.74, 0.243),
+            QueryKind::Command => (13.76, 0.307),
+            QueryKind::Error => (14.83, 0.234),
+        }
+    }
 }
 
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
@@ -388,15 +400,24 @@ pub struct Scored {
     /// The rare-term bonus's rarity (0 for kinds that score none).
     pub rare: f64,
     pub superseded: bool,
+    /// Scored on the query's terms alone (no embedding model: see [`Query::semantic`]).
+    pub terms_only: bool,
 }
 
 impl Scored {
     pub fn reason(&self) -> String {
-        let mut r = format!(
-            "semantic {:.2}, lexical {:.2}",
-            self.semantic + 0.0,
-            self.lexical + 0.0
-        );
+        let mut r = if self.terms_only {
+            format!(
+                "lexical {:.2} (terms only: no embedding model)",
+                self.lexical + 0.0
+            )
+        } else {
+            format!(
+                "semantic {:.2}, lexical {:.2}",
+                self.semantic + 0.0,
+                self.lexical + 0.0
+            )
+        };
         if self.rare > 0.0 {
             r.push_str(&format!(", rare term {:.2}", self.rare));
         }
@@ -408,7 +429,10 @@ impl Scored {
 }
 
 pub fn calibrate(kind: QueryKind, raw: f64) -> f64 {
-    let (slope, midpoint) = kind.calibration();
+    logistic(kind.calibration(), raw)
+}
+
+fn logistic((slope, midpoint): (f64, f64), raw: f64) -> f64 {
     1.0 / (1.0 + (-(slope * (raw - midpoint))).exp())
 }
 
@@ -418,6 +442,11 @@ pub fn calibrate(kind: QueryKind, raw: f64) -> f64 {
 pub struct Query {
     pub kind: QueryKind,
     pub parts: Vec<(String, Vec<f32>)>,
+    /// False when the store's vectors carry no meaning (the engine's hash fallback puts every
+    /// pair of texts at cosine 0.85-0.94): the query is then scored on its terms alone, with its
+    /// own calibration, so a store without a model abstains instead of injecting its newest
+    /// memories.
+    pub semantic: bool,
 }
 
 impl Query {
@@ -425,6 +454,24 @@ impl Query {
         Query {
             kind,
             parts: vec![(text.to_string(), embedding)],
+            semantic: true,
+        }
+    }
+
+    /// A query scored on its terms alone (no embeddings): each text is one part.
+    pub fn lexical(kind: QueryKind, texts: impl IntoIterator<Item = String>) -> Query {
+        Query {
+            kind,
+            parts: texts.into_iter().map(|t| (t, Vec::new())).collect(),
+            semantic: false,
+        }
+    }
+
+    fn calibrate(&self, raw: f64) -> f64 {
+        if self.semantic {
+            calibrate(self.kind, raw)
+        } else {
+            logistic(self.kind.lexical_calibration(), raw)
         }
     }
 }
@@ -451,6 +498,7 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
             lexical: 0.0,
             rare: 0.0,
             superseded: false,
+            terms_only: !query.semantic,
         })
         .collect();
     let rare_weight = query.kind.rare_weight();
@@ -465,7 +513,11 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
         };
         let query_norm = norm(embedding);
         for (s, c) in scored.iter_mut().zip(candidates) {
-            let semantic = c.semantic(embedding, query_norm);
+            let semantic = if query.semantic {
+                c.semantic(embedding, query_norm)
+            } else {
+                0.0
+            };
             let lexical = lexical_scores[s.index];
             let rare = rare_scores.get(s.index).copied().unwrap_or(0.0);
             let combined = semantic + LEXICAL_WEIGHT * lexical + rare_weight * rare;
@@ -475,9 +527,14 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
         }
     }
     // Supersession: among the strongest matches, an older memory loses to a newer one on the
-    // same subject.
+    // same subject (only where cosines mean something; linked replacements count always).
     scored.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-    let top: Vec<usize> = scored.iter().take(20).map(|s| s.index).collect();
+    let same_subject_window = if query.semantic { 20 } else { 0 };
+    let top: Vec<usize> = scored
+        .iter()
+        .take(same_subject_window)
+        .map(|s| s.index)
+        .collect();
     let mut penalised = HashSet::new();
     for &i in &top {
         for &j in &top {
@@ -495,7 +552,7 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
             s.relevance -= SUPERSEDED_PENALTY;
         }
         s.raw = s.relevance;
-        s.relevance = calibrate(query.kind, s.raw);
+        s.relevance = query.calibrate(s.raw);
     }
     sort_best_first(&mut scored, candidates);
     scored
@@ -531,6 +588,7 @@ pub fn rank_semantic(
                 lexical: 0.0,
                 rare: 0.0,
                 superseded: false,
+                terms_only: false,
             }
         })
         .collect();
@@ -756,6 +814,40 @@ mod tests {
             "rare",
             "prompts score no rare term"
         );
+    }
+
+    #[test]
+    fn without_meaningful_vectors_only_shared_terms_count() {
+        // The hash fallback's vectors: every pair of texts nearly the same direction.
+        let a = crate::record::MemoryRecord::for_test("a", "Local HTTPS: run mkcert -install once");
+        let b = crate::record::MemoryRecord::for_test("b", "Invoice numbers are per tenant");
+        let (ea, eb) = (vec![1.0f32, 0.10], vec![1.0f32, 0.12]);
+        let candidate = |record, embedding| Candidate {
+            record,
+            embedding,
+            norm: norm(embedding),
+            superseded: false,
+            key_vectors: &[],
+            key_norms: &[],
+        };
+        let candidates = [candidate(&a, &ea), candidate(&b, &eb)];
+        // Read as meaningful, such vectors put every memory over the hooks' floor.
+        let as_meaning = rank(
+            &Query::single(QueryKind::Command, "mkcert -install", vec![1.0, 0.11]),
+            &candidates,
+        );
+        assert!(as_meaning.iter().all(|s| s.relevance > 0.3));
+        let terms_only = rank(
+            &Query::lexical(QueryKind::Command, ["mkcert -install".to_string()]),
+            &candidates,
+        );
+        assert_eq!(candidates[terms_only[0].index].record.id, "a");
+        assert!(terms_only[0].relevance > 0.3, "{:?}", terms_only[0]);
+        assert!(terms_only[1].relevance < 0.05, "{:?}", terms_only[1]);
+        assert!(terms_only
+            .iter()
+            .all(|s| s.semantic == 0.0 && !s.superseded));
+        assert!(terms_only[0].reason().contains("terms only"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::rank::{self, Candidate, QueryKind};
 use crate::record::MemoryRecord;
-use crate::store::{RankView, Store};
+use crate::store::{EmbedderKind, RankView, Store};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
@@ -168,7 +168,9 @@ impl Ranking {
             });
         }
         let view = store.rank_view()?;
-        store.ensure_embedder()?;
+        // Without the model the store's vectors are the engine's hash fallback, which carries no
+        // meaning: rank on the query's terms alone (see `rank::Query::semantic`).
+        let meaningful = store.ensure_embedder()? == EmbedderKind::MinilmL6;
         let (memories, records) = (&view.memories, &view.records);
         let keep: Vec<usize> = (0..records.len())
             .filter(|&i| passes_filters(&records[i], q))
@@ -191,16 +193,24 @@ impl Ranking {
             })
             .collect();
         let kind = q.kind.unwrap_or_else(|| QueryKind::infer(&q.text));
-        let mut texts = query_texts(&q.text, kind, q.semantic_only).into_iter();
-        let query_embedding = store.embed(&texts.next().unwrap_or_default())?;
-        let scored = if q.semantic_only {
-            rank::rank_semantic(kind, &query_embedding, &candidates)
+        let scored = if q.semantic_only && meaningful {
+            rank::rank_semantic(kind, &store.embed(&q.text)?, &candidates)
         } else {
-            let mut query = rank::Query::single(kind, &q.text, query_embedding);
-            for part in texts {
-                let embedding = store.embed(&part)?;
-                query.parts.push((part, embedding));
-            }
+            let texts = query_texts(&q.text, kind, false).into_iter();
+            let query = if meaningful {
+                let mut parts = Vec::new();
+                for text in texts {
+                    let embedding = store.embed(&text)?;
+                    parts.push((text, embedding));
+                }
+                rank::Query {
+                    kind,
+                    parts,
+                    semantic: true,
+                }
+            } else {
+                rank::Query::lexical(kind, texts)
+            };
             if keep.len() == records.len() {
                 // No filter left anything out: the store's own corpus is exactly these candidates.
                 rank::rank_with(&query, &candidates, &view.corpus)

@@ -840,3 +840,87 @@ fn a_failure_is_matched_on_its_panic_not_on_the_runner_output() {
     );
     assert!(out.contains(&format!("[MEM#{}]", mem_id(&id))), "{out}");
 }
+
+/// Without the model (the engine's hash fallback, whose vectors put any two texts close), a hook
+/// injects only memories that share the query's terms, instead of the newest few for anything.
+#[test]
+fn without_the_model_hooks_inject_only_what_shares_the_query_terms() {
+    let env = TestEnv::new();
+    let p = project(&env, "nomodel");
+    let no_data = env.path().join("no-data");
+    let no_model = [("XDG_DATA_HOME", no_data.to_str().unwrap())];
+    let remember = |content: &str| -> Value {
+        let mut c = env.cmd("wt-memory", &p.repo);
+        c.args(["remember", "--type", "Learning", "--json"]);
+        for (k, v) in no_model {
+            c.env(k, v);
+        }
+        let out = support::run(&mut c, Some(content));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let mkcert = remember("Local HTTPS: run `mkcert -install` once, then `just certs`");
+    for note in [
+        "Invoice numbers are allocated per tenant inside the issuing transaction",
+        "The staging database is reset every Sunday night from an anonymised dump",
+        "We deploy with fly.io; the worker app scales to zero when idle",
+    ] {
+        let answer = remember(note);
+        // Nothing is "on the same subject" by vectors that carry no meaning.
+        assert!(answer.get("similar").is_none(), "{answer}");
+    }
+    let hook_with = |event: &str, fields: Value| -> String {
+        let mut payload = serde_json::json!({
+            "session_id": format!("nomodel-{event}"),
+            "transcript_path": p.transcripts.join("none.jsonl"),
+            "cwd": p.repo,
+            "hook_event_name": event,
+        });
+        for (k, v) in fields.as_object().unwrap() {
+            payload[k] = v.clone();
+        }
+        let (out, _) = run_hook(
+            &env,
+            &p.repo,
+            Some(event),
+            payload.to_string().as_bytes(),
+            &no_model,
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let ctx = context_of(
+        &hook_with(
+            "PostToolUse",
+            serde_json::json!({"tool_name": "Bash", "tool_input": {"command": "mkcert -install"},
+                   "tool_response": {"stdout": "", "stderr": "", "interrupted": false}}),
+        ),
+        "PostToolUse",
+    );
+    let lines: Vec<&str> = ctx
+        .lines()
+        .filter(|l| l.trim_start().starts_with("- [MEM#"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{ctx}");
+    assert!(
+        lines[0].contains(&mem_id(mkcert["id"].as_str().unwrap())),
+        "{ctx}"
+    );
+    assert_eq!(
+        hook_with(
+            "UserPromptSubmit",
+            serde_json::json!({"prompt": "container killed for running out of RAM"})
+        ),
+        "",
+        "a prompt sharing no word with any memory injects nothing"
+    );
+}

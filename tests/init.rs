@@ -1153,3 +1153,30 @@ fn without_the_server_on_path_or_a_cli_nothing_machine_specific_enters_mcp_json(
     h.project_ok_with(&repo, &["init"], false, false);
     assert_eq!(read(repo.join(".mcp.json")), shared);
 }
+
+#[test]
+fn init_without_the_model_says_so_and_still_wires_the_project() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("no-model");
+    let no_data = h.env.path().join("no-data");
+    let out = h.project_env(&repo, &["init"], true, &[("XDG_DATA_HOME", &no_data)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no embedding model") && stderr.contains("wt-memory setup"),
+        "{stderr}"
+    );
+    assert!(settings(&repo)["hooks"]["UserPromptSubmit"].is_array());
+    // With the model (the `wt-memory setup` cache of the user running the tests; the harness
+    // gives init a HOME of its own), init says nothing about it.
+    let real_data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"));
+    let repo2 = h.env.git_repo("with-model");
+    let out = h.project_env(&repo2, &["init"], true, &[("XDG_DATA_HOME", &real_data)]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("no embedding model"));
+}

@@ -414,6 +414,14 @@ fn quote_call(call: &[String]) -> String {
 pub fn init(opts: &InitOptions) -> Result<Outcome> {
     let targets = targets(&opts.path)?;
     let mut out = Outcome::default();
+    if crate::model::find_assets().is_none() {
+        // The hooks run here whatever runs the MCP server; without the model they match words only.
+        out.warnings.push(format!(
+            "no embedding model on this machine: until there is one, memory matches shared words \
+             only and hooks inject less; {}",
+            crate::model::FIX_HINT
+        ));
+    }
     let (hook_bin, hooks_need_path) = command_for("wt-hook-memory", &mut out.warnings);
     let (launch, server_needs_path) = match &opts.docker_image {
         Some(image) => (Launch::Docker(image.clone()), None),

@@ -8,7 +8,7 @@ use crate::hygiene;
 use crate::rank::{self, QueryKind};
 use crate::recall::{self, RecallQuery};
 use crate::record::{self, parse_user_type, MemoryRecord};
-use crate::store::{NewMemory, Store};
+use crate::store::{EmbedderKind, NewMemory, Store};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -244,6 +244,10 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
 /// [`rank::SAME_SUBJECT`]) that nothing has replaced yet and `id` does not already replace, most
 /// similar first. One dot product per memory, over the ranking view a daemon keeps resident.
 fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
+    if store.ensure_embedder()? != EmbedderKind::MinilmL6 {
+        // The hash fallback's vectors put every pair at 0.85-0.94: all would look "similar".
+        return Ok(Vec::new());
+    }
     let view = store.rank_view()?;
     let Some(at) = view.records.iter().rposition(|r| r.id == id) else {
         return Ok(Vec::new());
