@@ -11,6 +11,9 @@ relevance estimates the probability that a memory answers a query of that kind. 
 queries is pulled towards the fit on all kinds (a prior worth PRIOR_ROWS rows), so a handful of
 queries cannot swing its curve. The script prints S and M per kind (QueryKind::calibration) and
 the abstention/coverage trade-off at several floors.
+
+Run the eval without the model (XDG_DATA_HOME pointing at a directory with no `wt-memory setup`
+cache) and the same fit gives the terms-only curves, QueryKind::lexical_calibration.
 """
 import json, math, sys
 from collections import defaultdict

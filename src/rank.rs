@@ -14,6 +14,8 @@
 //! Calibration: the constants were fitted on `testdata/eval/dev` (see `wt-memory eval`) so that
 //! relevance 0.3, the hooks' injection floor, separates "answers the query" from "near miss":
 //! at 0.3 most abstain queries inject nothing while most answerable ones inject a relevant memory.
+//! Without the model (the engine's hash vectors carry no meaning) a query is scored on its terms
+//! alone, with its own calibration ([`Query::semantic`]).
 //! Everything is a pure function of the stored memories and the query: the same query on the same
 //! store gives the same ids in the same order, and reading never changes later answers.
 
