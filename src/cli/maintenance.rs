@@ -231,7 +231,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }
             if crate::config::engine_assets().is_none() {
                 eprintln!(
-                    "warning: no embedding model; the evaluation measures the hash fallback ({})",
+                    "warning: no embedding model; the evaluation measures ranking on terms alone ({})",
                     model::FIX_HINT
                 );
             }
