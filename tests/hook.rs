@@ -757,6 +757,17 @@ fn old_session_caches_are_swept_at_session_start() {
 
 /// Run a hook on a payload built here (event, fields) in the project; require exit 0.
 fn hook_json(env: &TestEnv, p: &Proj, event: &str, fields: Value) -> String {
+    hook_json_with(env, p, event, fields, &[])
+}
+
+/// [`hook_json`] with `extra` environment variables.
+fn hook_json_with(
+    env: &TestEnv,
+    p: &Proj,
+    event: &str,
+    fields: Value,
+    extra: &[(&str, &str)],
+) -> String {
     let mut payload = serde_json::json!({
         "session_id": format!("s-{}", std::process::id()),
         "transcript_path": p.transcripts.join("none.jsonl"),
@@ -771,7 +782,7 @@ fn hook_json(env: &TestEnv, p: &Proj, event: &str, fields: Value) -> String {
         &p.repo,
         Some(event),
         payload.to_string().as_bytes(),
-        &[],
+        extra,
     );
     assert_eq!(
         out.status.code(),
@@ -873,31 +884,7 @@ fn without_the_model_hooks_inject_only_what_shares_the_query_terms() {
         // Nothing is "on the same subject" by vectors that carry no meaning.
         assert!(answer.get("similar").is_none(), "{answer}");
     }
-    let hook_with = |event: &str, fields: Value| -> String {
-        let mut payload = serde_json::json!({
-            "session_id": format!("nomodel-{event}"),
-            "transcript_path": p.transcripts.join("none.jsonl"),
-            "cwd": p.repo,
-            "hook_event_name": event,
-        });
-        for (k, v) in fields.as_object().unwrap() {
-            payload[k] = v.clone();
-        }
-        let (out, _) = run_hook(
-            &env,
-            &p.repo,
-            Some(event),
-            payload.to_string().as_bytes(),
-            &no_model,
-        );
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let hook_with = |event: &str, fields: Value| hook_json_with(&env, &p, event, fields, &no_model);
     let ctx = context_of(
         &hook_with(
             "PostToolUse",
