@@ -171,9 +171,13 @@ mod tests {
         texts.push("retry".into());
         texts.push("Hol van a szinkronizálás újrapróbálási logikája?".into());
         texts.push("long ".repeat(400)); // past the 256-token truncation
-        let cosines: Vec<f64> = texts
+        let our_vectors: Vec<Vec<f32>> = texts.iter().map(|t| ours.embed(t).unwrap()).collect();
+        let engine_vectors: Vec<Vec<f32>> =
+            texts.iter().map(|t| engine.encode(t).unwrap()).collect();
+        let cosines: Vec<f64> = our_vectors
             .iter()
-            .map(|t| crate::rank::cosine(&ours.embed(t).unwrap(), &engine.encode(t).unwrap()))
+            .zip(&engine_vectors)
+            .map(|(a, b)| crate::rank::cosine(a, b))
             .collect();
         let worst = cosines.iter().copied().fold(1.0, f64::min);
         let mean = cosines.iter().sum::<f64>() / cosines.len() as f64;
@@ -184,19 +188,17 @@ mod tests {
         assert!(worst >= 0.93 && mean >= 0.98, "worst {worst}, mean {mean}");
         // What a store mixing both needs: each text's vector still finds the engine's vector of
         // that same text first.
-        let engine_vectors: Vec<Vec<f32>> =
-            texts.iter().map(|t| engine.encode(t).unwrap()).collect();
-        for (k, text) in texts.iter().enumerate() {
-            let ours = ours.embed(text).unwrap();
+        for (k, mine) in our_vectors.iter().enumerate() {
             let nearest = (0..texts.len())
                 .max_by(|&a, &b| {
-                    crate::rank::cosine(&ours, &engine_vectors[a])
-                        .total_cmp(&crate::rank::cosine(&ours, &engine_vectors[b]))
+                    crate::rank::cosine(mine, &engine_vectors[a])
+                        .total_cmp(&crate::rank::cosine(mine, &engine_vectors[b]))
                 })
                 .unwrap();
             assert!(
                 nearest == k,
-                "{text:?} finds the engine's vector of {:?}",
+                "{:?} finds the engine's vector of {:?}",
+                texts[k],
                 texts[nearest]
             );
         }

@@ -529,22 +529,20 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
         }
     }
     // Supersession: among the strongest matches, an older memory loses to a newer one on the
-    // same subject (only where cosines mean something; linked replacements count always).
-    scored.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-    let same_subject_window = if query.semantic { 20 } else { 0 };
-    let top: Vec<usize> = scored
-        .iter()
-        .take(same_subject_window)
-        .map(|s| s.index)
-        .collect();
+    // same subject. Only cosines that mean something say "same subject"; a linked replacement
+    // (`candidates[_].superseded`) counts always.
     let mut penalised = HashSet::new();
-    for &i in &top {
-        for &j in &top {
-            if i != j
-                && candidates[j].record.created_at > candidates[i].record.created_at
-                && cosine(candidates[i].embedding, candidates[j].embedding) >= SAME_SUBJECT
-            {
-                penalised.insert(i);
+    if query.semantic {
+        scored.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+        let top: Vec<usize> = scored.iter().take(20).map(|s| s.index).collect();
+        for &i in &top {
+            for &j in &top {
+                if i != j
+                    && candidates[j].record.created_at > candidates[i].record.created_at
+                    && cosine(candidates[i].embedding, candidates[j].embedding) >= SAME_SUBJECT
+                {
+                    penalised.insert(i);
+                }
             }
         }
     }
