@@ -10,6 +10,14 @@ judged with the curves it would ship with. Printed per kind and weight: recall@5
 ranking, over the top 10), abstention and coverage at the hooks' floor 0.3 (the gate). Each
 kind's weight maximises their sum; ties go to the smaller weight. Then refit the calibration
 with the chosen weights (`wt-memory eval SET --features F`, scripts/tune_rank.py F).
+
+    python3 scripts/tune_rare.py --hooks [BIN_DIR] [SET_DIR]
+
+also breaks a tie on the hook-level set (testdata/eval/dev-hooks): where several weights score
+the same on the set (the dev set's error queries are short and clean, so it cannot tell them
+apart), each tied weight is run through the real hooks with the calibration refitted for it
+(WT_MEMORY_TUNE_RANK), and the one with the best hit + precision + abstention on that kind's
+hook event wins; ties still go to the smaller weight.
 """
 import os, re, subprocess, sys, tempfile
 
@@ -17,6 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tune_rank import fit_kinds, gated  # noqa: E402
 import json  # noqa: E402
 
+HOOK_EVENT = {"prompt": ("UserPromptSubmit", None), "path": ("PostToolUse", "Read"),
+              "command": ("PostToolUse", "Bash"), "error": ("PostToolUseFailure", None)}
 GRID = [0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3]
 FLOOR = 0.3
 
@@ -34,9 +44,37 @@ def ranking(qs):
     return r5 / n, mrr / n
 
 
+def hook_score(bin_dir, set_dir, kind, weight, tmp):
+    """hit + precision + abstention of `kind`'s hook event with `weight` and its refitted curve."""
+    feat = os.path.join(tmp, f"hook-feat-{kind}-{weight}.jsonl")
+    tune = {"WT_MEMORY_TUNE_RANK": f"{kind}:{weight}"}
+    subprocess.run([os.path.join(bin_dir, "wt-memory"), "eval", set_dir, "--features", feat],
+                   capture_output=True, text=True, env=dict(os.environ, WT_MEMORY_DAEMON="0", **tune),
+                   check=True)
+    _, _, fits = fit_kinds([json.loads(l) for l in open(feat)])
+    slope, midpoint = fits[kind]
+    out = os.path.join(tmp, f"hook-{kind}-{weight}.jsonl")
+    tune = {"WT_MEMORY_TUNE_RANK": f"{kind}:{weight}:{slope:.4f}:{midpoint:.4f}"}
+    subprocess.run([sys.executable, "testdata/eval/hook_eval.py", "testdata/eval/dev-hooks/cases.jsonl",
+                    "--memories", os.path.join(set_dir, "memories.jsonl"), "--bin-dir", bin_dir,
+                    "--out", out], capture_output=True, text=True, env=dict(os.environ, **tune), check=True)
+    event, tool = HOOK_EVENT[kind]
+    rows = [r for r in map(json.loads, open(out))
+            if r["event"] == event and (tool is None or r["tool"] == tool) and not r["must_be_silent"]]
+    answerable = [r for r in rows if r["expect"]]
+    hit = sum(r["hit"] for r in answerable) / max(len(answerable), 1)
+    injected = sum(len(r["injected"]) for r in rows)
+    precision = sum(r["good"] for r in rows) / injected if injected else 1.0
+    quiet = [r for r in rows if not r["expect"]]
+    abstain = sum(not r["injected"] for r in quiet) / max(len(quiet), 1)
+    return hit, precision, abstain, (slope, midpoint)
+
+
 def main():
-    bin_dir = sys.argv[1] if len(sys.argv) > 1 else "target/debug"
-    set_dir = sys.argv[2] if len(sys.argv) > 2 else "testdata/eval/dev"
+    args = [a for a in sys.argv[1:] if a != "--hooks"]
+    hooks = "--hooks" in sys.argv[1:]
+    bin_dir = os.path.abspath(args[0] if args else "target/debug")
+    set_dir = args[1] if len(args) > 1 else "testdata/eval/dev"
     env = dict(os.environ, WT_MEMORY_DAEMON="0")
     table = {}  # kind -> [(weight, r5, mrr, abstain, coverage)]
     with tempfile.TemporaryDirectory() as tmp:
@@ -58,6 +96,18 @@ def main():
             print(f"{kind:8s} {w:7.3f} {r5:9.3f} {mrr:7.3f} {ab:8.3f} {cov:9.3f} {total:7.3f}")
             if best is None or total > best[1] + 1e-9:
                 best = (w, total)
+        tied = [w for w, r5, mrr, ab, cov in rows if r5 + mrr + ab + cov > best[1] - 1e-9]
+        if hooks and len(tied) > 1:
+            print(f"  {len(tied)} weights tie on the set; judged on the hook-level set ({HOOK_EVENT[kind][0]}):")
+            with tempfile.TemporaryDirectory() as tmp:
+                judged = []
+                for w in tied:
+                    hit, precision, abstain, curve = hook_score(bin_dir, set_dir, kind, w, tmp)
+                    print(f"  {kind:8s} {w:7.3f} hit {hit:.3f} precision {precision:.3f} abstain {abstain:.3f}"
+                          f" sum {hit + precision + abstain:.3f} (curve {curve[0]:.2f}, {curve[1]:.3f})")
+                    judged.append((hit + precision + abstain, w))
+            top = max(total for total, _ in judged)
+            best = (min(w for total, w in judged if total > top - 1e-9), best[1])
         print(f"QueryKind::{kind.capitalize()} rare weight = {best[0]}")
 
 

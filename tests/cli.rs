@@ -48,6 +48,43 @@ fn readme_round_trip_finds_the_decision_first() {
 }
 
 #[test]
+fn rank_tuning_replaces_one_kinds_curve_in_the_ranking_process() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("app");
+    env.remember(
+        &repo,
+        "We chose Postgres over SQLite because of concurrent writers",
+        "Decision",
+        "",
+    );
+    env.stop_daemon(&repo);
+    let relevance = |tuning: Option<&str>| {
+        let mut cmd = env.cmd("wt-memory", &repo);
+        cmd.args([
+            "recall",
+            "--no-daemon",
+            "--kind",
+            "prompt",
+            "Postgres or SQLite?",
+        ]);
+        if let Some(t) = tuning {
+            cmd.env("WT_MEMORY_TUNE_RANK", t);
+        }
+        let out = support::run(&mut cmd, None);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        got[0]["relevance_score"].as_f64().unwrap()
+    };
+    let shipped = relevance(None);
+    assert!(shipped > 0.5, "{shipped}");
+    // A curve whose midpoint no raw score reaches: nothing is relevant any more.
+    assert_eq!(relevance(Some("prompt:0:10:5")), 0.0);
+    // Another kind's tuning, or an entry that does not parse, leaves prompts as shipped.
+    assert_eq!(relevance(Some("error:0:10:5")), shipped);
+    assert_eq!(relevance(Some("prompt:x:10:5")), shipped);
+}
+
+#[test]
 fn a_reader_that_closes_early_gets_no_panic_text() {
     let env = TestEnv::new();
     let dir = env.git_repo("pipe");

@@ -86,7 +86,48 @@ pub const ENV_VARS: &[EnvVar] = &[
         name: "WT_HOOK_DISABLED",
         meaning: "1: the hook does nothing (set for the `claude -p` child of Stop)",
     },
+    EnvVar {
+        name: "WT_MEMORY_TUNE_RANK",
+        meaning: "tuning only (scripts/tune_rare.py --hooks): `kind:rare-weight[:slope:midpoint]`, comma-separated, replaces a query kind's fitted ranking parameters in the process that ranks (the resident service, when one runs)",
+    },
 ];
+
+/// A query kind's ranking parameters replaced for tuning (`WT_MEMORY_TUNE_RANK`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankTuning {
+    /// `prompt`, `path`, `command` or `error`.
+    pub kind: String,
+    pub rare_weight: f64,
+    /// The calibration's `(slope, midpoint)`, when given.
+    pub curve: Option<(f64, f64)>,
+}
+
+/// `kind:rare-weight[:slope:midpoint]`, comma-separated; an entry that does not parse is left out.
+fn parse_rank_tuning(text: &str) -> Vec<RankTuning> {
+    text.split(',')
+        .filter_map(|entry| {
+            let parts: Vec<&str> = entry.trim().split(':').collect();
+            let number = |k: usize| {
+                parts
+                    .get(k)?
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+            };
+            let curve = match parts.len() {
+                2 => None,
+                4 => Some((number(2)?, number(3)?)),
+                _ => return None,
+            };
+            Some(RankTuning {
+                kind: parts[0].trim().to_ascii_lowercase(),
+                rare_weight: number(1)?,
+                curve,
+            })
+        })
+        .collect()
+}
 
 /// The environment as read at first use.
 #[derive(Debug, Clone)]
@@ -109,6 +150,8 @@ pub struct Config {
     pub hook_disabled: bool,
     /// Record hook runs, writes and usage in the project's metrics log (`WT_MEMORY_METRICS=0`: off).
     pub metrics: bool,
+    /// Ranking parameters replaced per query kind (`WT_MEMORY_TUNE_RANK`; tuning only).
+    pub rank_tuning: Vec<RankTuning>,
 }
 
 /// Default idle time before the daemon exits.
@@ -170,6 +213,9 @@ impl Config {
             hook_disabled: var("WT_HOOK_DISABLED").is_some_and(|v| v != "0"),
             metrics: !var("WT_MEMORY_METRICS")
                 .is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("false")),
+            rank_tuning: var("WT_MEMORY_TUNE_RANK")
+                .map(|v| parse_rank_tuning(&v))
+                .unwrap_or_default(),
         }
     }
 }
@@ -246,5 +292,34 @@ pub fn project_dir(payload_cwd: Option<&Path>) -> ProjectDir {
     ProjectDir {
         path: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         source: ProjectDirSource::WorkingDirectory,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_tuning_takes_a_weight_and_an_optional_curve_per_kind() {
+        let parsed = parse_rank_tuning("error:0.2, Command:0.1:9.5:0.7");
+        assert_eq!(
+            parsed,
+            vec![
+                RankTuning {
+                    kind: "error".into(),
+                    rare_weight: 0.2,
+                    curve: None
+                },
+                RankTuning {
+                    kind: "command".into(),
+                    rare_weight: 0.1,
+                    curve: Some((9.5, 0.7))
+                },
+            ]
+        );
+        // Malformed entries are left out, the rest still counts.
+        let parsed = parse_rank_tuning("error:x,path:0.1:9,prompt:0.05,nan:NaN");
+        assert_eq!(parsed.len(), 1);
+        assert_eq!(parsed[0].kind, "prompt");
     }
 }
