@@ -7,7 +7,7 @@
 # Usage: scripts/hook-eval-gate.sh   (binaries: $CARGO_TARGET_DIR or target, /debug)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MIN_HIT=0.65 MIN_PRECISION=0.85 MIN_ABSTAIN=0.85
+MIN_HIT=0.675 MIN_PRECISION=0.85 MIN_ABSTAIN=0.85
 bin="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
 out="$(mktemp)"; trap 'rm -f "$out"' EXIT
 python3 testdata/eval/hook_eval.py testdata/eval/dev-hooks/cases.jsonl \

@@ -112,9 +112,18 @@ impl QueryKind {
     /// `testdata/eval/dev` by `scripts/tune_rare.py --hooks`, which breaks the set's ties on the
     /// hook-level set: the dev set's commands score the same from 0.2 to 0.3 and its short, clean
     /// errors from 0 to 0.25, while real tool output is long and its one rare identifier
-    /// (`ExpiredSignature`, `40P01`) decides. Paths gain nothing. For prompts the dev set chose
-    /// 0.125, but on the hook-level set that injected three more wrong memories and no more right
-    /// ones (rare words in prose are often incidental), so it is 0.
+    /// (`ExpiredSignature`, `40P01`) decides. Paths gain nothing. A prompt counts only its
+    /// identifiers ([`QueryKind::rare_identifiers_only`]), and those score the same on the dev set
+    /// from 0 to 0.3.
+    /// Does only a rare identifier (`invalid_grant`, `ExpiredSignature`, a path, a code) count
+    /// for the rare-term bonus, not a rare word? For prompts: rare words in prose are often
+    /// incidental (`Ctrl`, a Hungarian word one memory happens to hold; counting them injected
+    /// three more wrong memories and no right one on the hook-level set), an identifier the user
+    /// typed names what they ask about.
+    pub fn rare_identifiers_only(self) -> bool {
+        self == QueryKind::Prompt
+    }
+
     pub fn rare_weight(self) -> f64 {
         if let Some(w) = RARE_WEIGHT_FOR_TUNING.get() {
             return *w;
@@ -124,8 +133,8 @@ impl QueryKind {
         }
         match self {
             QueryKind::Command => 0.3,
-            QueryKind::Error => 0.15,
-            QueryKind::Prompt | QueryKind::Path => 0.0,
+            QueryKind::Error | QueryKind::Prompt => 0.15,
+            QueryKind::Path => 0.0,
         }
     }
 
@@ -136,10 +145,10 @@ impl QueryKind {
             return curve;
         }
         match self {
-            QueryKind::Prompt => (6.94, 0.692),
-            QueryKind::Path => (6.40, 0.672),
-            QueryKind::Command => (8.00, 0.747),
-            QueryKind::Error => (9.62, 0.740),
+            QueryKind::Prompt => (6.85, 0.701),
+            QueryKind::Path => (6.33, 0.676),
+            QueryKind::Command => (7.95, 0.750),
+            QueryKind::Error => (9.57, 0.742),
         }
     }
 
@@ -148,10 +157,10 @@ impl QueryKind {
     /// kind the same way, on `testdata/eval/dev` evaluated without a model.
     pub fn lexical_calibration(self) -> (f64, f64) {
         match self {
-            QueryKind::Prompt => (11.54, 0.262),
-            QueryKind::Path => (11.15, 0.284),
-            QueryKind::Command => (11.24, 0.379),
-            QueryKind::Error => (12.62, 0.338),
+            QueryKind::Prompt => (11.23, 0.278),
+            QueryKind::Path => (11.24, 0.284),
+            QueryKind::Command => (11.35, 0.379),
+            QueryKind::Error => (12.72, 0.338),
         }
     }
 }
@@ -334,8 +343,9 @@ impl Corpus {
     /// fewer than sqrt(N) documents, rising to 1 for a term only that document holds. One such
     /// term (`mkcert`, `insta`) names a memory's subject however many common words surround it.
     /// In a small store every word is held by one memory or two, so rarity says little there: it
-    /// counts in full from [`RARE_FULL_AT`] documents and in proportion below.
-    pub fn rare_all(&self, query: &WeighedQuery) -> Vec<f64> {
+    /// counts in full from [`RARE_FULL_AT`] documents and in proportion below. `identifiers_only`:
+    /// only exact identifiers (the `~` terms of [`terms`]) count.
+    pub fn rare_all(&self, query: &WeighedQuery, identifiers_only: bool) -> Vec<f64> {
         let n = self.doc_terms.len() as f64;
         let mut best = vec![0f64; self.doc_terms.len()];
         if n < 2.0 {
@@ -343,6 +353,9 @@ impl Corpus {
         }
         let confidence = (n / RARE_FULL_AT).min(1.0);
         for (t, _) in &query.terms {
+            if identifiers_only && !t.starts_with('~') {
+                continue;
+            }
             let Some(docs) = self.postings.get(t) else {
                 continue;
             };
@@ -527,7 +540,7 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
         let weighed = corpus.weigh(&terms(text));
         let lexical_scores = corpus.lexical_all(&weighed);
         let rare_scores = if rare_weight > 0.0 {
-            corpus.rare_all(&weighed)
+            corpus.rare_all(&weighed, query.kind.rare_identifiers_only())
         } else {
             Vec::new()
         };
@@ -767,7 +780,7 @@ mod tests {
         let long = c.weigh(&terms(
             "please run mkcert and then the deploy step again quickly",
         ));
-        let rare = c.rare_all(&long);
+        let rare = c.rare_all(&long, false);
         assert!(
             (rare[0] - 1.0).abs() < 1e-9,
             "only document 0 says mkcert: {}",
@@ -779,12 +792,32 @@ mod tests {
         );
         // The same term in a store of 10: it counts a tenth.
         let small = Corpus::new(texts[..10].iter().map(String::as_str));
-        let rare_small = small.rare_all(&small.weigh(&terms("run mkcert")));
+        let rare_small = small.rare_all(&small.weigh(&terms("run mkcert")), false);
         assert!((rare_small[0] - 0.1).abs() < 1e-9, "{}", rare_small[0]);
-        let two = c.rare_all(&c.weigh(&terms("insta review")));
+        let two = c.rare_all(&c.weigh(&terms("insta review")), false);
         assert!(two[1] > 0.0 && two[1] < 1.0 && two[1] == two[2], "{two:?}");
         // The share of IDF mass alone barely moves for one rare word among many common ones.
         assert!(c.lexical_all(&long)[0] < 0.6);
+    }
+
+    #[test]
+    fn a_prompt_counts_only_its_rare_identifiers() {
+        let mut texts = vec![
+            "the OIDC callback failed with invalid_grant in dev".to_string(),
+            "keyboard shortcuts use Ctrl in the editor".to_string(),
+        ];
+        texts.extend((0..98).map(|i| format!("the deploy step {i} runs on fly")));
+        let c = Corpus::new(texts.iter().map(String::as_str));
+        let q = c.weigh(&terms(
+            "why does sign-in fail with invalid_grant after Ctrl+R?",
+        ));
+        let words_too = c.rare_all(&q, false);
+        assert!(words_too[0] > 0.9 && words_too[1] > 0.9, "{words_too:?}");
+        let identifiers = c.rare_all(&q, true);
+        assert!(identifiers[0] > 0.9, "invalid_grant is an identifier");
+        assert_eq!(identifiers[1], 0.0, "a rare word in prose is not");
+        assert!(QueryKind::Prompt.rare_identifiers_only());
+        assert!(!QueryKind::Command.rare_identifiers_only());
     }
 
     #[test]
@@ -832,7 +865,7 @@ mod tests {
         assert_ne!(
             first(QueryKind::Prompt),
             "rare",
-            "prompts score no rare term"
+            "in a prompt a rare plain word (mkcert) earns no bonus"
         );
     }
 

@@ -467,7 +467,7 @@ fn session_start_injects_and_manages_the_cache_per_source() {
     env.remember(&p.repo, sheet, "Learning", "cheat-sheet");
     let ctx_id = env.remember(
         &p.repo,
-        "startproj keeps its login flow in crates/auth; sessions are stored server side",
+        "The startproj project keeps its login flow in crates/auth; sessions are stored server side",
         "Context",
         "architecture",
     );
@@ -479,7 +479,7 @@ fn session_start_injects_and_manages_the_cache_per_source() {
 
     let out = hook(&env, &p, "session_start.startup.json");
     let expected = format!(
-        "=== OPERATIONAL CHEAT SHEET ===\n  - {sheet}\n\n=== PROJECT CONTEXT ===\n  - [MEM#{}] startproj keeps its login flow in crates/auth; sessions are stored server side",
+        "=== OPERATIONAL CHEAT SHEET ===\n  - {sheet}\n\n=== PROJECT CONTEXT ===\n  - [MEM#{}] The startproj project keeps its login flow in crates/auth; sessions are stored server side",
         mem_id(&ctx_id)
     );
     assert_eq!(out, expected_json("SessionStart", &expected));
