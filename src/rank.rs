@@ -108,13 +108,6 @@ impl QueryKind {
             .find(|t| t.kind == self.name())
     }
 
-    /// Weight of the rarest query term a memory holds ([`Corpus::rare_all`]), fitted per kind on
-    /// `testdata/eval/dev` by `scripts/tune_rare.py --hooks`, which breaks the set's ties on the
-    /// hook-level set: the dev set's commands score the same from 0.2 to 0.3 and its short, clean
-    /// errors from 0 to 0.25, while real tool output is long and its one rare identifier
-    /// (`ExpiredSignature`, `40P01`) decides. Paths gain nothing. A prompt counts only its
-    /// identifiers ([`QueryKind::rare_identifiers_only`]), and those score the same on the dev set
-    /// from 0 to 0.3.
     /// Does only a rare identifier (`invalid_grant`, `ExpiredSignature`, a path, a code) count
     /// for the rare-term bonus, not a rare word? For prompts: rare words in prose are often
     /// incidental (`Ctrl`, a Hungarian word one memory happens to hold; counting them injected
@@ -124,6 +117,13 @@ impl QueryKind {
         self == QueryKind::Prompt
     }
 
+    /// Weight of the rarest query term a memory holds ([`Corpus::rare_all`]), fitted per kind on
+    /// `testdata/eval/dev` by `scripts/tune_rare.py --hooks`, which breaks the set's ties on the
+    /// hook-level set: the dev set's commands score the same from 0.2 to 0.3 and its short, clean
+    /// errors from 0 to 0.25, while real tool output is long and its one rare identifier
+    /// (`ExpiredSignature`, `40P01`) decides. Paths gain nothing. A prompt counts only its
+    /// identifiers ([`QueryKind::rare_identifiers_only`]); the dev set scores those the same at every
+    /// weight from 0 to 0.3 but 0.2, and the hook-level set chose 0.15.
     pub fn rare_weight(self) -> f64 {
         if let Some(w) = RARE_WEIGHT_FOR_TUNING.get() {
             return *w;
