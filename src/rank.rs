@@ -108,7 +108,7 @@ impl QueryKind {
             .find(|t| t.kind == self.name())
     }
 
-    /// Does only a rare identifier (`invalid_grant`, `ExpiredSignature`, a path, a code) count
+    /// Does only a rare identifier (`invalid_grant`, `ExpiredSignature`, a path, a flag) count
     /// for the rare-term bonus, not a rare word? For prompts: rare words in prose are often
     /// incidental (`Ctrl`, a Hungarian word one memory happens to hold; counting them injected
     /// three more wrong memories and no right one on the hook-level set), an identifier the user
@@ -227,7 +227,7 @@ fn stem(w: &str) -> String {
 }
 
 /// Terms of a text: stemmed words (runs of alphanumerics and `_`), and whole "compound" tokens
-/// that keep their punctuation (`crates/jobs/src/worker.rs`, `--all-targets`, `40P01`,
+/// that keep their punctuation (`crates/jobs/src/worker.rs`, `--all-targets`, `sqlx::Error`,
 /// `InvoiceRepo::next_number`) so exact identifiers count as one strong term.
 pub fn terms(text: &str) -> HashSet<String> {
     let lower = text.to_lowercase();
