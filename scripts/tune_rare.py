@@ -4,7 +4,8 @@ query term a memory holds) per query kind on an evaluation set, by grid search (
 
     python3 scripts/tune_rare.py [BIN_DIR] [SET_DIR]   (defaults: target/debug, testdata/eval/dev)
 
-For each weight, `wt-memory eval --rare-weight W --features F` ranks every query; the
+For each weight, `wt-memory eval --features F` ranks every query with that weight for every kind
+(WT_MEMORY_TUNE_RANK); the
 calibration is refitted per query kind on those scores (scripts/tune_rank.py), so each weight is
 judged with the curves it would ship with. Printed per kind and weight: recall@5 and MRR (the
 ranking, over the top 10), abstention and coverage at the hooks' floor 0.3 (the gate). Each
@@ -24,6 +25,10 @@ import os, re, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tune_rank import fit_kinds, gated  # noqa: E402
 import json  # noqa: E402
+
+HOOK_EVAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "eval")
+sys.path.insert(0, HOOK_EVAL_DIR)
+from hook_eval import summarise  # noqa: E402  (the hook-level scorer's own counts)
 
 HOOK_EVENT = {"prompt": ("UserPromptSubmit", None), "path": ("PostToolUse", "Read"),
               "command": ("PostToolUse", "Bash"), "error": ("PostToolUseFailure", None)}
@@ -55,18 +60,16 @@ def hook_score(bin_dir, set_dir, kind, weight, tmp):
     slope, midpoint = fits[kind]
     out = os.path.join(tmp, f"hook-{kind}-{weight}.jsonl")
     tune = {"WT_MEMORY_TUNE_RANK": f"{kind}:{weight}:{slope:.4f}:{midpoint:.4f}"}
-    subprocess.run([sys.executable, "testdata/eval/hook_eval.py", "testdata/eval/dev-hooks/cases.jsonl",
+    subprocess.run([sys.executable, os.path.join(HOOK_EVAL_DIR, "hook_eval.py"),
+                    os.path.join(HOOK_EVAL_DIR, "dev-hooks", "cases.jsonl"),
                     "--memories", os.path.join(set_dir, "memories.jsonl"), "--bin-dir", bin_dir,
                     "--out", out], capture_output=True, text=True, env=dict(os.environ, **tune), check=True)
     event, tool = HOOK_EVENT[kind]
-    rows = [r for r in map(json.loads, open(out))
-            if r["event"] == event and (tool is None or r["tool"] == tool) and not r["must_be_silent"]]
-    answerable = [r for r in rows if r["expect"]]
-    hit = sum(r["hit"] for r in answerable) / max(len(answerable), 1)
-    injected = sum(len(r["injected"]) for r in rows)
-    precision = sum(r["good"] for r in rows) / injected if injected else 1.0
-    quiet = [r for r in rows if not r["expect"]]
-    abstain = sum(not r["injected"] for r in quiet) / max(len(quiet), 1)
+    s = summarise([r for r in map(json.loads, open(out))
+                   if r["event"] == event and (tool is None or r["tool"] == tool)])
+    hit = s["hit_k"] / max(s["hit_n"], 1)
+    precision = s["good"] / s["inj"] if s["inj"] else 1.0
+    abstain = s["ab_k"] / max(s["ab_n"], 1)
     return hit, precision, abstain, (slope, midpoint)
 
 
@@ -81,8 +84,9 @@ def main():
         for w in GRID:
             feat = os.path.join(tmp, f"feat-{w}.jsonl")
             subprocess.run([os.path.join(bin_dir, "wt-memory"), "eval", set_dir,
-                            "--rare-weight", str(w), "--features", feat],
-                           capture_output=True, text=True, env=env, check=True)
+                            "--features", feat],
+                           capture_output=True, text=True, check=True,
+                           env=dict(env, WT_MEMORY_TUNE_RANK=",".join(f"{k}:{w}" for k in HOOK_EVENT)))
             _, by_kind, fits = fit_kinds([json.loads(l) for l in open(feat)])
             for kind, qs in by_kind.items():
                 r5, mrr = ranking(qs)

@@ -32,13 +32,6 @@ pub const SAME_SUBJECT: f64 = 0.65;
 /// Store size from which a rare term counts in full (see [`Corpus::rare_all`]): in a store of 5
 /// memories, `git status` would otherwise find "the status page ..." rare enough to inject.
 pub const RARE_FULL_AT: f64 = 100.0;
-static RARE_WEIGHT_FOR_TUNING: OnceLock<f64> = OnceLock::new();
-
-/// `wt-memory eval --rare-weight W` scores every kind with weight `W`, in its own process only
-/// (`scripts/tune_rare.py` tries several).
-pub fn set_rare_weight_for_tuning(weight: f64) {
-    let _ = RARE_WEIGHT_FOR_TUNING.set(weight);
-}
 
 /// Weight of the content's cosine against the best key's, for memories with retrieval keys.
 pub const KEY_BLEND: f64 = 0.5;
@@ -125,9 +118,6 @@ impl QueryKind {
     /// identifiers ([`QueryKind::rare_identifiers_only`]); the dev set scores those the same at every
     /// weight from 0 to 0.3 but 0.2, and the hook-level set chose 0.15.
     pub fn rare_weight(self) -> f64 {
-        if let Some(w) = RARE_WEIGHT_FOR_TUNING.get() {
-            return *w;
-        }
         if let Some(t) = self.tuning() {
             return t.rare_weight;
         }

@@ -88,7 +88,7 @@ pub const ENV_VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "WT_MEMORY_TUNE_RANK",
-        meaning: "tuning only (scripts/tune_rare.py --hooks): `kind:rare-weight[:slope:midpoint]`, comma-separated, replaces a query kind's fitted ranking parameters in the process that ranks (the resident service, when one runs)",
+        meaning: "tuning only (scripts/tune_rare.py): `kind:rare-weight[:slope:midpoint]`, comma-separated, replaces a query kind's fitted ranking parameters in the process that ranks (the resident service, when one runs)",
     },
 ];
 

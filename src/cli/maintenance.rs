@@ -95,9 +95,6 @@ pub enum Cmd {
         /// Write raw ranking features (for refitting rank.rs constants).
         #[arg(long, hide = true)]
         features: Option<PathBuf>,
-        /// Score with this weight of the rarest shared term (for scripts/tune_rare.py).
-        #[arg(long, hide = true)]
-        rare_weight: Option<f64>,
     },
 }
 
@@ -224,11 +221,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             results,
             json,
             features,
-            rare_weight,
         } => {
-            if let Some(w) = rare_weight {
-                crate::rank::set_rare_weight_for_tuning(w);
-            }
             if crate::config::engine_assets().is_none() {
                 eprintln!(
                     "warning: no embedding model; the evaluation measures ranking on terms alone ({})",
