@@ -10,6 +10,7 @@
 //! Read operations on a project that has no store yet answer neutrally (an empty list, zero
 //! counts) and create nothing; writes create the store.
 
+use crate::daemon::Found;
 use crate::dedup::Audit;
 use crate::error::{not_found, other, Result};
 use crate::metrics::{self, Recorder};
@@ -94,7 +95,10 @@ pub enum Request {
     Repair {
         accept_loss: bool,
     },
+    /// A seed file's text, as the client read it (the service never opens a client's path).
     Seed {
+        text: String,
+        /// The file's name, for messages.
         file: PathBuf,
         dry_run: bool,
     },
@@ -283,13 +287,22 @@ impl Direct {
     /// Run `f` on the store; `None`, without creating anything, when there is no store and
     /// `create` is false.
     fn with<T>(&mut self, create: bool, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
+        let spooled = crate::spool::waiting(&self.project);
         if self.store.is_none() {
-            if !create && !store::exists(&self.project.store_dir) {
+            if !create && !spooled && !store::exists(&self.project.store_dir) {
                 return Ok(None);
             }
             self.store = Some(ops::open_store(&self.project, &self.options)?);
         }
-        let out = f(self.store.as_ref().expect("opened above"));
+        let store = self.store.as_ref().expect("opened above");
+        if spooled {
+            // Hook writes that could not reach the store in time come first, in order.
+            match crate::spool::apply(store, &self.project) {
+                Ok(n) => self.record_write("spool", None, n),
+                Err(e) => crate::log::error("spool", &format!("applying the spool: {e}")),
+            }
+        }
+        let out = f(store);
         if self.holding == Holding::PerCall {
             self.store = None;
         }
@@ -462,8 +475,12 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
             direct.store = None;
             json(Some(ops::repair(&direct.project, *accept_loss)?))
         }
-        R::Seed { file, dry_run } => {
-            let seeds = ops::check_seed_file(file)?;
+        R::Seed {
+            text,
+            file,
+            dry_run,
+        } => {
+            let seeds = ops::check_seed_text(text, file)?;
             let done = direct.write(|s| ops::seed(s, seeds, *dry_run))?;
             if !dry_run {
                 direct.record_write("seed", None, done.imported);
@@ -580,8 +597,11 @@ impl Mode {
     }
 }
 
-/// How long a front end without a deadline waits for a daemon to start.
+/// How long a front end without a deadline waits for a service to start.
 const DAEMON_START_WAIT: Duration = Duration::from_secs(30);
+
+/// How long a front end waits for a running service's hello.
+const HELLO_BUDGET: Duration = Duration::from_secs(2);
 
 pub struct Client {
     project: Project,
@@ -627,31 +647,50 @@ impl Client {
             let d = Direct::new(self.project.clone(), mode.options.clone(), mode.holding);
             Backend::Direct(Box::new(d))
         };
+        let wait = match mode.deadline {
+            Some(d) => d.saturating_duration_since(Instant::now()),
+            None => DAEMON_START_WAIT,
+        };
         // A store with migrations pending is migrated in the foreground by this command, with its
-        // notice on stderr; the daemon starts at the next call.
+        // notice on stderr; the service starts at the next call.
         let migrating = mode.options.migrate
             && store::exists(&self.project.store_dir)
             && !crate::migrate::pending(&self.project.store_dir).is_empty();
-        let only_if_running = mode.daemon_only_if_running || migrating;
-        self.backend = if !mode.daemon
-            || (only_if_running && crate::daemon::running(&self.project).is_none())
-        {
-            direct()
-        } else {
-            let deadline = mode
-                .deadline
-                .unwrap_or_else(|| Instant::now() + DAEMON_START_WAIT);
-            match crate::daemon::connect(&self.project, deadline) {
-                Ok(mut conn) => {
-                    conn.set_timeout(mode.options.lock_wait, mode.deadline);
-                    Backend::Daemon(conn)
+        let only_if_running = !mode.daemon || mode.daemon_only_if_running || migrating;
+        if only_if_running {
+            // A live service owns the store: use it, since waiting for its lock would be in
+            // vain; one that does not answer is reported at once.
+            self.backend = match crate::daemon::probe(&self.project, wait.min(HELLO_BUDGET)) {
+                Found::Nothing => direct(),
+                Found::Service(mut conn) => {
+                    if conn.peer.protocol == crate::daemon::PROTOCOL {
+                        conn.set_timeout(mode.options.lock_wait, mode.deadline);
+                        Backend::Daemon(conn)
+                    } else {
+                        Backend::Unreachable(crate::error::Error::Unanswered {
+                            message: format!(
+                                "a memory service of another version (pid {}) holds the store; stop it with `wt-memory daemon stop`",
+                                conn.peer.pid
+                            ),
+                        })
+                    }
                 }
-                Err(e) if mode.fallback_direct => {
-                    eprintln!("wt-memory: {e}; working on the store directly");
-                    direct()
-                }
-                Err(e) => Backend::Unreachable(e),
+                Found::Stuck(e) => Backend::Unreachable(e),
+            };
+            return;
+        }
+        let deadline = Instant::now() + wait;
+        self.backend = match crate::daemon::connect(&self.project, deadline) {
+            Ok(mut conn) => {
+                conn.set_timeout(mode.options.lock_wait, mode.deadline);
+                Backend::Daemon(conn)
             }
+            // Working on the store here helps only when no service holds it.
+            Err(e) if mode.fallback_direct && crate::daemon::owner(&self.project).is_none() => {
+                eprintln!("wt-memory: {e}; working on the store directly");
+                direct()
+            }
+            Err(e) => Backend::Unreachable(e),
         };
     }
 
@@ -867,9 +906,13 @@ impl Client {
     }
 
     pub fn seed(&mut self, file: &std::path::Path, dry_run: bool) -> Result<ops::Seeded> {
-        ops::check_seed_file(file)?;
-        let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-        self.call(Request::Seed { file, dry_run })
+        let text = ops::read_seed_file(file)?;
+        ops::check_seed_text(&text, file)?;
+        self.call(Request::Seed {
+            text,
+            file: file.to_path_buf(),
+            dry_run,
+        })
     }
 
     pub fn todo_add(&mut self, text: &str, tags: &[String]) -> Result<String> {

@@ -44,6 +44,10 @@ fn configure_engine() -> Option<Assets> {
 
 /// The process-wide set-up: the configuration and the engine's environment. Call first in `main`.
 pub fn prepare_process() {
+    // Everything these processes create (stores, logs, caches, spools, exports) is the user's
+    // alone, whatever the umask or the directories above it.
+    // SAFETY: umask has no preconditions.
+    unsafe { libc::umask(0o077) };
     get();
     engine_assets();
 }

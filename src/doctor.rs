@@ -138,13 +138,30 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         project.name,
         project.store_dir.display()
     ))];
-    let daemon = crate::daemon::running(&project).and_then(|mut c| c.status().ok());
-    match &daemon {
-        Some(s) => store.push(Check::new(true, crate::daemon::describe(s), "")),
-        None if config::get().daemon => store.push(Check::info(
+    let (daemon, stuck) = match crate::daemon::probe(&project, std::time::Duration::from_secs(2)) {
+        crate::daemon::Found::Service(mut c) => (c.status().ok(), None),
+        crate::daemon::Found::Nothing => (None, None),
+        crate::daemon::Found::Stuck(e) => (None, Some(e)),
+    };
+    match (&daemon, stuck) {
+        (Some(s), _) => store.push(Check::new(true, crate::daemon::describe(s), "")),
+        (None, Some(e)) => store.push(Check::new(
+            false,
+            e.to_string(),
+            "wt-memory daemon stop",
+        )),
+        (None, None) if config::get().daemon => store.push(Check::info(
             "no memory daemon runs now (the next call starts one)",
         )),
-        None => {}
+        (None, None) => {}
+    }
+    let spooled = crate::spool::count(&project);
+    if spooled > 0 && daemon.is_none() {
+        store.push(Check::new(
+            false,
+            format!("{spooled} hook write(s) wait in the spool ({})", crate::spool::path(&project).display()),
+            "wt-memory status (any command that opens the store stores them)",
+        ));
     }
     let lock_path = lock::store_lock_path(&project);
     // A running daemon holds the lock by design.

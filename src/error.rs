@@ -29,9 +29,13 @@ pub enum Error {
     /// `Unsupported version: 99 (only version 1 supported)`).
     #[error("{message}")]
     UnusableExport { message: String },
-    /// The resident service could not be reached or answered out of turn.
+    /// The resident service went away or answered out of turn (a client starts over once).
     #[error("{message}")]
     Daemon { message: String },
+    /// The resident service is there but did not answer in time (frozen, stuck, or busy past
+    /// the caller's budget), or could not start: trying again at once would wait again.
+    #[error("{message}")]
+    Unanswered { message: String },
     #[error("{message}")]
     Other { message: String },
 }
@@ -78,5 +82,44 @@ pub fn not_found(msg: impl Into<String>) -> Error {
 pub fn other(msg: impl std::fmt::Display) -> Error {
     Error::Other {
         message: msg.to_string(),
+    }
+}
+
+impl Error {
+    /// The same error with its message cut to `max` characters: what crosses the socket or
+    /// reaches a terminal never quotes a huge input back.
+    pub fn clipped(self, max: usize) -> Error {
+        let clip = |m: String| wt_memory_base::wire::clip(&m, max);
+        match self {
+            Error::Busy {
+                waited_secs,
+                holder,
+            } => Error::Busy {
+                waited_secs,
+                holder: clip(holder),
+            },
+            Error::EmbedderMismatch { message } => Error::EmbedderMismatch {
+                message: clip(message),
+            },
+            Error::NotFound { message } => Error::NotFound {
+                message: clip(message),
+            },
+            Error::BadInput { message } => Error::BadInput {
+                message: clip(message),
+            },
+            Error::NothingToStore { why } => Error::NothingToStore { why: clip(why) },
+            Error::UnusableExport { message } => Error::UnusableExport {
+                message: clip(message),
+            },
+            Error::Daemon { message } => Error::Daemon {
+                message: clip(message),
+            },
+            Error::Unanswered { message } => Error::Unanswered {
+                message: clip(message),
+            },
+            Error::Other { message } => Error::Other {
+                message: clip(message),
+            },
+        }
     }
 }

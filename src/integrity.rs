@@ -251,7 +251,7 @@ pub fn lost_files(store_dir: &Path) -> Vec<String> {
 /// format as the hook's own log): the hook runs `wt-memory` and ignores its stderr on success, so
 /// an incident found while serving a hook is recorded here.
 pub fn log(level: &str, msg: &str) {
-    crate::hook::log::write(level, "wt-memory", msg);
+    crate::log::write(level, "wt-memory", msg);
 }
 
 static PENDING: Mutex<Option<String>> = Mutex::new(None);

@@ -63,11 +63,15 @@ pub fn exclusive(path: &Path, wait: Duration, poll: Duration) -> std::io::Result
     if let Some(dir) = path.parent() {
         crate::paths::ensure_private_dir(dir)?;
     }
+    // Never through a link: a planted one would have us create or truncate another file.
+    use std::os::unix::fs::OpenOptionsExt;
     let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
     let deadline = Instant::now() + wait;
     loop {

@@ -40,10 +40,12 @@ fn project_name(env: &TestEnv, repo: &Path) -> String {
     s["project"].as_str().unwrap().to_string()
 }
 
+/// The socket of the service of `repo`'s store: named by the store's directory, not its name.
 fn socket(env: &TestEnv, repo: &Path) -> PathBuf {
+    let store = env.store_root().join(project_name(env, repo));
     env.path()
         .join("runtime/wt-tools/daemon")
-        .join(format!("{}.sock", project_name(env, repo)))
+        .join(format!("{}.sock", wt_memory::wire::store_key(&store)))
 }
 
 /// Pids of the daemons serving `name` (from /proc, so a daemon that does not answer counts).
@@ -60,7 +62,8 @@ fn daemon_pids(name: &str) -> Vec<u32> {
             .split(|b| *b == 0)
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        if args.iter().any(|a| a == "serve") && args.iter().any(|a| a == name) {
+        let named = format!("--project={name}");
+        if args.iter().any(|a| a == "serve") && args.iter().any(|a| *a == named) {
             pids.push(pid);
         }
     }
@@ -340,6 +343,17 @@ fn another_user_gets_no_answer() {
         Some("Only the owner may ask"),
     ));
 
+    // The file modes keep another user out already; open them to reach the uid check itself.
+    let dirs = [
+        env.path().to_path_buf(),
+        env.path().join("runtime"),
+        env.path().join("runtime/wt-tools"),
+        sock.parent().unwrap().to_path_buf(),
+    ];
+    for d in &dirs {
+        set_mode(d, 0o711);
+    }
+    set_mode(&sock, 0o666);
     let script = format!(
         "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect({:?})\n s.sendall(b'{{\"control\":\"status\"}}\\n')\n print(s.recv(4096).decode())\nexcept OSError as e:\n print('refused', e)\n",
         sock.display().to_string()
@@ -351,11 +365,16 @@ fn another_user_gets_no_answer() {
         .gid(65534)
         .output()
         .unwrap();
+    for d in &dirs {
+        set_mode(d, 0o700);
+    }
+    set_mode(&sock, 0o600);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         !said.contains("uptime_secs"),
         "another user got an answer: {said}"
     );
+    assert!(said.contains("serves only its own user"), "the refusal is said: {said}");
     let mode = std::fs::metadata(&sock).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(mode.permissions().mode() & 0o777, 0o600);
@@ -511,10 +530,7 @@ fn a_daemon_that_goes_away_mid_command_leaves_the_front_to_run_it_with_the_same_
     let env = TestEnv::new();
     let (repo, name, pid) = one_note_through_a_daemon(&env, "The daemon starts here");
     // The daemon's own hello, for a stand-in that the front will take for it.
-    let sock = env
-        .path()
-        .join("runtime/wt-tools/daemon")
-        .join(format!("{name}.sock"));
+    let sock = socket(&env, &repo);
     let hello = {
         let stream = std::os::unix::net::UnixStream::connect(&sock).unwrap();
         let mut reader = BufReader::new(stream);
@@ -557,4 +573,538 @@ fn a_daemon_that_goes_away_mid_command_leaves_the_front_to_run_it_with_the_same_
         "{listed}"
     );
     assert_eq!(daemon_pids(&name).len(), 1, "a real daemon serves again");
+}
+
+// ---- One store, one service (issue 27) ----
+
+/// `wt-memory` through the service, with the store root `root` instead of the test's own.
+fn wtd_root(env: &TestEnv, root: &Path, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = env.cmd("wt-memory", cwd);
+    cmd.env("WT_MEMORY_DAEMON", "1")
+        .env("WT_MEMORY_HOME", root)
+        .args(args);
+    run(&mut cmd, stdin)
+}
+
+fn contents(listed: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(listed).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn two_store_roots_in_one_repository_get_two_services_and_never_mix() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let (a, b) = (env.path().join("A"), env.path().join("B"));
+    // Concurrent writers into both roots, each through its own root's service.
+    std::thread::scope(|s| {
+        for i in 0..4 {
+            for (root, tag) in [(&a, "A"), (&b, "B")] {
+                let (env, repo) = (&env, &repo);
+                s.spawn(move || {
+                    let note = format!("Note {i} belongs to store {tag} only");
+                    ok(wtd_root(env, root, repo, &["remember", "--type", "Context"], Some(&note)));
+                });
+            }
+        }
+    });
+    for (root, mine, theirs) in [(&a, "store A", "store B"), (&b, "store B", "store A")] {
+        let listed = contents(&ok(wtd_root(&env, root, &repo, &["list"], None)));
+        assert_eq!(listed.len(), 4, "{listed:?}");
+        assert!(listed.iter().all(|c| c.ends_with(&format!("{mine} only"))), "{listed:?}");
+        assert!(!listed.iter().any(|c| c.contains(theirs)));
+    }
+    // Two services, one per store directory.
+    let name = project_name(&env, &repo);
+    assert_eq!(daemon_pids(&name).len(), 2);
+    // Export from one root, import into another: everything arrives.
+    let export = env.path().join("a.json");
+    ok(wtd_root(&env, &a, &repo, &["export", "--output", export.to_str().unwrap()], None));
+    let c = env.path().join("C");
+    let imported: Value = serde_json::from_str(&ok(wtd_root(
+        &env,
+        &c,
+        &repo,
+        &["import", export.to_str().unwrap()],
+        None,
+    )))
+    .unwrap();
+    assert_eq!(imported["imported"], 4, "{imported}");
+    assert_eq!(contents(&ok(wtd_root(&env, &c, &repo, &["list"], None))).len(), 4);
+}
+
+#[test]
+fn a_repository_whose_name_starts_with_a_dash_gets_its_service_at_once() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("-odd");
+    let name = project_name(&env, &repo);
+    assert!(name.starts_with("-odd-"), "{name}");
+    let started = Instant::now();
+    ok(wtd(&env, &repo, &["remember", "--type", "Context"], Some("Dashes lead this repository's name")));
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert_eq!(daemon_pids(&name).len(), 1, "a service runs for it");
+    let (_, took) = prompt_hook(&env, &repo, "what leads this repository's name?", "1");
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+}
+
+/// The prompt hook with `prompt`: (its stdout, its wall time).
+fn prompt_hook(env: &TestEnv, repo: &Path, prompt: &str, daemon: &str) -> (String, Duration) {
+    let mut payload: Value = serde_json::from_str(&prompt_payload(repo)).unwrap();
+    payload["prompt"] = Value::from(prompt);
+    let mut hook = env.cmd("wt-hook-memory", repo);
+    hook.env("WT_MEMORY_DAEMON", daemon).arg("UserPromptSubmit");
+    let started = Instant::now();
+    let out = run(&mut hook, Some(&payload.to_string()));
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0));
+    (String::from_utf8(out.stdout).unwrap(), took)
+}
+
+/// A commit made in `repo` and the PostToolUse hook that saves it.
+fn commit_save_hook(env: &TestEnv, repo: &Path) -> Duration {
+    std::fs::write(repo.join("cookie.rs"), "// cookie\n").unwrap();
+    support::git(repo, &["add", "."]);
+    support::git(repo, &["commit", "-qm", "add-login: store session id in HttpOnly cookie"]);
+    let payload = std::fs::read_to_string(
+        support::fixtures_dir().join("hooks/post_tool_use.bash_git_commit_m.json"),
+    )
+    .unwrap()
+    .replace("/path/to/proj", &repo.display().to_string());
+    let mut hook = env.cmd("wt-hook-memory", repo);
+    hook.env("WT_MEMORY_DAEMON", "1").arg("PostToolUse");
+    let started = Instant::now();
+    let out = run(&mut hook, Some(&payload));
+    assert_eq!(out.status.code(), Some(0));
+    started.elapsed()
+}
+
+const COMMITTED: &str = "Committed: add-login: store session id in HttpOnly cookie";
+
+#[test]
+fn a_frozen_service_holds_no_prompt_and_loses_no_hook_write() {
+    let env = TestEnv::new();
+    let (repo, name, pid) =
+        one_note_through_a_daemon(&env, "Login sessions are stored in an HttpOnly cookie");
+    kill(pid, "-STOP");
+    // The prompt hook gives up on memory within its budget, silently.
+    let (said, took) = prompt_hook(&env, &repo, "how are login sessions stored?", "1");
+    assert_eq!(said, "");
+    assert!(took < Duration::from_millis(1500), "prompt held {took:?}");
+    // The same with the service bypassed: it still holds the store.
+    let (said, took) = prompt_hook(&env, &repo, "how are login sessions stored?", "0");
+    assert_eq!(said, "");
+    assert!(took < Duration::from_millis(1500), "bypass held {took:?}");
+    // A hook's write goes to the spool, in the budget.
+    let took = commit_save_hook(&env, &repo);
+    assert!(took < Duration::from_millis(1500), "commit save held {took:?}");
+    // The CLI says what is wrong, with the pid and the fix, within a few seconds.
+    let started = Instant::now();
+    let out = wtd(&env, &repo, &["list"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not answering") && err.contains(&format!("pid {pid}")) && err.contains("wt-memory daemon stop"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    let doctor = String::from_utf8_lossy(&wtd(&env, &repo, &["doctor"], None).stdout).into_owned();
+    assert!(doctor.contains("is not answering"), "{doctor}");
+    // `daemon stop` ends even a frozen service; the next call stores what was spooled.
+    ok(wtd(&env, &repo, &["daemon", "stop"], None));
+    wait_until("the frozen service is gone", Duration::from_secs(10), || !alive(pid));
+    let listed = contents(&ok(wtd(&env, &repo, &["list"], None)));
+    assert!(listed.iter().any(|c| c == COMMITTED), "{listed:?}");
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert_eq!(daemon_pids(&name).len(), 1);
+    let spool = env.store_root().join(".spool").join(format!("{name}.jsonl"));
+    assert!(!spool.exists(), "the spool is emptied once applied");
+}
+
+#[test]
+fn a_spooled_write_is_stored_once_and_shown_while_it_waits() {
+    let env = TestEnv::new();
+    let (repo, name, pid) = one_note_through_a_daemon(&env, "The first note");
+    kill(pid, "-STOP");
+    commit_save_hook(&env, &repo);
+    let spool = env.store_root().join(".spool").join(format!("{name}.jsonl"));
+    let text = std::fs::read_to_string(&spool).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&spool).unwrap().permissions().mode() & 0o777, 0o600);
+    // The same write spooled twice (a retried hook) is still one memory.
+    std::fs::write(&spool, format!("{text}{text}")).unwrap();
+    kill(pid, "-KILL");
+    wait_until("the service is gone", Duration::from_secs(10), || !alive(pid));
+    // Without a service, status names the spool; the first opening of the store applies it.
+    let status = wtd(&env, &repo, &["daemon", "status"], None);
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("2 hook write(s) wait in the spool"),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+    let listed = contents(&ok(wtd(&env, &repo, &["--no-daemon", "list"], None)));
+    assert_eq!(listed.iter().filter(|c| *c == COMMITTED).count(), 1, "{listed:?}");
+    assert!(!spool.exists());
+}
+
+#[test]
+fn a_service_that_cannot_start_is_seen_at_once() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let store = env.store_root().join(project_name(&env, &repo));
+    // Its lifetime lock cannot be opened: `serve` exits at once.
+    let dir = env.path().join("runtime/wt-tools/daemon");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = wt_memory::wire::store_key(&store);
+    std::fs::create_dir_all(dir.join(format!("{key}.daemon.lock"))).unwrap();
+    let started = Instant::now();
+    let out = wtd(&env, &repo, &["remember", "--type", "Context"], Some("Still stored"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("could not start") && err.contains("working on the store directly"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+    let (said, took) = prompt_hook(&env, &repo, "what is still stored?", "1");
+    assert!(took < Duration::from_millis(1500), "prompt held {took:?}: {said}");
+}
+
+#[test]
+fn bypassing_a_live_service_uses_it_instead_of_waiting_for_its_lock() {
+    let env = TestEnv::new();
+    let (repo, _, pid) =
+        one_note_through_a_daemon(&env, "Passwords are hashed with argon2id through hash::verify_secret");
+    let started = Instant::now();
+    let listed = {
+        let mut cmd = env.cmd("wt-memory", &repo);
+        cmd.env("WT_MEMORY_DAEMON", "0").arg("list");
+        contents(&ok(run(&mut cmd, None)))
+    };
+    assert_eq!(listed.len(), 1);
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    let served = |env: &TestEnv| status(env, &repo).unwrap()["requests"].as_u64().unwrap();
+    let before = served(&env);
+    let (_, took) = prompt_hook(&env, &repo, "How do we hash user passwords?", "0");
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+    assert!(served(&env) > before, "the service answered the bypassed hook");
+    let st = status(&env, &repo).unwrap();
+    assert_eq!(st["pid"].as_u64().unwrap() as u32, pid);
+}
+
+// ---- The service's socket and files: private and bounded (issue 28) ----
+
+fn as_root() -> bool {
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() == 0 }
+}
+
+fn chown(path: &Path, uid: u32) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string path.
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), uid, uid) }, 0);
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A command with `XDG_RUNTIME_DIR` unset and the temporary directory at `tmp`.
+fn without_runtime_dir(env: &TestEnv, bin: &str, cwd: &Path, tmp: &Path) -> Command {
+    let mut cmd = env.cmd(bin, cwd);
+    cmd.env_remove("XDG_RUNTIME_DIR")
+        .env("TMPDIR", tmp)
+        .env("WT_MEMORY_DAEMON", "1");
+    cmd
+}
+
+#[test]
+fn a_runtime_directory_another_user_made_is_refused_and_ours_is_narrowed() {
+    if !as_root() {
+        eprintln!("SKIPPED a_runtime_directory_another_user_made_is_refused: needs root to make a directory of another uid");
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let tmp = env.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    // Another user got there first: /tmp/wt-tools-<uid>, world-writable.
+    let planted = tmp.join("wt-tools-0");
+    std::fs::create_dir(&planted).unwrap();
+    set_mode(&planted, 0o777);
+    chown(&planted, 65534);
+    let mut cmd = without_runtime_dir(&env, "wt-memory", &repo, &tmp);
+    cmd.args(["remember", "--type", "Context"]);
+    let out = run(&mut cmd, Some("Never through another user's directory"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not private") && err.contains("owned by uid 65534"), "{err}");
+    assert!(std::fs::read_dir(&planted).unwrap().next().is_none(), "nothing was made in it");
+    // The hook says nothing and is quick about it.
+    let mut hook = without_runtime_dir(&env, "wt-hook-memory", &repo, &tmp);
+    hook.arg("UserPromptSubmit");
+    let started = Instant::now();
+    let out = run(&mut hook, Some(&prompt_payload(&repo)));
+    assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0));
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    // One of ours with a loose mode is made private, and used.
+    std::fs::remove_dir(&planted).unwrap();
+    std::fs::create_dir(&planted).unwrap();
+    set_mode(&planted, 0o755);
+    let mut cmd = without_runtime_dir(&env, "wt-memory", &repo, &tmp);
+    cmd.args(["remember", "--type", "Context"]);
+    ok(run(&mut cmd, Some("Through our own directory")));
+    assert_eq!(mode(&planted), 0o700);
+    assert!(planted.join("daemon").is_dir());
+    env.stop_daemon(&repo);
+    let mut stop = without_runtime_dir(&env, "wt-memory", &repo, &tmp);
+    let _ = run(stop.args(["daemon", "stop"]), None);
+}
+
+#[test]
+fn a_listener_of_another_user_is_told_nothing() {
+    if !as_root() {
+        eprintln!("SKIPPED a_listener_of_another_user_is_told_nothing: needs root to listen as another uid");
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let sock = socket(&env, &repo);
+    let dir = sock.parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(&dir).unwrap();
+    // Another uid binds the service's socket (its directories opened for a moment) and keeps
+    // whatever it is sent.
+    for open in [env.path(), &env.path().join("runtime"), dir.parent().unwrap(), &dir] {
+        set_mode(open, 0o777);
+    }
+    let heard = env.path().join("heard");
+    std::fs::write(&heard, "").unwrap();
+    chown(&heard, 65534);
+    let script = format!(
+        "import socket,os\ns=socket.socket(socket.AF_UNIX)\ns.bind({sock:?})\ns.listen(8)\nprint('up',flush=True)\nwhile True:\n c,_=s.accept()\n c.settimeout(3)\n try:\n  d=c.recv(65536)\n except OSError:\n  d=b''\n open({heard:?},'ab').write(d)\n try:\n  c.sendall(b'{{\"hello\":{{\"protocol\":5,\"build\":\"\",\"model\":null,\"pid\":1}}}}\\n')\n except OSError:\n  pass\n",
+        sock = sock.display().to_string(),
+        heard = heard.display().to_string()
+    );
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let mut rogue = Command::new("python3")
+        .args(["-c", &script])
+        .uid(65534)
+        .gid(65534)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut up = String::new();
+    std::io::BufReader::new(rogue.stdout.as_mut().unwrap())
+        .read_line(&mut up)
+        .unwrap();
+    for close in [env.path(), &env.path().join("runtime"), dir.parent().unwrap(), &dir] {
+        set_mode(close, 0o700);
+    }
+    let secret = "The deploy key lives in the ops vault";
+    let out = wtd(&env, &repo, &["remember", "--type", "Context"], Some(secret));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let _ = rogue.kill();
+    let _ = rogue.wait();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("another user"), "{err}");
+    assert_eq!(std::fs::read_to_string(&heard).unwrap(), "", "the other user heard something");
+    // It was stored, in our own store.
+    let listed = contents(&ok(wtd(&env, &repo, &["--no-daemon", "list"], None)));
+    assert_eq!(listed, [secret]);
+}
+
+#[test]
+fn a_planted_link_is_never_followed() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let name = project_name(&env, &repo);
+    let locks = env.store_root().join(".locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let victim = env.path().join("victim");
+    std::os::unix::fs::symlink(&victim, locks.join(format!("{name}.lock"))).unwrap();
+    let out = wtd(&env, &repo, &["--no-daemon", "remember", "--type", "Context"], Some("x y z"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!victim.exists(), "a file was made through the link");
+}
+
+#[test]
+fn seed_sends_what_it_read_so_a_pipe_or_fifo_works_through_the_service() {
+    let env = TestEnv::new();
+    let (repo, _, pid) = one_note_through_a_daemon(&env, "The first note");
+    let seeds = "seeds:\n  - type: Decision\n    content: We pin the toolchain in rust-toolchain.toml\n  - type: Learning\n    content: The bench runs at 1k and 10k memories\n";
+    let out = ok(wtd(&env, &repo, &["seed", "--file", "/dev/stdin"], Some(seeds)));
+    assert!(out.contains('2'), "{out}");
+    assert_eq!(contents(&ok(wtd(&env, &repo, &["list"], None))).len(), 3);
+    // A FIFO nobody writes to blocks only the client that opened it, not the service.
+    let fifo = env.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let mut blocked = env.cmd("wt-memory", &repo);
+    blocked
+        .env("WT_MEMORY_DAEMON", "1")
+        .args(["seed", "--file", fifo.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut blocked = blocked.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    ok(wtd(&env, &repo, &["list"], None));
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    let _ = blocked.kill();
+    let _ = blocked.wait();
+    assert!(alive(pid));
+}
+
+/// A raw connection to `sock` that has said hello.
+fn greeted(sock: &Path) -> std::io::BufReader<std::os::unix::net::UnixStream> {
+    use std::io::{BufRead, Write};
+    let stream = std::os::unix::net::UnixStream::connect(sock).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    writeln!(reader.get_mut(), r#"{{"hello":{{"protocol":5,"build":"","model":null,"pid":0}}}}"#).unwrap();
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.starts_with(r#"{"hello""#), "{line}");
+    reader
+}
+
+fn say(reader: &mut std::io::BufReader<std::os::unix::net::UnixStream>, bytes: &[u8]) -> String {
+    use std::io::{BufRead, Write};
+    // A service that refuses a long line stops reading it: the rest may not be taken.
+    let _ = reader.get_mut().write_all(bytes);
+    let mut line = String::new();
+    let _ = reader.read_line(&mut line);
+    line
+}
+
+#[test]
+fn connections_are_capped_silent_ones_closed_and_the_service_lives_on() {
+    use std::io::{BufRead, Write};
+    let env = TestEnv::new();
+    let (repo, _, pid) = one_note_through_a_daemon(&env, "The first note");
+    let sock = socket(&env, &repo);
+    let held: Vec<_> = (0..64).map(|_| greeted(&sock)).collect();
+    // The next one is told so, in one line.
+    let stream = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(stream).read_line(&mut line).unwrap();
+    assert!(line.contains("64 connections open"), "{line}");
+    drop(held);
+    wait_until("the slots are free again", Duration::from_secs(5), || {
+        status(&env, &repo).is_some_and(|s| s["connections"].as_u64() == Some(1))
+    });
+    // A connection that never says hello is closed after a few seconds.
+    let mut silent = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+    silent.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    use std::io::Read;
+    assert_eq!(silent.read(&mut buf).unwrap_or(0), 0);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // Nothing is served before a hello; bytes that are not UTF-8 get an answer.
+    let mut rude = std::io::BufReader::new(std::os::unix::net::UnixStream::connect(&sock).unwrap());
+    let said = say(&mut rude, b"{\"control\":\"status\"}\n");
+    assert!(said.contains("say hello first") && !said.contains("uptime"), "{said}");
+    let mut conn = greeted(&sock);
+    let said = say(&mut conn, b"\xff\xfe{\"call\"\n");
+    assert!(said.contains("not a request line"), "{said}");
+    writeln!(conn.get_mut(), r#"{{"control":"status"}}"#).unwrap();
+    assert!(alive(pid));
+    assert_eq!(status(&env, &repo).unwrap()["pid"].as_u64().unwrap() as u32, pid);
+}
+
+#[test]
+fn oversized_lines_and_fields_are_refused_by_name_and_never_echoed() {
+    let env = TestEnv::new();
+    let (repo, _, pid) = one_note_through_a_daemon(&env, "The first note");
+    let sock = socket(&env, &repo);
+    // Before a hello, a line is at most 64 KiB.
+    let mut rude = std::io::BufReader::new(std::os::unix::net::UnixStream::connect(&sock).unwrap());
+    let said = say(&mut rude, &vec![b'x'; 200 * 1024]);
+    assert!(said.contains("a line over 64 KiB"), "{}", &said[..said.len().min(300)]);
+    assert!(said.len() < 500);
+    // A 10 MB tag is refused, named, and not quoted back.
+    // (One argument of a command line is at most 128 KiB.)
+    let tag = "t".repeat(100_000);
+    for daemon in ["1", "0"] {
+        let mut cmd = env.cmd("wt-memory", &repo);
+        cmd.env("WT_MEMORY_DAEMON", daemon)
+            .args(["remember", "--type", "Context", "--tags", &tag]);
+        let out = run(&mut cmd, Some("A note with one huge tag"));
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("a tag is 100000 characters; the limit is 200"), "{}", &err[..err.len().min(300)]);
+        assert!(err.len() < 500, "{} bytes of error", err.len());
+    }
+    // A metrics line over its limit is refused, and nothing grows.
+    let mut conn = greeted(&sock);
+    let big = format!(
+        "{{\"call\":{{\"caller\":{{\"branch\":null,\"cwd\":\"/\"}},\"lock_wait_ms\":0,\"request\":{{\"op\":\"record\",\"events\":[{}]}}}}}}\n",
+        vec![r#"{"kind":"write","at_ms":1,"source":"x","memory":null,"count":1}"#; 5_000].join(",")
+    );
+    let said = say(&mut conn, big.as_bytes());
+    assert!(said.contains("the limit is 256 KiB"), "{}", &said[..said.len().min(300)]);
+    assert_eq!(contents(&ok(wtd(&env, &repo, &["list"], None))).len(), 1);
+    assert!(alive(pid));
+}
+
+#[test]
+fn two_installations_of_one_version_share_one_service() {
+    let env = TestEnv::new();
+    let (repo, name, pid) = one_note_through_a_daemon(&env, "The first note");
+    // Another installation: a copy of the binaries elsewhere, written later.
+    let bin = env.path().join("other-install");
+    std::fs::create_dir_all(&bin).unwrap();
+    for b in ["wt-memory", "wt-memory-engine", "wt-hook-memory"] {
+        std::fs::copy(bin_path(b), bin.join(b)).unwrap();
+    }
+    for i in 0..5 {
+        for dir in [bin.clone(), bin_path("wt-memory").parent().unwrap().to_path_buf()] {
+            let mut cmd = Command::new(dir.join("wt-memory"));
+            cmd.current_dir(&repo).env("WT_MEMORY_DAEMON", "1");
+            for (k, v) in env.envs() {
+                cmd.env(k, v);
+            }
+            cmd.args(["remember", "--type", "Context"]);
+            ok(run(&mut cmd, Some(&format!("Note {i} from {}", dir.display()))));
+        }
+    }
+    assert_eq!(daemon_pids(&name), [pid], "one service served both installations");
+}
+
+#[test]
+fn everything_we_create_is_private_even_under_an_open_root() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    set_mode(&env.store_root(), 0o755);
+    set_mode(&env.path().join("state"), 0o755);
+    let mut cmd = env.cmd("wt-memory", &repo);
+    cmd.env("WT_MEMORY_DAEMON", "1").env("WT_HOOK_DEBUG", "1");
+    ok(run(cmd.args(["remember", "--type", "Context"]), Some("Private by default")));
+    let store = env.store_root().join(project_name(&env, &repo));
+    assert_eq!(mode(&env.store_root()), 0o700);
+    assert_eq!(mode(&store), 0o700);
+    for entry in std::fs::read_dir(&store).unwrap().flatten() {
+        let m = mode(&entry.path());
+        assert_eq!(m & 0o077, 0, "{} is {m:o}", entry.path().display());
+    }
+    let mut hook = env.cmd("wt-hook-memory", &repo);
+    hook.env("WT_MEMORY_DAEMON", "1").env("WT_HOOK_DEBUG", "1").arg("UserPromptSubmit");
+    run(&mut hook, Some(&prompt_payload(&repo)));
+    let logs = env.path().join("state/wt-tools");
+    assert_eq!(mode(&logs), 0o700);
+    for entry in std::fs::read_dir(&logs).unwrap().flatten() {
+        if entry.path().is_file() {
+            let m = mode(&entry.path());
+            assert_eq!(m & 0o077, 0, "{} is {m:o}", entry.path().display());
+        }
+    }
 }

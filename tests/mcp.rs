@@ -195,11 +195,11 @@ async fn lists_every_tool_with_a_schema_and_reports_its_own_name() {
         .expect("server reports an Implementation");
     assert_eq!(info.name, "wt-mcp-server");
     assert_eq!(info.version, env!("CARGO_PKG_VERSION"));
-    assert!(peer
-        .instructions
-        .as_deref()
-        .unwrap_or("")
-        .contains("recall"));
+    // Claude Code keeps the first 2 KB of a server's instructions: they must fit, and say when
+    // to recall and when to remember.
+    let instructions = peer.instructions.as_deref().unwrap_or("");
+    assert!(instructions.len() < 2048, "{} bytes", instructions.len());
+    assert!(instructions.contains("When to recall") && instructions.contains("When to remember"));
 
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -220,6 +220,18 @@ async fn lists_every_tool_with_a_schema_and_reports_its_own_name() {
         );
     }
     let by_name = |n: &str| tools.iter().find(|t| t.name == n).unwrap();
+    // recall and remember load at session start; every other tool stays behind the tool search.
+    for tool in &tools {
+        let always = tool
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("anthropic/alwaysLoad"))
+            .cloned();
+        let expected = ["recall", "remember"]
+            .contains(&tool.name.as_ref())
+            .then_some(json!(true));
+        assert_eq!(always, expected, "{}", tool.name);
+    }
     let recall = by_name("recall");
     assert_eq!(recall.input_schema["required"], json!(["query"]));
     assert_eq!(recall.input_schema["properties"]["limit"]["default"], 5);

@@ -38,7 +38,7 @@ pub const ENV_VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "XDG_RUNTIME_DIR",
-        meaning: "runtime directory (hook session caches); default /tmp/wt-tools-<uid>",
+        meaning: "runtime directory (memory service sockets, hook session caches); default $TMPDIR/wt-tools-<uid> (/tmp), which must be yours and private",
     },
     EnvVar {
         name: "WT_MEMORY_LOCK_WAIT_SECS",
@@ -180,8 +180,10 @@ impl Config {
         let data_home = abs_dir("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
         let runtime_dir = match abs_dir("XDG_RUNTIME_DIR") {
             Some(dir) => dir.join("wt-tools"),
+            // Checked to be ours and private before use (`paths::ensure_private_dir`): another
+            // user may have made it first.
             // SAFETY: getuid has no preconditions and cannot fail.
-            None => PathBuf::from(format!("/tmp/wt-tools-{}", unsafe { libc::getuid() })),
+            None => std::env::temp_dir().join(format!("wt-tools-{}", unsafe { libc::getuid() })),
         };
         let claude_user_config = match abs_dir("CLAUDE_CONFIG_DIR") {
             Some(dir) => dir.join(".claude.json"),

@@ -12,7 +12,7 @@ use crate::config;
 use crate::wire::{self, Forward, Forwarded, Hello, ENGINE};
 use serde_json::Value;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
+use std::io::{BufReader, IsTerminal, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -42,7 +42,7 @@ struct Plan {
     reads_stdin: bool,
 }
 
-/// The daemon did not run the command: the engine binary does.
+/// The service did not run the command: the engine binary does.
 struct Fallback;
 
 impl<E: std::error::Error> From<E> for Fallback {
@@ -92,54 +92,115 @@ fn forwardable(args: &[OsString]) -> Option<Plan> {
     })
 }
 
-/// Send the command to the project's daemon, if one of this build runs. Standard input, once
-/// read, is kept in `stdin` for the engine binary should the daemon not run the command.
+/// Send the command to the store's service, if one this build may use runs. Standard input,
+/// once read, is kept in `stdin` for the engine binary should the service not run the command.
 fn through_daemon(plan: &Plan, stdin: &mut Vec<u8>) -> Result<Forwarded, Fallback> {
     let cwd = std::env::current_dir()?;
     let project = crate::project::resolve(&cwd, plan.project.as_deref());
-    let stream = UnixStream::connect(wire::socket_path(&project.name))?;
+    let stream = wire::connect_own(&wire::socket_path(&project.store_dir))?;
     stream.set_read_timeout(Some(HELLO_WAIT))?;
     let mut conn = BufReader::new(stream);
-    let mine = Hello::here(crate::model::find_assets().map(|a| a.model_dir));
-    let peer: Hello = serde_json::from_value(exchange(&mut conn, "hello", &mine)?)?;
-    if !mine.agrees_with(&peer) {
-        // The engine binary replaces a daemon of another build or model.
+    let mine = Hello::here(
+        &project.store_dir,
+        crate::model::find_assets().map(|a| a.model_dir),
+    );
+    wire::write_line(conn.get_mut(), &serde_json::json!({ "hello": &mine }))?;
+    let peer: Hello = serde_json::from_value(answer(&mut conn, "hello")?)?;
+    if mine.judge(&peer) != wire::Verdict::Use {
+        // The engine binary replaces an older service, or says why it cannot.
         return Err(Fallback);
     }
     if plan.reads_stdin && !std::io::stdin().is_terminal() {
         std::io::stdin().read_to_end(stdin)?;
     }
+    let lock_wait = config::get().lock_wait;
     let forward = Forward {
         argv: plan.argv.clone(),
         cwd,
         stdin: String::from_utf8_lossy(stdin).into_owned(),
-        lock_wait_ms: config::get().lock_wait.as_millis() as u64,
+        lock_wait_ms: lock_wait.as_millis() as u64,
     };
-    // The command takes as long as it takes, as it would in the engine binary.
-    conn.get_ref().set_read_timeout(None)?;
-    // A daemon that goes away before it answers (idle exit, upgrade) has stored nothing it did
-    // not acknowledge; the engine binary starts over, as its client would.
-    Ok(serde_json::from_value(exchange(
-        &mut conn, "forward", &forward,
-    )?)?)
+    // The command waits for its turn as long as it would wait for the store, then as long as
+    // it takes, as it would in the engine binary.
+    conn.get_ref()
+        .set_read_timeout(Some(lock_wait.max(Duration::from_millis(20))))?;
+    wire::write_line(conn.get_mut(), &serde_json::json!({ "forward": &forward }))?;
+    loop {
+        match answer(&mut conn, "ok") {
+            Ok(Value::String(s)) if s == STARTED => conn.get_ref().set_read_timeout(None)?,
+            Ok(done) => return Ok(serde_json::from_value(done)?),
+            Err(Waited) => {
+                // Withdrawn: the service does not run a command whose client hung up first,
+                // and says at once when its turn came in the meantime.
+                conn.get_ref()
+                    .set_read_timeout(Some(Duration::from_millis(300)))?;
+                if let Ok(Value::String(s)) = answer(&mut conn, "ok") {
+                    if s == STARTED {
+                        conn.get_ref().set_read_timeout(None)?;
+                        continue;
+                    }
+                }
+                return Ok(Forwarded {
+                    stdout: String::new(),
+                    stderr: format!(
+                        "wt-memory: the store is busy: its memory service (pid {}) did not get to this command within {:.1}s; nothing was stored, try again (`wt-memory daemon status`)\n",
+                        peer.pid,
+                        lock_wait.as_secs_f64()
+                    ),
+                    code: 1,
+                });
+            }
+            // A service that goes away before it answers (idle exit, upgrade) has stored
+            // nothing it did not acknowledge; the engine binary starts over, as its client would.
+            Err(Other) => return Err(Fallback),
+        }
+    }
 }
 
-/// Send `{kind: value}`, read the answer's `ok` (`hello` for a hello).
-fn exchange(
-    conn: &mut BufReader<UnixStream>,
-    kind: &str,
-    value: &impl serde::Serialize,
-) -> Result<Value, Fallback> {
-    let mut line = serde_json::to_vec(&serde_json::json!({ kind: value }))?;
-    line.push(b'\n');
-    conn.get_mut().write_all(&line)?;
-    let mut answer = String::new();
-    if conn.read_line(&mut answer)? == 0 {
-        return Err(Fallback);
+/// What [`answer`] could not read.
+enum NoAnswer {
+    /// The read timed out before the service took the command.
+    Waited,
+    Other,
+}
+use NoAnswer::{Other, Waited};
+
+impl<E: std::error::Error> From<E> for NoAnswer {
+    fn from(_: E) -> NoAnswer {
+        Other
     }
-    let mut answer: serde_json::Map<String, Value> = serde_json::from_str(&answer)?;
-    let key = if kind == "hello" { "hello" } else { "ok" };
-    answer.remove(key).ok_or(Fallback)
+}
+
+impl From<NoAnswer> for Fallback {
+    fn from(_: NoAnswer) -> Fallback {
+        Fallback
+    }
+}
+
+/// Stands for `{"started": null}`, the service's word that the command's turn has come.
+const STARTED: &str = "\u{0}started";
+
+/// Read one answer line and return its `key` (`hello` or `ok`), or [`STARTED`].
+fn answer(conn: &mut BufReader<UnixStream>, key: &str) -> Result<Value, NoAnswer> {
+    let line = match wire::read_line(conn, wire::MAX_LINE) {
+        Ok(Some(line)) => line,
+        Ok(None) => return Err(Other),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            let _ = conn.get_ref().shutdown(std::net::Shutdown::Write);
+            return Err(Waited);
+        }
+        Err(_) => return Err(Other),
+    };
+    let mut answer: serde_json::Map<String, Value> = serde_json::from_slice(&line)?;
+    if answer.contains_key("started") {
+        return Ok(Value::String(STARTED.into()));
+    }
+    answer.remove(key).ok_or(Other)
 }
 
 fn finish(done: Forwarded) -> ExitCode {

@@ -32,13 +32,68 @@ pub fn runtime_dir() -> PathBuf {
     crate::config::get().runtime_dir.clone()
 }
 
-/// Create `dir` (and parents) readable only by the current user.
+/// Create `dir` (and parents) readable only by the current user, and check that it is private:
+/// a directory (not a link), owned by this user, with no access for others (an existing one of
+/// ours with a wider mode is narrowed). The per-user runtime directory above it is checked the
+/// same way: under `/tmp`, another user could have made it first.
 pub fn ensure_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
+    let runtime = runtime_dir();
+    if dir != runtime && dir.starts_with(&runtime) {
+        ensure_private_dir(&runtime)?;
+    }
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(dir)
+        .create(dir)?;
+    check_private_dir(dir)
+}
+
+fn check_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::symlink_metadata(dir)?;
+    let refuse = |why: String| {
+        std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is not private ({why}): another user could read or replace what is kept there; remove it, or set XDG_RUNTIME_DIR",
+                dir.display()
+            ),
+        )
+    };
+    if meta.file_type().is_symlink() || !meta.is_dir() {
+        return Err(refuse("not a directory but a link or a file".into()));
+    }
+    if meta.uid() != crate::wire::my_uid() {
+        return Err(refuse(format!("owned by uid {}", meta.uid())));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Narrow an existing directory of ours to 0700 (a store root made before, or by someone else's
+/// umask); one owned by another user is left as it is.
+pub fn narrow_to_private(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::symlink_metadata(dir)?;
+    if meta.is_dir() && meta.uid() == crate::wire::my_uid() && meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Open `path` for appending, created 0600, never through a symbolic link (a planted link
+/// cannot make us write elsewhere).
+pub fn open_private_append(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
 }
 
 /// Write `bytes` to `path` atomically (temp file in the same directory, synced, then renamed).

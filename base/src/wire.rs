@@ -1,57 +1,153 @@
-//! What crosses a project daemon's socket that an engine-free process must know: where the
-//! socket is, who is talking ([`Hello`]) and a forwarded command line ([`Forward`]). The typed
-//! requests of the engine's front ends are `wt_memory::daemon`'s; both speak one line protocol:
-//! one JSON object per line, `{"hello": Hello}` first, then requests, each answered by
-//! `{"ok": …}` or `{"err": …}`.
+//! What crosses a store's service socket that an engine-free process must know: where the
+//! socket is, who is talking ([`Hello`]), the line framing, and a forwarded command line
+//! ([`Forward`]). The typed requests of the engine's front ends are `wt_memory::daemon`'s; both
+//! speak one line protocol: one JSON object per line, `{"hello": Hello}` first, then requests.
+//! A request's turn is announced by `{"started": null}` (so a client can tell a queue from a
+//! slow answer), and it is answered by `{"ok": …}` or `{"err": …}`.
+//!
+//! A service is identified by the store it serves: the canonical store directory, hashed into
+//! the socket's name. Two store roots holding a store of the same name get two services.
 
 use crate::config;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::{BufRead, Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// Version of the line protocol; a daemon speaking another one is replaced.
-pub const PROTOCOL: u32 = 4;
+/// Version of the line protocol; a service speaking another one is not used.
+pub const PROTOCOL: u32 = 5;
 
-/// The binary that links the engine: the full command line, and the daemon (`serve`).
+/// The binary that links the engine: the full command line, and the service (`serve`).
 pub const ENGINE: &str = "wt-memory-engine";
+
+/// The longest line a service reads before the client's hello.
+pub const MAX_HELLO_LINE: usize = 64 * 1024;
+
+/// The longest request line (an import document travels as one line).
+pub const MAX_LINE: usize = 256 * 1024 * 1024;
 
 pub fn daemon_dir() -> PathBuf {
     crate::paths::runtime_dir().join("daemon")
 }
 
-/// The socket of the daemon serving the store named `project`.
-pub fn socket_path(project: &str) -> PathBuf {
-    daemon_dir().join(format!("{project}.sock"))
+/// The store directory as the service knows it: absolute, with its root's links resolved (the
+/// store itself may not exist yet).
+pub fn canonical_store(store_dir: &Path) -> PathBuf {
+    let absolute = std::path::absolute(store_dir).unwrap_or_else(|_| store_dir.to_path_buf());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(root), Some(name)) => root
+            .canonicalize()
+            .unwrap_or_else(|_| root.to_path_buf())
+            .join(name),
+        _ => absolute,
+    }
+}
+
+/// The service's file name stem for `store_dir`: the store's name (for people) and a hash of
+/// its canonical path (for identity).
+pub fn store_key(store_dir: &Path) -> String {
+    let canonical = canonical_store(store_dir);
+    let name: String = canonical
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(40).collect())
+        .unwrap_or_default();
+    let digest = Sha256::digest(canonical.as_os_str().as_encoded_bytes());
+    format!("{name}-{}", &crate::hex(&digest)[..12])
+}
+
+/// The socket of the service of the store at `store_dir`.
+pub fn socket_path(store_dir: &Path) -> PathBuf {
+    daemon_dir().join(format!("{}.sock", store_key(store_dir)))
 }
 
 /// Who is talking: exchanged first on every connection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hello {
     pub protocol: u32,
-    /// The engine binary's identity (version, size, modification time): a rebuilt or upgraded
-    /// binary means a new daemon.
+    /// The engine binary's identity (version, size, modification time), for messages.
     pub build: String,
+    /// The crate version: a newer installation replaces an older service, never the reverse.
+    #[serde(default)]
+    pub version: String,
+    /// The engine binary (which installation this is).
+    #[serde(default)]
+    pub exe: PathBuf,
     /// The model directory the engine uses (`None`: hash embeddings).
     pub model: Option<PathBuf>,
+    /// The canonical store directory served (the service), or wanted (a client).
+    #[serde(default)]
+    pub store: PathBuf,
     pub pid: u32,
 }
 
+/// What a client does with the service it reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Use,
+    /// An older or incompatible service of this store: stop it and start ours.
+    Replace,
+    /// Not ours to use or replace: the message says why and what to do.
+    Refuse(String),
+}
+
 impl Hello {
-    /// What this process says: the daemon it would start, for the model at `model`.
-    pub fn here(model: Option<PathBuf>) -> Hello {
+    /// What this process says: the service it would start for `store_dir`, with the model at
+    /// `model`.
+    pub fn here(store_dir: &Path, model: Option<PathBuf>) -> Hello {
         let engine = config::locate_binary(ENGINE).unwrap_or_default();
         Hello {
             protocol: PROTOCOL,
             build: build_of(&engine),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            exe: engine,
             model,
+            store: canonical_store(store_dir),
             pid: std::process::id(),
         }
     }
 
-    /// Is `peer` the daemon this side would start (same protocol, build and model)?
-    pub fn agrees_with(&self, peer: &Hello) -> bool {
-        peer.protocol == self.protocol && peer.build == self.build && peer.model == self.model
+    /// Whether to use `peer`, the service that answered. Compatible builds (the same protocol
+    /// and model) share a service whatever their binary's path or time, so two installations
+    /// of one version never replace each other; a newer version replaces an older service, and
+    /// an older client never replaces a newer one.
+    pub fn judge(&self, peer: &Hello) -> Verdict {
+        if peer.store != self.store {
+            return Verdict::Refuse(format!(
+                "the memory service on this socket (pid {}) serves {}, not {}; stop it: kill {}",
+                peer.pid,
+                peer.store.display(),
+                self.store.display(),
+                peer.pid
+            ));
+        }
+        let newer = |a: &str, b: &str| version_key(a) > version_key(b);
+        if newer(&self.version, &peer.version) {
+            return Verdict::Replace;
+        }
+        if peer.protocol == self.protocol && peer.model == self.model {
+            return Verdict::Use;
+        }
+        if newer(&peer.version, &self.version) {
+            return Verdict::Refuse(format!(
+                "an older wt-memory ({}, {}) is in use beside a newer one ({}, {}); remove the older installation",
+                self.version,
+                self.exe.display(),
+                peer.version,
+                peer.exe.display()
+            ));
+        }
+        Verdict::Replace
     }
+}
+
+/// `1.2.3` as numbers, for ordering (anything else counts as 0).
+fn version_key(v: &str) -> Vec<u64> {
+    v.split(['.', '-', '+'])
+        .take(3)
+        .map(|p| p.parse().unwrap_or(0))
+        .collect()
 }
 
 /// The identity of the binary at `path`.
@@ -61,7 +157,7 @@ fn build_of(path: &Path) -> String {
         .as_ref()
         .and_then(|m| m.modified().ok())
         .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
+        .map_or(0, |d| d.as_secs());
     format!(
         "{} {} {stamp}",
         env!("CARGO_PKG_VERSION"),
@@ -69,9 +165,100 @@ fn build_of(path: &Path) -> String {
     )
 }
 
-/// A `wt-memory` command line for the daemon to run as the engine binary would
+/// The uid of the process at the other end of `stream` (`SO_PEERCRED`).
+pub fn peer_uid(stream: &UnixStream) -> Option<u32> {
+    use std::os::unix::io::AsRawFd;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`, a properly sized ucred.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then_some(cred.uid)
+}
+
+/// This process's effective uid.
+pub fn my_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// Connect to the socket at `path`, refusing a listener that another user runs: nothing is sent
+/// to it.
+pub fn connect_own(path: &Path) -> std::io::Result<UnixStream> {
+    let stream = UnixStream::connect(path)?;
+    match peer_uid(&stream) {
+        Some(uid) if uid == my_uid() => Ok(stream),
+        Some(uid) => Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is served by another user (uid {uid}); refusing to talk to it: remove it",
+                path.display()
+            ),
+        )),
+        None => Err(std::io::Error::other("cannot tell who serves the socket")),
+    }
+}
+
+/// Read one line of at most `max` bytes (without its newline). `Ok(None)` at the end of input;
+/// an `InvalidData` error for a longer line (the rest of it is not read).
+pub fn read_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    let n = reader
+        .by_ref()
+        .take(max as u64 + 1)
+        .read_until(b'\n', &mut line)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a line over {} is refused", human_bytes(max)),
+        ));
+    }
+    Ok(Some(line))
+}
+
+/// Write `value` as one line.
+pub fn write_line(stream: &mut impl Write, value: &impl Serialize) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(value)?;
+    bytes.push(b'\n');
+    stream.write_all(&bytes)
+}
+
+/// `64 KiB`, `256 MiB`.
+pub fn human_bytes(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// A message cut to `max` characters, for errors that might quote what they refuse.
+pub fn clip(message: &str, max: usize) -> String {
+    match message.char_indices().nth(max) {
+        Some((at, _)) => format!("{}… (cut)", &message[..at]),
+        None => message.to_string(),
+    }
+}
+
+/// A `wt-memory` command line for the service to run as the engine binary would
 /// (`{"forward": Forward}`), answered by `{"ok": Forwarded}`, or by `{"err": …}` when the
-/// daemon does not run that command (then nothing was done).
+/// service does not run that command (then nothing was done).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Forward {
     /// The arguments after the program name.
@@ -79,7 +266,7 @@ pub struct Forward {
     pub cwd: PathBuf,
     /// Standard input, read whole (empty when it is a terminal).
     pub stdin: String,
-    /// How long the daemon may wait for the store on the command's behalf.
+    /// How long the service may wait for the store on the command's behalf.
     pub lock_wait_ms: u64,
 }
 
@@ -89,4 +276,68 @@ pub struct Forwarded {
     pub stdout: String,
     pub stderr: String,
     pub code: u8,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hello(version: &str, protocol: u32, store: &str) -> Hello {
+        Hello {
+            protocol,
+            build: String::new(),
+            version: version.into(),
+            exe: PathBuf::from(format!("/opt/{version}/wt-memory-engine")),
+            model: None,
+            store: PathBuf::from(store),
+            pid: 7,
+        }
+    }
+
+    #[test]
+    fn a_client_uses_a_compatible_service_and_replaces_only_an_older_one() {
+        let mine = hello("0.2.0", PROTOCOL, "/r/a");
+        // Another installation of the same version: shared, whatever its path.
+        assert_eq!(mine.judge(&hello("0.2.0", PROTOCOL, "/r/a")), Verdict::Use);
+        // A newer service speaking our protocol serves us; an older one is replaced.
+        assert_eq!(mine.judge(&hello("0.3.0", PROTOCOL, "/r/a")), Verdict::Use);
+        assert_eq!(mine.judge(&hello("0.1.9", PROTOCOL, "/r/a")), Verdict::Replace);
+        assert_eq!(mine.judge(&hello("0.2.0", 4, "/r/a")), Verdict::Replace);
+        // A newer service we cannot talk to is not ours to stop: one line says what to remove.
+        let Verdict::Refuse(why) = mine.judge(&hello("0.10.0", PROTOCOL + 1, "/r/a")) else {
+            panic!("an older client replaced a newer service");
+        };
+        assert!(why.contains("remove the older installation") && why.contains("/opt/0.2.0"));
+        // Another store's service is never used.
+        assert!(matches!(
+            mine.judge(&hello("0.2.0", PROTOCOL, "/r/b")),
+            Verdict::Refuse(_)
+        ));
+    }
+
+    #[test]
+    fn two_roots_give_two_sockets_for_one_store_name() {
+        let a = socket_path(Path::new("/tmp/A/app-12345678"));
+        let b = socket_path(Path::new("/tmp/B/app-12345678"));
+        assert_ne!(a, b);
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("app-12345678-") && name.ends_with(".sock"));
+        // One directory reached through a link is one service.
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("link")).unwrap();
+        assert_eq!(
+            socket_path(&tmp.path().join("real/app")),
+            socket_path(&tmp.path().join("link/app"))
+        );
+    }
+
+    #[test]
+    fn long_lines_are_refused_and_short_ones_read_whole() {
+        let mut input = std::io::Cursor::new(b"{\"a\":1}\nxxxxxxxxxxxx\n".to_vec());
+        assert_eq!(read_line(&mut input, 8).unwrap().unwrap(), b"{\"a\":1}");
+        let err = read_line(&mut input, 8).unwrap_err();
+        assert!(err.to_string().contains("a line over 8 bytes"), "{err}");
+        assert!(clip(&"x".repeat(10_000), 100).len() < 120);
+    }
 }

@@ -8,6 +8,7 @@ use crate::{doctor, model, ops};
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Subcommand)]
 pub enum Cmd {
@@ -105,7 +106,8 @@ pub enum DaemonCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Finish the request in progress and exit.
+    /// Finish the request in progress and exit; a service that does not answer is ended
+    /// with SIGTERM, then SIGKILL (every write it acknowledged is kept).
     Stop,
 }
 
@@ -245,31 +247,35 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
 }
 
 fn daemon(client: &Client, action: DaemonCmd) -> Res {
-    let Some(mut conn) = crate::daemon::running(client.project()) else {
-        println!(
-            "no memory daemon runs for project {}",
-            client.project().name
-        );
-        return Ok(match action {
-            DaemonCmd::Status { .. } => ExitCode::FAILURE,
-            DaemonCmd::Stop => ExitCode::SUCCESS,
-        });
+    let project = client.project();
+    let spooled = crate::spool::count(project);
+    if let DaemonCmd::Stop = action {
+        match crate::daemon::stop(project) {
+            Some(pid) => println!("stopped the memory service (pid {pid})"),
+            None => println!("no memory service runs for {}", project.store_dir.display()),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let DaemonCmd::Status { json } = action else {
+        unreachable!("stop is handled above")
     };
-    match action {
-        DaemonCmd::Status { json } => {
-            let s = conn.status()?;
-            if json {
-                print_json(&s);
-            } else {
-                println!("{}", crate::daemon::describe(&s));
-                print!("{}", crate::daemon::describe_service(&s));
+    let mut conn = match crate::daemon::probe(project, Duration::from_secs(2)) {
+        crate::daemon::Found::Service(conn) => conn,
+        crate::daemon::Found::Nothing => {
+            println!("no memory service runs for {}", project.store_dir.display());
+            if spooled > 0 {
+                println!("{spooled} hook write(s) wait in the spool; the next command that opens the store stores them");
             }
+            return Ok(ExitCode::FAILURE);
         }
-        DaemonCmd::Stop => {
-            let pid = conn.peer.pid;
-            conn.shutdown();
-            println!("asked the memory daemon (pid {pid}) to stop");
-        }
+        crate::daemon::Found::Stuck(e) => return Err(e),
+    };
+    let s = conn.status()?;
+    if json {
+        print_json(&s);
+    } else {
+        println!("{}", crate::daemon::describe(&s));
+        print!("{}", crate::daemon::describe_service(&s));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -161,7 +161,8 @@ pub fn main() -> ExitCode {
 
 /// A failed command's stderr line and exit status.
 fn failure(e: Error) -> (String, u8) {
-    match e {
+    // One line, never a screenful of quoted input.
+    match e.clipped(2000) {
         Error::NothingToStore { why } => {
             (format!("wt-memory: remember: nothing to store: {why}"), 3)
         }
@@ -185,7 +186,7 @@ impl ForwardedRemember {
         let refused = || Error::Daemon {
             message: format!(
                 "the daemon does not run `wt-memory {}`",
-                call.argv.join(" ")
+                wt_memory_base::wire::clip(&call.argv.join(" "), 200)
             ),
         };
         let argv = std::iter::once("wt-memory").chain(call.argv.iter().map(String::as_str));
@@ -214,7 +215,8 @@ impl ForwardedRemember {
     /// Run it on the store `direct` keeps open, as [`main`] would have run it in the engine
     /// binary: what it prints and its exit status. A line naming another store is refused.
     pub fn run(self, direct: &mut Direct) -> Result<Forwarded, Error> {
-        if self.project.store_dir != direct.project().store_dir {
+        let canonical = wt_memory_base::wire::canonical_store;
+        if canonical(&self.project.store_dir) != canonical(&direct.project().store_dir) {
             return Err(Error::Daemon {
                 message: format!("this daemon does not serve {}", self.project.name),
             });

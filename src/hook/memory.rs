@@ -1,6 +1,8 @@
 //! The hook's memory calls: the same typed calls as every front end, through a [`Client`] opened
-//! in this process on first use. The store is waited for only as long as the event's deadline
-//! allows; a store held by another process makes the call fail, and the hook stays silent.
+//! in this process on first use. Memory gets [`MEMORY_BUDGET`] per call, and never past the
+//! event's deadline: a store that cannot answer in time makes a read fail (the hook stays
+//! silent), and a write go to the store's spool ([`crate::spool`]), which whoever opens the
+//! store next applies. Once memory has failed to answer, this run asks it nothing more.
 
 use super::Ctx;
 use crate::client::{Client, Holding, Mode};
@@ -12,6 +14,10 @@ use std::time::{Duration, Instant};
 /// Time kept back after a store call for formatting and printing.
 const MARGIN: Duration = Duration::from_millis(150);
 
+/// The longest a hook waits on memory for one call (a cold service start at 10k memories takes
+/// about 0.8 s): a prompt is never held for a store that cannot answer.
+pub const MEMORY_BUDGET: Duration = Duration::from_millis(1000);
+
 /// Run `f` on the hook's client, opening it (with a lock wait that ends before the deadline) on
 /// first use.
 fn with_client<T>(
@@ -19,11 +25,14 @@ fn with_client<T>(
     what: &str,
     f: impl FnOnce(&mut Client) -> crate::error::Result<T>,
 ) -> Result<T, String> {
+    if let Some(why) = ctx.memory_down.borrow().as_ref() {
+        return Err(format!("{what}: skipped, memory did not answer earlier: {why}"));
+    }
     let wait = ctx.remaining().saturating_sub(MARGIN);
     if wait < Duration::from_millis(100) {
         return Err(format!("no time left for {what}"));
     }
-    let wait = wait.min(crate::config::get().lock_wait);
+    let wait = wait.min(MEMORY_BUDGET).min(crate::config::get().lock_wait);
     let mut slot = ctx.client.borrow_mut();
     let client = slot.get_or_insert_with(|| {
         let project = crate::project::resolve(&ctx.project_dir, None);
@@ -37,7 +46,17 @@ fn with_client<T>(
     });
     client.set_lock_wait(wait);
     let started = Instant::now();
-    let out = f(client).map_err(|e| format!("{what}: {e}"));
+    let out = f(client).map_err(|e| {
+        if matches!(
+            e,
+            crate::error::Error::Unanswered { .. }
+                | crate::error::Error::Daemon { .. }
+                | crate::error::Error::Busy { .. }
+        ) {
+            *ctx.memory_down.borrow_mut() = Some(e.to_string());
+        }
+        format!("{what}: {e}")
+    });
     if out.is_err() {
         ctx.trace.borrow_mut().failed = true;
     }
@@ -121,11 +140,23 @@ pub fn remember(
         keys: keys.to_vec(),
         ..Remember::default()
     };
-    with_client(ctx, "remember", |c| {
+    let stored = with_client(ctx, "remember", |c| {
         c.set_source(source);
         c.remember(&req)
-    })
-    .map(|r| r.id)
+    });
+    match stored {
+        Ok(done) => Ok(done.id),
+        // The store could not take it in time: keep it for the next opening of the store.
+        Err(e) if ctx.memory_down.borrow().is_some() => {
+            let project = crate::project::resolve(&ctx.project_dir, None);
+            let branch = project.branch();
+            crate::spool::add(&project, &req, source, branch.as_deref())
+                .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
+            super::log::info(&ctx.event, &format!("{e}; the write is spooled"));
+            Ok(String::new())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Let go of the store before slow work (the Stop hook's model call), so other sessions' hooks

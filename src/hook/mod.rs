@@ -55,6 +55,8 @@ pub struct Ctx {
     pub client: RefCell<Option<Client>>,
     /// What this run asked memory, for the metrics log.
     pub trace: RefCell<metrics::Trace>,
+    /// Why memory did not answer, once it has not: later calls of this run are not tried.
+    pub memory_down: RefCell<Option<String>>,
 }
 
 impl Ctx {
@@ -199,6 +201,7 @@ fn run(args: &[String]) {
         session,
         client: RefCell::new(None),
         trace: RefCell::default(),
+        memory_down: RefCell::new(None),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
     let output = events::dispatch(&ctx, &input);

@@ -31,11 +31,25 @@ use crate::sync::{SyncAction, SyncArgs};
 /// binary's, not the crate's (`wt-memory` is the CLI).
 pub const SERVER_NAME: &str = "wt-mcp-server";
 
-const SERVER_INSTRUCTIONS: &str = "Persistent memory for this project, shared with the memory hooks. \
-Before non-trivial work, `recall` what earlier sessions learned about the topic; after a decision, a \
-non-obvious fix or a discovered convention, `remember` it (one self-contained fact per memory). Use \
-`add_todo`/`list_todos` for follow-ups that outlive the session. Maintenance tools (`audit`, `dedup`, \
-`cleanup`) default to dry runs.";
+/// What Claude Code shows the model about this server at session start (it keeps the first
+/// 2 KB; a test holds it under that).
+pub const SERVER_INSTRUCTIONS: &str = "Persistent memory for this project, shared with the memory hooks and kept across sessions. \
+When to recall: before non-trivial work, when a task touches code or decisions earlier sessions may have \
+covered, when something looks familiar, and when stuck on an error; call `recall` with a few words or a \
+question, and `get_memory` for an id a hook listed (`[MEM#...]`). When to remember: after a decision and \
+its reason, a non-obvious fix, a convention or a gotcha someone would otherwise rediscover; call \
+`remember` with one self-contained fact (no secrets), and `supersede` when it replaces an older memory. \
+Use `add_todo`/`list_todos` for follow-ups that outlive the session. Maintenance tools (`audit`, \
+`dedup`, `cleanup`) default to dry runs.";
+
+/// The `_meta` of the tools Claude Code should load at session start rather than defer behind
+/// its tool search (where the model rarely thinks of looking for memory): `recall` and
+/// `remember`. The other tools stay deferred, found by name when needed.
+fn always_load() -> rmcp::model::MetaObject {
+    let mut meta = rmcp::model::MetaObject::new();
+    meta.insert("anthropic/alwaysLoad".into(), serde_json::Value::Bool(true));
+    meta
+}
 
 fn text_result(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text.into())])
@@ -560,6 +574,7 @@ impl MemoryServer {
 impl MemoryServer {
     #[tool(
         description = "Save one fact to the project's persistent memory so later sessions (and the memory hooks) can use it. Use after a decision, a non-obvious fix, a discovered convention or gotcha. Write it self-contained; never include secrets. Returns {\"id\": ..., \"duplicate\": bool, \"similar\": [...]}; duplicate=true means the same content was already stored under that id. similar lists older memories on the same subject (id, similarity, content): if the new fact replaces one of them (a changed decision, a moved file), call supersede(newer=id, older=that id) so the stale one stops being injected.",
+        meta = always_load(),
         annotations(
             title = "Remember",
             read_only_hint = false,
@@ -586,6 +601,7 @@ impl MemoryServer {
 
     #[tool(
         description = "Search the project's memory for what earlier sessions learned about a topic. Use before starting non-trivial work, when something looks familiar, or when stuck. Memories from the current git branch rank first. Returns a JSON array of records (id, content, experience_type, tags, importance, created_at, ...), best match first; [] when nothing matches.",
+        meta = always_load(),
         annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
     )]
     async fn recall(

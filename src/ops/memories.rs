@@ -77,6 +77,14 @@ pub struct Similar {
 
 /// At most this many [`Similar`] memories per write.
 const MAX_SIMILAR: usize = 3;
+/// Limits of a memory's fields besides its content (see [`Remember::check`]).
+pub const MAX_TAGS: usize = 50;
+pub const MAX_TAG_CHARS: usize = 200;
+pub const MAX_RAW_KEYS: usize = 50;
+pub const MAX_RAW_KEY_CHARS: usize = 2_000;
+pub const MAX_METADATA_ENTRIES: usize = 50;
+pub const MAX_METADATA_VALUE_CHARS: usize = 10_000;
+
 /// Characters of a [`Similar`] memory's content shown.
 const SIMILAR_PREVIEW_CHARS: usize = 120;
 
@@ -120,11 +128,65 @@ impl Remember {
     /// something left outside `<private>` spans. Cheaper than [`Remember::check`]: it skips the
     /// redaction (the process that stores redacts), whose rules take ~9 ms to compile per process.
     pub fn precheck(&self) -> Result<()> {
+        self.check_fields()?;
         parse_user_type(&self.memory_type).map_err(bad_input)?;
         self.check_importance()?;
         self.checked_supersedes()?;
         if hygiene::strip_private(&self.content).trim().is_empty() {
             return Err(self.nothing_to_store());
+        }
+        Ok(())
+    }
+
+    /// The size of every field besides the content: a tag, key or metadata value is printed
+    /// with the memory and retrieved by hooks, so a huge one costs every later call. The error
+    /// names the field and never quotes it.
+    fn check_fields(&self) -> Result<()> {
+        let too_long = |what: &str, n: usize, limit: usize| {
+            bad_input(format!(
+                "remember: {what} is {n} characters; the limit is {limit}; nothing stored"
+            ))
+        };
+        let too_many = |what: &str, n: usize, limit: usize| {
+            bad_input(format!(
+                "remember: {n} {what}; the limit is {limit}; nothing stored"
+            ))
+        };
+        let chars = |s: &str| s.chars().count();
+        if self.memory_type.len() > MAX_TAG_CHARS {
+            return Err(too_long("the type", chars(&self.memory_type), MAX_TAG_CHARS));
+        }
+        if self.tags.len() > MAX_TAGS {
+            return Err(too_many("tags", self.tags.len(), MAX_TAGS));
+        }
+        if let Some(t) = self.tags.iter().find(|t| chars(t) > MAX_TAG_CHARS) {
+            return Err(too_long("a tag", chars(t), MAX_TAG_CHARS));
+        }
+        if self.keys.len() > MAX_RAW_KEYS {
+            return Err(too_many("retrieval keys", self.keys.len(), MAX_RAW_KEYS));
+        }
+        if let Some(k) = self.keys.iter().find(|k| chars(k) > MAX_RAW_KEY_CHARS) {
+            return Err(too_long("a retrieval key", chars(k), MAX_RAW_KEY_CHARS));
+        }
+        if self.metadata.len() > MAX_METADATA_ENTRIES {
+            return Err(too_many("metadata entries", self.metadata.len(), MAX_METADATA_ENTRIES));
+        }
+        for (k, v) in &self.metadata {
+            if chars(k) > MAX_TAG_CHARS {
+                return Err(too_long("a metadata key", chars(k), MAX_TAG_CHARS));
+            }
+            if chars(v) > MAX_METADATA_VALUE_CHARS {
+                return Err(too_long(
+                    &format!("metadata value `{}`", crate::hygiene::truncate_chars(k, 40)),
+                    chars(v),
+                    MAX_METADATA_VALUE_CHARS,
+                ));
+            }
+        }
+        if let Some(id) = &self.supersedes {
+            if id.len() > 64 {
+                return Err(too_long("--supersedes", chars(id), 64));
+            }
         }
         Ok(())
     }
@@ -156,6 +218,7 @@ impl Remember {
 
     /// Every rule that needs no store: type, importance, content present and within the limit.
     pub fn check(&self) -> Result<CheckedRemember> {
+        self.check_fields()?;
         let (experience_type, note) = parse_user_type(&self.memory_type).map_err(bad_input)?;
         self.check_importance()?;
         let supersedes = self.checked_supersedes()?;

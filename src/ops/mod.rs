@@ -69,6 +69,11 @@ impl Default for OpenOptions {
 pub fn open_store(project: &Project, opts: &OpenOptions) -> Result<Store> {
     let existed = crate::store::exists(&project.store_dir);
     let store = Store::open_with_wait(project, opts.lock_wait)?;
+    // A store made before files were private, or in a root another umask made: ours only.
+    let _ = crate::paths::narrow_to_private(store.dir());
+    if let Some(root) = store.dir().parent() {
+        let _ = crate::paths::narrow_to_private(root);
+    }
     if !opts.migrate {
         return Ok(store);
     }

@@ -142,10 +142,29 @@ pub struct Seeded {
 /// A seed file's memories, checked before the store opens.
 pub struct CheckedSeeds(Vec<NewMemory>);
 
-pub fn check_seed_file(path: &Path) -> Result<CheckedSeeds> {
-    let text = std::fs::read_to_string(path)
+/// The largest seed file read.
+pub const MAX_SEED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A seed file's text, read once by the process that was given its path.
+pub fn read_seed_file(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SEED_BYTES + 1).read_to_string(&mut text))
         .map_err(|e| bad_input(format!("seed: cannot read {}: {e}", path.display())))?;
-    let parsed: SeedFile = serde_yaml::from_str(&text).map_err(|e| {
+    if text.len() as u64 > MAX_SEED_BYTES {
+        return Err(bad_input(format!(
+            "seed: {} is over {} MiB; split it",
+            path.display(),
+            MAX_SEED_BYTES >> 20
+        )));
+    }
+    Ok(text)
+}
+
+/// A seed file's text checked: every seed has a known type (`path` names it in messages).
+pub fn check_seed_text(text: &str, path: &Path) -> Result<CheckedSeeds> {
+    let parsed: SeedFile = serde_yaml::from_str(text).map_err(|e| {
         bad_input(format!(
             "seed: {} is not valid seed YAML: {e}",
             path.display()
