@@ -192,7 +192,7 @@ fn a_daemon_killed_mid_burst_loses_no_acknowledged_write_and_is_replaced() {
 }
 
 #[test]
-fn a_stale_socket_and_a_daemon_of_another_build_are_replaced() {
+fn a_stale_socket_is_replaced_and_another_copy_of_one_version_shares_the_service() {
     let env = TestEnv::new();
     // Our own copy of the binaries, so "upgrading" it touches nothing other tests use.
     let bin = env.path().join("bin");
@@ -223,8 +223,8 @@ fn a_stale_socket_and_a_daemon_of_another_build_are_replaced() {
     ));
     let first = daemon_pids(&name);
     assert_eq!(first.len(), 1);
-    // Upgrade: the engine binary changes; the next client replaces the old daemon, also when
-    // it is a command the `wt-memory` front would forward to a daemon of its own build.
+    // Another copy of the binaries (written later, elsewhere) is the same version: it uses the
+    // running service. (A newer version replacing an older one is `wire`'s unit test.)
     let copy = bin.join("wt-memory-engine");
     let bytes = std::fs::read(&copy).unwrap();
     std::fs::remove_file(&copy).unwrap();
@@ -232,16 +232,11 @@ fn a_stale_socket_and_a_daemon_of_another_build_are_replaced() {
     std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     ok(wt(
         &["remember", "--type", "Learning"],
-        Some("Upgrades replace the daemon"),
+        Some("A second installation shares the service"),
     ));
-    wait_until("old daemon gone", Duration::from_secs(10), || {
-        !alive(first[0])
-    });
     let found: Value = serde_json::from_str(&ok(wt(&["recall", "stale sockets"], None))).unwrap();
     assert_eq!(found.as_array().unwrap().len(), 2);
-    let now = daemon_pids(&name);
-    assert_eq!(now.len(), 1, "{now:?}");
-    assert_ne!(now, first);
+    assert_eq!(daemon_pids(&name), first);
 }
 
 #[test]
@@ -422,7 +417,11 @@ fn a_daemon_started_while_the_last_one_closes_the_store_waits_and_takes_over() {
 fn a_quiet_daemon_brings_the_store_files_up_to_date() {
     let env = TestEnv::new();
     let (repo, name, _) = one_note_through_a_daemon(&env, "Checkpoints follow a quiet second");
-    let log = env.path().join(format!("state/wt-tools/daemon-{name}.log"));
+    let store = env.store_root().join(&name);
+    let log = env.path().join(format!(
+        "state/wt-tools/daemon-{}.log",
+        wt_memory::wire::store_key(&store)
+    ));
     wait_until(
         "a checkpoint in the daemon's log",
         Duration::from_secs(10),
@@ -884,7 +883,7 @@ fn a_listener_of_another_user_is_told_nothing() {
     for open in [env.path(), &env.path().join("runtime"), dir.parent().unwrap(), &dir] {
         set_mode(open, 0o777);
     }
-    let heard = env.path().join("heard");
+    let heard = std::env::temp_dir().join(format!("wt-heard-{}", std::process::id()));
     std::fs::write(&heard, "").unwrap();
     chown(&heard, 65534);
     let script = format!(
@@ -913,9 +912,11 @@ fn a_listener_of_another_user_is_told_nothing() {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     let _ = rogue.kill();
     let _ = rogue.wait();
-    assert!(out.status.success(), "{err}");
+    assert!(out.status.success(), "{:?}: {err}", out.status);
     assert!(err.contains("another user"), "{err}");
-    assert_eq!(std::fs::read_to_string(&heard).unwrap(), "", "the other user heard something");
+    let heard_text = std::fs::read_to_string(&heard).unwrap();
+    let _ = std::fs::remove_file(&heard);
+    assert_eq!(heard_text, "", "the other user heard something");
     // It was stored, in our own store.
     let listed = contents(&ok(wtd(&env, &repo, &["--no-daemon", "list"], None)));
     assert_eq!(listed, [secret]);
