@@ -300,7 +300,9 @@ impl Connection {
                 std::io::ErrorKind::PermissionDenied,
                 e.to_string(),
             )),
-            _ => Err(std::io::Error::other("the memory service did not say hello")),
+            _ => Err(std::io::Error::other(
+                "the memory service did not say hello",
+            )),
         }
     }
 
@@ -489,7 +491,11 @@ pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
         match Connection::open(&socket, left().min(HELLO_WAIT), &mine) {
             Ok(conn) => match judged(conn)? {
                 Ok(conn) => return Ok(conn),
-                Err(_) => return Err(unanswered("the memory service just started is not this build's; try again")),
+                Err(_) => {
+                    return Err(unanswered(
+                        "the memory service just started is not this build's; try again",
+                    ))
+                }
             },
             Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
                 return Err(unanswered(e.to_string()))
@@ -794,7 +800,10 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return,
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                let _ = answer(&mut writer, &Line::Err(daemon_err(format!("memory service: {e}"))));
+                let _ = answer(
+                    &mut writer,
+                    &Line::Err(daemon_err(format!("memory service: {e}"))),
+                );
                 return;
             }
             // Silent too long, or gone: the connection is closed (a client reconnects).

@@ -145,11 +145,7 @@ pub fn run(client: &mut Client) -> Vec<Section> {
     };
     match (&daemon, stuck) {
         (Some(s), _) => store.push(Check::new(true, crate::daemon::describe(s), "")),
-        (None, Some(e)) => store.push(Check::new(
-            false,
-            e.to_string(),
-            "wt-memory daemon stop",
-        )),
+        (None, Some(e)) => store.push(Check::new(false, e.to_string(), "wt-memory daemon stop")),
         (None, None) if config::get().daemon => store.push(Check::info(
             "no memory daemon runs now (the next call starts one)",
         )),
@@ -159,7 +155,10 @@ pub fn run(client: &mut Client) -> Vec<Section> {
     if spooled > 0 && daemon.is_none() {
         store.push(Check::new(
             false,
-            format!("{spooled} hook write(s) wait in the spool ({})", crate::spool::path(&project).display()),
+            format!(
+                "{spooled} hook write(s) wait in the spool ({})",
+                crate::spool::path(&project).display()
+            ),
             "wt-memory status (any command that opens the store stores them)",
         ));
     }

@@ -63,7 +63,7 @@ fn daemon_pids(name: &str) -> Vec<u32> {
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
         let named = format!("--project={name}");
-        if args.iter().any(|a| a == "serve") && args.iter().any(|a| *a == named) {
+        if args.iter().any(|a| a == "serve") && args.contains(&named) {
             pids.push(pid);
         }
     }
@@ -369,7 +369,10 @@ fn another_user_gets_no_answer() {
         !said.contains("uptime_secs"),
         "another user got an answer: {said}"
     );
-    assert!(said.contains("serves only its own user"), "the refusal is said: {said}");
+    assert!(
+        said.contains("serves only its own user"),
+        "the refusal is said: {said}"
+    );
     let mode = std::fs::metadata(&sock).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(mode.permissions().mode() & 0o777, 0o600);
@@ -606,7 +609,13 @@ fn two_store_roots_in_one_repository_get_two_services_and_never_mix() {
                 let (env, repo) = (&env, &repo);
                 s.spawn(move || {
                     let note = format!("Note {i} belongs to store {tag} only");
-                    ok(wtd_root(env, root, repo, &["remember", "--type", "Context"], Some(&note)));
+                    ok(wtd_root(
+                        env,
+                        root,
+                        repo,
+                        &["remember", "--type", "Context"],
+                        Some(&note),
+                    ));
                 });
             }
         }
@@ -614,7 +623,10 @@ fn two_store_roots_in_one_repository_get_two_services_and_never_mix() {
     for (root, mine, theirs) in [(&a, "store A", "store B"), (&b, "store B", "store A")] {
         let listed = contents(&ok(wtd_root(&env, root, &repo, &["list"], None)));
         assert_eq!(listed.len(), 4, "{listed:?}");
-        assert!(listed.iter().all(|c| c.ends_with(&format!("{mine} only"))), "{listed:?}");
+        assert!(
+            listed.iter().all(|c| c.ends_with(&format!("{mine} only"))),
+            "{listed:?}"
+        );
         assert!(!listed.iter().any(|c| c.contains(theirs)));
     }
     // Two services, one per store directory.
@@ -622,7 +634,13 @@ fn two_store_roots_in_one_repository_get_two_services_and_never_mix() {
     assert_eq!(daemon_pids(&name).len(), 2);
     // Export from one root, import into another: everything arrives.
     let export = env.path().join("a.json");
-    ok(wtd_root(&env, &a, &repo, &["export", "--output", export.to_str().unwrap()], None));
+    ok(wtd_root(
+        &env,
+        &a,
+        &repo,
+        &["export", "--output", export.to_str().unwrap()],
+        None,
+    ));
     let c = env.path().join("C");
     let imported: Value = serde_json::from_str(&ok(wtd_root(
         &env,
@@ -633,7 +651,10 @@ fn two_store_roots_in_one_repository_get_two_services_and_never_mix() {
     )))
     .unwrap();
     assert_eq!(imported["imported"], 4, "{imported}");
-    assert_eq!(contents(&ok(wtd_root(&env, &c, &repo, &["list"], None))).len(), 4);
+    assert_eq!(
+        contents(&ok(wtd_root(&env, &c, &repo, &["list"], None))).len(),
+        4
+    );
 }
 
 #[test]
@@ -643,8 +664,17 @@ fn a_repository_whose_name_starts_with_a_dash_gets_its_service_at_once() {
     let name = project_name(&env, &repo);
     assert!(name.starts_with("-odd-"), "{name}");
     let started = Instant::now();
-    ok(wtd(&env, &repo, &["remember", "--type", "Context"], Some("Dashes lead this repository's name")));
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    ok(wtd(
+        &env,
+        &repo,
+        &["remember", "--type", "Context"],
+        Some("Dashes lead this repository's name"),
+    ));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(daemon_pids(&name).len(), 1, "a service runs for it");
     let (_, took) = prompt_hook(&env, &repo, "what leads this repository's name?", "1");
     assert!(took < Duration::from_millis(1500), "{took:?}");
@@ -667,7 +697,14 @@ fn prompt_hook(env: &TestEnv, repo: &Path, prompt: &str, daemon: &str) -> (Strin
 fn commit_save_hook(env: &TestEnv, repo: &Path) -> Duration {
     std::fs::write(repo.join("cookie.rs"), "// cookie\n").unwrap();
     support::git(repo, &["add", "."]);
-    support::git(repo, &["commit", "-qm", "add-login: store session id in HttpOnly cookie"]);
+    support::git(
+        repo,
+        &[
+            "commit",
+            "-qm",
+            "add-login: store session id in HttpOnly cookie",
+        ],
+    );
     let payload = std::fs::read_to_string(
         support::fixtures_dir().join("hooks/post_tool_use.bash_git_commit_m.json"),
     )
@@ -699,28 +736,44 @@ fn a_frozen_service_holds_no_prompt_and_loses_no_hook_write() {
     assert!(took < Duration::from_millis(1500), "bypass held {took:?}");
     // A hook's write goes to the spool, in the budget.
     let took = commit_save_hook(&env, &repo);
-    assert!(took < Duration::from_millis(1500), "commit save held {took:?}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "commit save held {took:?}"
+    );
     // The CLI says what is wrong, with the pid and the fix, within a few seconds.
     let started = Instant::now();
     let out = wtd(&env, &repo, &["list"], None);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("is not answering") && err.contains(&format!("pid {pid}")) && err.contains("wt-memory daemon stop"),
+        err.contains("is not answering")
+            && err.contains(&format!("pid {pid}"))
+            && err.contains("wt-memory daemon stop"),
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     let doctor = String::from_utf8_lossy(&wtd(&env, &repo, &["doctor"], None).stdout).into_owned();
     assert!(doctor.contains("is not answering"), "{doctor}");
     // `daemon stop` ends even a frozen service; the next call stores what was spooled.
     ok(wtd(&env, &repo, &["daemon", "stop"], None));
-    wait_until("the frozen service is gone", Duration::from_secs(10), || !alive(pid));
+    wait_until(
+        "the frozen service is gone",
+        Duration::from_secs(10),
+        || !alive(pid),
+    );
     let listed = contents(&ok(wtd(&env, &repo, &["list"], None)));
     assert!(listed.iter().any(|c| c == COMMITTED), "{listed:?}");
     assert_eq!(listed.len(), 2, "{listed:?}");
     assert_eq!(daemon_pids(&name).len(), 1);
-    let spool = env.store_root().join(".spool").join(format!("{name}.jsonl"));
+    let spool = env
+        .store_root()
+        .join(".spool")
+        .join(format!("{name}.jsonl"));
     assert!(!spool.exists(), "the spool is emptied once applied");
 }
 
@@ -730,15 +783,23 @@ fn a_spooled_write_is_stored_once_and_shown_while_it_waits() {
     let (repo, name, pid) = one_note_through_a_daemon(&env, "The first note");
     kill(pid, "-STOP");
     commit_save_hook(&env, &repo);
-    let spool = env.store_root().join(".spool").join(format!("{name}.jsonl"));
+    let spool = env
+        .store_root()
+        .join(".spool")
+        .join(format!("{name}.jsonl"));
     let text = std::fs::read_to_string(&spool).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(std::fs::metadata(&spool).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(&spool).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
     // The same write spooled twice (a retried hook) is still one memory.
     std::fs::write(&spool, format!("{text}{text}")).unwrap();
     kill(pid, "-KILL");
-    wait_until("the service is gone", Duration::from_secs(10), || !alive(pid));
+    wait_until("the service is gone", Duration::from_secs(10), || {
+        !alive(pid)
+    });
     // Without a service, status names the spool; the first opening of the store applies it.
     let status = wtd(&env, &repo, &["daemon", "status"], None);
     assert!(
@@ -747,7 +808,11 @@ fn a_spooled_write_is_stored_once_and_shown_while_it_waits() {
         String::from_utf8_lossy(&status.stdout)
     );
     let listed = contents(&ok(wtd(&env, &repo, &["--no-daemon", "list"], None)));
-    assert_eq!(listed.iter().filter(|c| *c == COMMITTED).count(), 1, "{listed:?}");
+    assert_eq!(
+        listed.iter().filter(|c| *c == COMMITTED).count(),
+        1,
+        "{listed:?}"
+    );
     assert!(!spool.exists());
 }
 
@@ -762,20 +827,37 @@ fn a_service_that_cannot_start_is_seen_at_once() {
     let key = wt_memory::wire::store_key(&store);
     std::fs::create_dir_all(dir.join(format!("{key}.daemon.lock"))).unwrap();
     let started = Instant::now();
-    let out = wtd(&env, &repo, &["remember", "--type", "Context"], Some("Still stored"));
+    let out = wtd(
+        &env,
+        &repo,
+        &["remember", "--type", "Context"],
+        Some("Still stored"),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("could not start") && err.contains("working on the store directly"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+    assert!(
+        err.contains("could not start") && err.contains("working on the store directly"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
     let (said, took) = prompt_hook(&env, &repo, "what is still stored?", "1");
-    assert!(took < Duration::from_millis(1500), "prompt held {took:?}: {said}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "prompt held {took:?}: {said}"
+    );
 }
 
 #[test]
 fn bypassing_a_live_service_uses_it_instead_of_waiting_for_its_lock() {
     let env = TestEnv::new();
-    let (repo, _, pid) =
-        one_note_through_a_daemon(&env, "Passwords are hashed with argon2id through hash::verify_secret");
+    let (repo, _, pid) = one_note_through_a_daemon(
+        &env,
+        "Passwords are hashed with argon2id through hash::verify_secret",
+    );
     let started = Instant::now();
     let listed = {
         let mut cmd = env.cmd("wt-memory", &repo);
@@ -783,12 +865,19 @@ fn bypassing_a_live_service_uses_it_instead_of_waiting_for_its_lock() {
         contents(&ok(run(&mut cmd, None)))
     };
     assert_eq!(listed.len(), 1);
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
     let served = |env: &TestEnv| status(env, &repo).unwrap()["requests"].as_u64().unwrap();
     let before = served(&env);
     let (_, took) = prompt_hook(&env, &repo, "How do we hash user passwords?", "0");
     assert!(took < Duration::from_millis(1500), "{took:?}");
-    assert!(served(&env) > before, "the service answered the bypassed hook");
+    assert!(
+        served(&env) > before,
+        "the service answered the bypassed hook"
+    );
     let st = status(&env, &repo).unwrap();
     assert_eq!(st["pid"].as_u64().unwrap() as u32, pid);
 }
@@ -808,7 +897,11 @@ fn chown(path: &Path, uid: u32) {
 
 fn mode(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 fn set_mode(path: &Path, mode: u32) {
@@ -844,8 +937,14 @@ fn a_runtime_directory_another_user_made_is_refused_and_ours_is_narrowed() {
     cmd.args(["remember", "--type", "Context"]);
     let out = run(&mut cmd, Some("Never through another user's directory"));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("is not private") && err.contains("owned by uid 65534"), "{err}");
-    assert!(std::fs::read_dir(&planted).unwrap().next().is_none(), "nothing was made in it");
+    assert!(
+        err.contains("is not private") && err.contains("owned by uid 65534"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read_dir(&planted).unwrap().next().is_none(),
+        "nothing was made in it"
+    );
     // The hook says nothing and is quick about it.
     let mut hook = without_runtime_dir(&env, "wt-hook-memory", &repo, &tmp);
     hook.arg("UserPromptSubmit");
@@ -880,7 +979,12 @@ fn a_listener_of_another_user_is_told_nothing() {
     std::fs::create_dir_all(&dir).unwrap();
     // Another uid binds the service's socket (its directories opened for a moment) and keeps
     // whatever it is sent.
-    for open in [env.path(), &env.path().join("runtime"), dir.parent().unwrap(), &dir] {
+    for open in [
+        env.path(),
+        &env.path().join("runtime"),
+        dir.parent().unwrap(),
+        &dir,
+    ] {
         set_mode(open, 0o777);
     }
     let heard = std::env::temp_dir().join(format!("wt-heard-{}", std::process::id()));
@@ -904,11 +1008,21 @@ fn a_listener_of_another_user_is_told_nothing() {
     std::io::BufReader::new(rogue.stdout.as_mut().unwrap())
         .read_line(&mut up)
         .unwrap();
-    for close in [env.path(), &env.path().join("runtime"), dir.parent().unwrap(), &dir] {
+    for close in [
+        env.path(),
+        &env.path().join("runtime"),
+        dir.parent().unwrap(),
+        &dir,
+    ] {
         set_mode(close, 0o700);
     }
     let secret = "The deploy key lives in the ops vault";
-    let out = wtd(&env, &repo, &["remember", "--type", "Context"], Some(secret));
+    let out = wtd(
+        &env,
+        &repo,
+        &["remember", "--type", "Context"],
+        Some(secret),
+    );
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     let _ = rogue.kill();
     let _ = rogue.wait();
@@ -931,7 +1045,12 @@ fn a_planted_link_is_never_followed() {
     std::fs::create_dir_all(&locks).unwrap();
     let victim = env.path().join("victim");
     std::os::unix::fs::symlink(&victim, locks.join(format!("{name}.lock"))).unwrap();
-    let out = wtd(&env, &repo, &["--no-daemon", "remember", "--type", "Context"], Some("x y z"));
+    let out = wtd(
+        &env,
+        &repo,
+        &["--no-daemon", "remember", "--type", "Context"],
+        Some("x y z"),
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(!victim.exists(), "a file was made through the link");
 }
@@ -941,12 +1060,21 @@ fn seed_sends_what_it_read_so_a_pipe_or_fifo_works_through_the_service() {
     let env = TestEnv::new();
     let (repo, _, pid) = one_note_through_a_daemon(&env, "The first note");
     let seeds = "seeds:\n  - type: Decision\n    content: We pin the toolchain in rust-toolchain.toml\n  - type: Learning\n    content: The bench runs at 1k and 10k memories\n";
-    let out = ok(wtd(&env, &repo, &["seed", "--file", "/dev/stdin"], Some(seeds)));
+    let out = ok(wtd(
+        &env,
+        &repo,
+        &["seed", "--file", "/dev/stdin"],
+        Some(seeds),
+    ));
     assert!(out.contains('2'), "{out}");
     assert_eq!(contents(&ok(wtd(&env, &repo, &["list"], None))).len(), 3);
     // A FIFO nobody writes to blocks only the client that opened it, not the service.
     let fifo = env.path().join("fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let mut blocked = env.cmd("wt-memory", &repo);
     blocked
         .env("WT_MEMORY_DAEMON", "1")
@@ -957,7 +1085,11 @@ fn seed_sends_what_it_read_so_a_pipe_or_fifo_works_through_the_service() {
     std::thread::sleep(Duration::from_millis(300));
     let started = Instant::now();
     ok(wtd(&env, &repo, &["list"], None));
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
     let _ = blocked.kill();
     let _ = blocked.wait();
     assert!(alive(pid));
@@ -967,9 +1099,15 @@ fn seed_sends_what_it_read_so_a_pipe_or_fifo_works_through_the_service() {
 fn greeted(sock: &Path) -> std::io::BufReader<std::os::unix::net::UnixStream> {
     use std::io::{BufRead, Write};
     let stream = std::os::unix::net::UnixStream::connect(sock).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let mut reader = std::io::BufReader::new(stream);
-    writeln!(reader.get_mut(), r#"{{"hello":{{"protocol":5,"build":"","model":null,"pid":0}}}}"#).unwrap();
+    writeln!(
+        reader.get_mut(),
+        r#"{{"hello":{{"protocol":5,"build":"","model":null,"pid":0}}}}"#
+    )
+    .unwrap();
     let mut line = String::new();
     reader.read_line(&mut line).unwrap();
     assert!(line.starts_with(r#"{"hello""#), "{line}");
@@ -994,9 +1132,13 @@ fn connections_are_capped_silent_ones_closed_and_the_service_lives_on() {
     let held: Vec<_> = (0..64).map(|_| greeted(&sock)).collect();
     // The next one is told so, in one line.
     let stream = std::os::unix::net::UnixStream::connect(&sock).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
     let mut line = String::new();
-    std::io::BufReader::new(stream).read_line(&mut line).unwrap();
+    std::io::BufReader::new(stream)
+        .read_line(&mut line)
+        .unwrap();
     assert!(line.contains("64 connections open"), "{line}");
     drop(held);
     wait_until("the slots are free again", Duration::from_secs(5), || {
@@ -1004,7 +1146,9 @@ fn connections_are_capped_silent_ones_closed_and_the_service_lives_on() {
     });
     // A connection that never says hello is closed after a few seconds.
     let mut silent = std::os::unix::net::UnixStream::connect(&sock).unwrap();
-    silent.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
     let started = Instant::now();
     let mut buf = [0u8; 64];
     use std::io::Read;
@@ -1013,13 +1157,19 @@ fn connections_are_capped_silent_ones_closed_and_the_service_lives_on() {
     // Nothing is served before a hello; bytes that are not UTF-8 get an answer.
     let mut rude = std::io::BufReader::new(std::os::unix::net::UnixStream::connect(&sock).unwrap());
     let said = say(&mut rude, b"{\"control\":\"status\"}\n");
-    assert!(said.contains("say hello first") && !said.contains("uptime"), "{said}");
+    assert!(
+        said.contains("say hello first") && !said.contains("uptime"),
+        "{said}"
+    );
     let mut conn = greeted(&sock);
     let said = say(&mut conn, b"\xff\xfe{\"call\"\n");
     assert!(said.contains("not a request line"), "{said}");
     writeln!(conn.get_mut(), r#"{{"control":"status"}}"#).unwrap();
     assert!(alive(pid));
-    assert_eq!(status(&env, &repo).unwrap()["pid"].as_u64().unwrap() as u32, pid);
+    assert_eq!(
+        status(&env, &repo).unwrap()["pid"].as_u64().unwrap() as u32,
+        pid
+    );
 }
 
 #[test]
@@ -1030,7 +1180,11 @@ fn oversized_lines_and_fields_are_refused_by_name_and_never_echoed() {
     // Before a hello, a line is at most 64 KiB.
     let mut rude = std::io::BufReader::new(std::os::unix::net::UnixStream::connect(&sock).unwrap());
     let said = say(&mut rude, &vec![b'x'; 200 * 1024]);
-    assert!(said.contains("a line over 64 KiB"), "{}", &said[..said.len().min(300)]);
+    assert!(
+        said.contains("a line over 64 KiB"),
+        "{}",
+        &said[..said.len().min(300)]
+    );
     assert!(said.len() < 500);
     // A 10 MB tag is refused, named, and not quoted back.
     // (One argument of a command line is at most 128 KiB.)
@@ -1042,7 +1196,11 @@ fn oversized_lines_and_fields_are_refused_by_name_and_never_echoed() {
         let out = run(&mut cmd, Some("A note with one huge tag"));
         assert_eq!(out.status.code(), Some(1));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("a tag is 100000 characters; the limit is 200"), "{}", &err[..err.len().min(300)]);
+        assert!(
+            err.contains("a tag is 100000 characters; the limit is 200"),
+            "{}",
+            &err[..err.len().min(300)]
+        );
         assert!(err.len() < 500, "{} bytes of error", err.len());
     }
     // A metrics line over its limit is refused, and nothing grows.
@@ -1052,7 +1210,11 @@ fn oversized_lines_and_fields_are_refused_by_name_and_never_echoed() {
         vec![r#"{"kind":"write","at_ms":1,"source":"x","memory":null,"count":1}"#; 5_000].join(",")
     );
     let said = say(&mut conn, big.as_bytes());
-    assert!(said.contains("the limit is 256 KiB"), "{}", &said[..said.len().min(300)]);
+    assert!(
+        said.contains("the limit is 256 KiB"),
+        "{}",
+        &said[..said.len().min(300)]
+    );
     assert_eq!(contents(&ok(wtd(&env, &repo, &["list"], None))).len(), 1);
     assert!(alive(pid));
 }
@@ -1068,17 +1230,27 @@ fn two_installations_of_one_version_share_one_service() {
         std::fs::copy(bin_path(b), bin.join(b)).unwrap();
     }
     for i in 0..5 {
-        for dir in [bin.clone(), bin_path("wt-memory").parent().unwrap().to_path_buf()] {
+        for dir in [
+            bin.clone(),
+            bin_path("wt-memory").parent().unwrap().to_path_buf(),
+        ] {
             let mut cmd = Command::new(dir.join("wt-memory"));
             cmd.current_dir(&repo).env("WT_MEMORY_DAEMON", "1");
             for (k, v) in env.envs() {
                 cmd.env(k, v);
             }
             cmd.args(["remember", "--type", "Context"]);
-            ok(run(&mut cmd, Some(&format!("Note {i} from {}", dir.display()))));
+            ok(run(
+                &mut cmd,
+                Some(&format!("Note {i} from {}", dir.display())),
+            ));
         }
     }
-    assert_eq!(daemon_pids(&name), [pid], "one service served both installations");
+    assert_eq!(
+        daemon_pids(&name),
+        [pid],
+        "one service served both installations"
+    );
 }
 
 #[test]
@@ -1089,7 +1261,10 @@ fn everything_we_create_is_private_even_under_an_open_root() {
     set_mode(&env.path().join("state"), 0o755);
     let mut cmd = env.cmd("wt-memory", &repo);
     cmd.env("WT_MEMORY_DAEMON", "1").env("WT_HOOK_DEBUG", "1");
-    ok(run(cmd.args(["remember", "--type", "Context"]), Some("Private by default")));
+    ok(run(
+        cmd.args(["remember", "--type", "Context"]),
+        Some("Private by default"),
+    ));
     let store = env.store_root().join(project_name(&env, &repo));
     assert_eq!(mode(&env.store_root()), 0o700);
     assert_eq!(mode(&store), 0o700);
@@ -1098,7 +1273,9 @@ fn everything_we_create_is_private_even_under_an_open_root() {
         assert_eq!(m & 0o077, 0, "{} is {m:o}", entry.path().display());
     }
     let mut hook = env.cmd("wt-hook-memory", &repo);
-    hook.env("WT_MEMORY_DAEMON", "1").env("WT_HOOK_DEBUG", "1").arg("UserPromptSubmit");
+    hook.env("WT_MEMORY_DAEMON", "1")
+        .env("WT_HOOK_DEBUG", "1")
+        .arg("UserPromptSubmit");
     run(&mut hook, Some(&prompt_payload(&repo)));
     let logs = env.path().join("state/wt-tools");
     assert_eq!(mode(&logs), 0o700);

@@ -301,7 +301,10 @@ mod tests {
         assert_eq!(mine.judge(&hello("0.2.0", PROTOCOL, "/r/a")), Verdict::Use);
         // A newer service speaking our protocol serves us; an older one is replaced.
         assert_eq!(mine.judge(&hello("0.3.0", PROTOCOL, "/r/a")), Verdict::Use);
-        assert_eq!(mine.judge(&hello("0.1.9", PROTOCOL, "/r/a")), Verdict::Replace);
+        assert_eq!(
+            mine.judge(&hello("0.1.9", PROTOCOL, "/r/a")),
+            Verdict::Replace
+        );
         assert_eq!(mine.judge(&hello("0.2.0", 4, "/r/a")), Verdict::Replace);
         // A newer service we cannot talk to is not ours to stop: one line says what to remove.
         let Verdict::Refuse(why) = mine.judge(&hello("0.10.0", PROTOCOL + 1, "/r/a")) else {

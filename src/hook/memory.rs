@@ -26,7 +26,9 @@ fn with_client<T>(
     f: impl FnOnce(&mut Client) -> crate::error::Result<T>,
 ) -> Result<T, String> {
     if let Some(why) = ctx.memory_down.borrow().as_ref() {
-        return Err(format!("{what}: skipped, memory did not answer earlier: {why}"));
+        return Err(format!(
+            "{what}: skipped, memory did not answer earlier: {why}"
+        ));
     }
     let wait = ctx.remaining().saturating_sub(MARGIN);
     if wait < Duration::from_millis(100) {

@@ -154,7 +154,11 @@ impl Remember {
         };
         let chars = |s: &str| s.chars().count();
         if self.memory_type.len() > MAX_TAG_CHARS {
-            return Err(too_long("the type", chars(&self.memory_type), MAX_TAG_CHARS));
+            return Err(too_long(
+                "the type",
+                chars(&self.memory_type),
+                MAX_TAG_CHARS,
+            ));
         }
         if self.tags.len() > MAX_TAGS {
             return Err(too_many("tags", self.tags.len(), MAX_TAGS));
@@ -169,7 +173,11 @@ impl Remember {
             return Err(too_long("a retrieval key", chars(k), MAX_RAW_KEY_CHARS));
         }
         if self.metadata.len() > MAX_METADATA_ENTRIES {
-            return Err(too_many("metadata entries", self.metadata.len(), MAX_METADATA_ENTRIES));
+            return Err(too_many(
+                "metadata entries",
+                self.metadata.len(),
+                MAX_METADATA_ENTRIES,
+            ));
         }
         for (k, v) in &self.metadata {
             if chars(k) > MAX_TAG_CHARS {
