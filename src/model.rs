@@ -26,6 +26,10 @@ pub fn setup(force: bool) -> anyhow::Result<Assets> {
     std::fs::create_dir_all(parent)?;
     let staging = tempfile::tempdir_in(parent)?;
     let platform = format!("{}-manylinux_2_28", std::env::consts::ARCH);
+    // The model and runtime are public files, not memory: uv (and its shared cache, which
+    // container images are built from) gets the usual umask, not the tools' private one.
+    // SAFETY: umask has no preconditions; `setup` is a single-threaded command.
+    let private = unsafe { libc::umask(0o022) };
     let out = duct::cmd!(
         &uv,
         "pip",
@@ -43,7 +47,10 @@ pub fn setup(force: bool) -> anyhow::Result<Assets> {
     .stdout_capture()
     .stderr_capture()
     .unchecked()
-    .run()?;
+    .run();
+    // SAFETY: as above.
+    unsafe { libc::umask(private) };
+    let out = out?;
     if !out.status.success() {
         anyhow::bail!(
             "uv could not install {WHEEL_SPEC}: {}",

@@ -99,10 +99,23 @@ fn quiet_on_closed_stdout() {
 /// Parse the command line, run the command, print its result.
 pub fn main() -> ExitCode {
     quiet_on_closed_stdout();
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match legacy(&args[1..]) {
+        Some(Legacy::Renamed(rest, note)) => {
+            eprintln!("wt-memory: note: {note}");
+            args.truncate(1);
+            args.extend(rest);
+        }
+        Some(Legacy::Gone(why)) => {
+            eprintln!("wt-memory: {why}");
+            return ExitCode::FAILURE;
+        }
+        None => {}
+    }
     let command =
         Cli::command().after_help(format!("Environment:\n{}", crate::config::describe_env()));
     let parsed = command
-        .try_get_matches()
+        .try_get_matches_from(args)
         .and_then(|m| Cli::from_arg_matches(&m));
     let cli = match parsed {
         Ok(c) => c,
@@ -157,6 +170,80 @@ pub fn main() -> ExitCode {
         eprintln!("{warning}");
     }
     code
+}
+
+/// A command line of the previous wt-tools (its `/wt:memory` command passes unknown subcommands
+/// straight through, so users meet these).
+enum Legacy {
+    /// Runs as this command line, after a note on stderr.
+    Renamed(Vec<std::ffi::OsString>, &'static str),
+    /// Has no counterpart: one line naming what to use instead, exit 1.
+    Gone(&'static str),
+}
+
+fn legacy(args: &[std::ffi::OsString]) -> Option<Legacy> {
+    // The command word: the first argument that is not a global flag or `--project`'s value.
+    let mut at = 0;
+    while let Some(arg) = args.get(at).and_then(|a| a.to_str()) {
+        match arg {
+            "--project" => at += 2,
+            _ if arg.starts_with('-') => at += 1,
+            _ => break,
+        }
+    }
+    let word = args.get(at)?.to_str()?;
+    let renamed = |to: &str, note| {
+        let mut rest = args.to_vec();
+        rest[at] = to.into();
+        Some(Legacy::Renamed(rest, note))
+    };
+    match word {
+        "verify" => renamed("health", "`verify` is now `health`"),
+        "dashboard" => renamed(
+            "report",
+            "`dashboard` is now `report` (an HTML page; `wt-memory tui` browses in the terminal)",
+        ),
+        "flush" => Some(Legacy::Gone(
+            "`flush` is gone: every write is on disk when it returns (`wt-memory health` checks the store)",
+        )),
+        "graph-stats" => Some(Legacy::Gone(
+            "`graph-stats` is gone: the engine's graph is not used; `wt-memory stats` counts memories by type and tag",
+        )),
+        "consolidation" => Some(Legacy::Gone(
+            "`consolidation` is gone: `wt-memory audit` lists near-duplicates, `wt-memory dedup` merges them",
+        )),
+        "cleanup-logs" => Some(Legacy::Gone(
+            "`cleanup-logs` is gone: the logs rotate by themselves (the hook log at 1 MB)",
+        )),
+        "recall" => {
+            let mut rest = args.to_vec();
+            let mut changed = false;
+            for k in at + 1..rest.len() {
+                let value = match rest[k].to_str() {
+                    Some("--mode") => k + 1,
+                    Some(a) if a.starts_with("--mode=") => k,
+                    _ => continue,
+                };
+                let Some(mode) = rest.get(value).and_then(|v| v.to_str()) else {
+                    continue;
+                };
+                let mode = mode.trim_start_matches("--mode=");
+                if matches!(mode, "causal" | "associative") {
+                    rest[value] = if value == k {
+                        "--mode=hybrid".into()
+                    } else {
+                        "hybrid".into()
+                    };
+                    changed = true;
+                }
+            }
+            changed.then_some(Legacy::Renamed(
+                rest,
+                "`--mode causal` and `--mode associative` rank as `hybrid` (the engine's graph is not used)",
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// A failed command's stderr line and exit status.
