@@ -1592,12 +1592,20 @@ fn remember_names_similar_older_memories_and_supersede_links_them_afterwards() {
 fn the_previous_systems_command_lines_keep_working_or_say_why() {
     let env = TestEnv::new();
     let repo = env.git_repo("proj");
-    env.remember(&repo, "Deploys go through GitHub Actions on every merge to main", "Decision", "");
+    env.remember(
+        &repo,
+        "Deploys go through GitHub Actions on every merge to main",
+        "Decision",
+        "",
+    );
     // Renamed: run as the new command, with one note on stderr.
     let verify = env.wt(&repo, &["verify"], None);
     assert!(verify.status.success(), "{}", stderr(&verify));
     assert!(String::from_utf8_lossy(&verify.stdout).starts_with("ok"));
-    assert_eq!(stderr(&verify).trim(), "wt-memory: note: `verify` is now `health`");
+    assert_eq!(
+        stderr(&verify).trim(),
+        "wt-memory: note: `verify` is now `health`"
+    );
     for mode in [&["--mode", "causal"][..], &["--mode=associative"]] {
         let mut args = vec!["recall", "how do we deploy"];
         args.extend(mode);
@@ -1605,7 +1613,11 @@ fn the_previous_systems_command_lines_keep_working_or_say_why() {
         assert!(out.status.success(), "{mode:?}: {}", stderr(&out));
         let found: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
-        assert!(stderr(&out).contains("rank as `hybrid`"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("rank as `hybrid`"),
+            "{}",
+            stderr(&out)
+        );
     }
     // Gone: exit 1 with one line naming what to use.
     for (old, names) in [
@@ -1618,7 +1630,10 @@ fn the_previous_systems_command_lines_keep_working_or_say_why() {
         assert_eq!(out.status.code(), Some(1), "{old}");
         let err = stderr(&out);
         assert_eq!(err.trim().lines().count(), 1, "{old}: {err}");
-        assert!(err.starts_with(&format!("wt-memory: `{old}` is gone")) && err.contains(names), "{err}");
+        assert!(
+            err.starts_with(&format!("wt-memory: `{old}` is gone")) && err.contains(names),
+            "{err}"
+        );
     }
     // A word that is only a value is left alone.
     let out = env.wt(&repo, &["recall", "flush"], None);

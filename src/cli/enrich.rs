@@ -37,7 +37,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         println!("Run `wt-memory enrich --yes` to write the keys.");
         return Ok(ExitCode::SUCCESS);
     }
-    let bin = crate::hook::extract::claude_bin().ok_or_else(|| {
+    let bin = crate::llm::claude_bin().ok_or_else(|| {
         bad_input("claude is not on PATH: install Claude Code, or give keys with `remember --keys`")
     })?;
     let (mut enriched, mut failures) = (0, Vec::new());
@@ -50,10 +50,10 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         );
         // The model takes seconds: other processes may use the store meanwhile.
         client.release();
-        let answer = match crate::hook::extract::run_claude(
+        let answer = match crate::llm::run_claude(
             &bin,
             &enrich::prompt(batch),
-            crate::hook::extract::LLM_TIMEOUT,
+            crate::llm::LLM_TIMEOUT,
             &std::env::temp_dir(),
         ) {
             Ok(answer) => answer,

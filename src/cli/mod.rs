@@ -14,10 +14,12 @@ mod metrics;
 mod todo;
 mod transfer;
 
-use crate::client::{execute, Client, Direct, Holding, Mode, Request};
+use crate::client::{Client, Holding, Mode};
+use crate::daemon::ForwardedCommand;
 use crate::error::Error;
 use crate::ops::{Caller, OpenOptions};
 use crate::project;
+use crate::service::{execute, Direct, Request};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Read;
 use std::path::PathBuf;
@@ -269,7 +271,7 @@ impl ForwardedRemember {
     /// The `remember` in `call`, or an error saying the daemon does not run that command line
     /// (any other command, one that asks for a process of its own, or one it cannot parse); the
     /// front then runs the engine binary itself, which says what is wrong.
-    pub fn parse(call: &Forward) -> Result<ForwardedRemember, Error> {
+    pub fn parse(call: &Forward) -> Result<Box<dyn ForwardedCommand>, Error> {
         let refused = || Error::Daemon {
             message: format!(
                 "the daemon does not run `wt-memory {}`",
@@ -284,15 +286,17 @@ impl ForwardedRemember {
         if cli.no_daemon || cli.no_migrate {
             return Err(refused());
         }
-        Ok(ForwardedRemember {
+        Ok(Box::new(ForwardedRemember {
             project: project::resolve(&call.cwd, cli.project.as_deref()),
             args,
             content: call.stdin.clone(),
-        })
+        }))
     }
+}
 
+impl ForwardedCommand for ForwardedRemember {
     /// The text the store will embed for it (see [`Request::texts_to_embed`]).
-    pub fn texts_to_embed(&self) -> Vec<String> {
+    fn texts_to_embed(&self) -> Vec<String> {
         match memories::remember_request(&self.args, self.content.clone()) {
             Ok(req) => Request::Remember { req }.texts_to_embed(),
             Err(_) => Vec::new(),
@@ -301,14 +305,15 @@ impl ForwardedRemember {
 
     /// Run it on the store `direct` keeps open, as [`main`] would have run it in the engine
     /// binary: what it prints and its exit status. A line naming another store is refused.
-    pub fn run(self, direct: &mut Direct) -> Result<Forwarded, Error> {
+    fn run(self: Box<Self>, direct: &mut Direct) -> Result<Forwarded, Error> {
+        let this = *self;
         let canonical = wt_memory_base::wire::canonical_store;
-        if canonical(&self.project.store_dir) != canonical(&direct.project().store_dir) {
+        if canonical(&this.project.store_dir) != canonical(&direct.project().store_dir) {
             return Err(Error::Daemon {
-                message: format!("this daemon does not serve {}", self.project.name),
+                message: format!("this daemon does not serve {}", this.project.name),
             });
         }
-        let caller = Caller::of(&self.project);
+        let caller = Caller::of(&this.project);
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let sent = memories::remember_with(
             |req| {
@@ -316,8 +321,8 @@ impl ForwardedRemember {
                 let done = execute(direct, &caller, &Request::Remember { req: req.clone() })?;
                 Ok(serde_json::from_value(done)?)
             },
-            self.args,
-            self.content,
+            this.args,
+            this.content,
             &mut out,
             &mut err,
         );

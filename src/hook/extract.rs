@@ -5,14 +5,14 @@
 //! file in the project's store dir; only lines after it are ever sent, and the offset is claimed
 //! (under a lock) before the model is called, so no span is sent twice even by overlapping Stops.
 
-use super::{memory, transcript, Ctx, DISABLE_ENV};
+use super::{memory, transcript, Ctx};
+use crate::llm::{claude_bin, run_claude, LLM_TIMEOUT};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-pub const LLM_TIMEOUT: Duration = Duration::from_secs(30);
 /// The newest transcript lines considered per extraction.
 const WINDOW_LINES: usize = 100;
 const MAX_INSIGHTS: usize = 3;
@@ -285,47 +285,6 @@ pub fn tags_for(insight: &Insight, change: Option<&str>) -> String {
     tags.join(",")
 }
 
-/// Run `claude -p --model haiku` on `prompt` with hooks disabled for the child, `CLAUDECODE`
-/// removed (the CLI refuses to nest otherwise), in its own process group so a timeout kills
-/// everything it started.
-pub fn run_claude(
-    bin: &Path,
-    prompt: &str,
-    timeout: Duration,
-    cwd: &Path,
-) -> Result<String, String> {
-    let args = [
-        "-p",
-        "--model",
-        "haiku",
-        "--no-session-persistence",
-        "--settings",
-        r#"{"disableAllHooks": true}"#,
-    ];
-    let out = crate::child::Child::new(bin, args)
-        .stdin(prompt.as_bytes())
-        .env_remove("CLAUDECODE")
-        .env(DISABLE_ENV, "1")
-        .dir(cwd)
-        .own_process_group()
-        .run(timeout)
-        .map_err(|e| match e {
-            crate::child::ChildError::Timeout(_) => format!(
-                "claude did not answer within {}s and was killed",
-                timeout.as_secs()
-            ),
-            other => other.to_string(),
-        })?;
-    if !out.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let how = out
-            .code
-            .map_or_else(|| "on a signal".to_string(), |c| format!("with {c}"));
-        return Err(format!("claude exited {how}: {}", one_line(&err, 200)));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 fn state_key(path: &Path) -> String {
     let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     crate::hygiene::content_hash(&canonical.to_string_lossy())[..16].to_string()
@@ -370,10 +329,6 @@ fn claim_new_lines(
     )
     .map_err(|e| format!("cannot write {}: {e}", state_path.display()))?;
     Ok(Some((entries, state)))
-}
-
-pub fn claude_bin() -> Option<PathBuf> {
-    which::which("claude").ok()
 }
 
 /// The LLM path of Stop. Returns how many insights were stored.

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Set in the environment of the `claude` child started by Stop: a nested `wt-hook-memory` exits
 /// at once, so the child's own hooks cannot recurse into another extraction.
-pub const DISABLE_ENV: &str = "WT_HOOK_DISABLED";
+pub use crate::llm::DISABLE_ENV;
 /// Larger input is not a hook payload we can use (the 2 MB tool response fixture must still pass).
 const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 

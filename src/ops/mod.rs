@@ -10,6 +10,7 @@ mod memories;
 mod todos;
 mod transfer;
 
+pub mod checks;
 pub use maintenance::*;
 pub use memories::*;
 pub use todos::*;

@@ -479,7 +479,7 @@ fn the_text_embedded_ahead_is_the_content_the_store_keeps() {
         "  Staging deploys need <private>the vpn</private> AWS key AKIAIOSFODNN7EXAMPLE set\n",
         "Learning",
     );
-    let ahead = crate::client::Request::Remember { req: req.clone() }.texts_to_embed();
+    let ahead = crate::service::Request::Remember { req: req.clone() }.texts_to_embed();
     let done = c.remember(&req).unwrap();
     let stored = c.get(&done.id).unwrap().expect("stored");
     assert!(!stored.content.contains("AKIAIOSFODNN7EXAMPLE") && !stored.content.contains("vpn"));
@@ -490,7 +490,7 @@ fn the_text_embedded_ahead_is_the_content_the_store_keeps() {
 /// turn nothing to embed: the model does not run again while the query holds the store.
 #[test]
 fn a_query_embedded_ahead_runs_the_model_no_more_in_its_turn() {
-    use crate::client::{execute, Direct, Request};
+    use crate::service::{execute, Direct, Request};
     let f = fixture();
     let mut direct = Direct::new(
         f.project.clone(),

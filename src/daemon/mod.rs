@@ -1,0 +1,288 @@
+//! The resident per-store service, `wt-memory serve`: one process owns a store and keeps it
+//! (and the embedding model) open, so a hook, an MCP call or a CLI command costs a socket round
+//! trip instead of an engine open and a model load.
+//!
+//! - Identity: the store it serves, its canonical directory (not the project's name): socket,
+//!   locks and log are named by [`wire::store_key`], and the hello names the store, so a client
+//!   never talks to another store's service.
+//! - Transport: a Unix socket `<runtime dir>/daemon/<store key>.sock` in a directory checked to
+//!   be private (ours, 0700, not a link); the socket is 0600; either side refuses a peer of
+//!   another uid (`SO_PEERCRED`) before saying anything else.
+//! - Protocol (version [`PROTOCOL`]): one JSON object per line, at most [`wire::MAX_LINE`]
+//!   bytes. The client opens with `{"hello": Hello}` (nothing else is served first) and the
+//!   service answers with its own; then each line is `{"call": {"caller", "lock_wait_ms",
+//!   "request"}}` (a [`Request`]), a command line the `wt-memory` front forwards (`{"forward":
+//!   Forward}`), or a control line (`{"control": "status" | "shutdown"}`). A request's turn is
+//!   announced with `{"started": null}`; its answer is `{"ok": …}` or `{"err": Error}`.
+//! - Budgets: a client waits for its turn as long as it would wait for the store lock, then
+//!   withdraws (the service skips a request whose client hung up before its turn); a hook's
+//!   deadline bounds everything. A service that does not say hello within 2 s is reported as not
+//!   answering, with its pid; one that exits while starting is reported at once, with its first
+//!   log line.
+//! - One service per store: it holds `<key>.daemon.lock` (its pid inside) for its life. Clients
+//!   that find none start one under `<key>.spawn.lock`, so racing clients start exactly one. A
+//!   stale socket, a service killed with -9, or an older or incompatible one is replaced;
+//!   installations of one version share a service.
+//! - Bounds: [`MAX_CONNECTIONS`] connections (the next is told so), a connection silent before
+//!   its hello for 5 s or idle for 5 minutes is closed, errors sent back are clipped.
+//! - Requests run one at a time, in arrival order, through [`crate::service::execute`] on the
+//!   store it keeps open: a write is answered once the engine has it.
+//! - It exits after [`config::Config::daemon_idle`] without requests, when its socket is removed,
+//!   or on SIGTERM/SIGINT (after the request in progress); `wt-memory daemon stop` ends even a
+//!   frozen one ([`stop`]). Its log is `<state dir>/wt-tools/daemon-<store key>.log`.
+
+use crate::config;
+use crate::error::{Error, Result};
+use crate::ops::{Caller, OpenOptions};
+use crate::project::Project;
+use crate::service::{execute, execute_answer, Answer, Direct, Holding, Request};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::{BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use wt_memory_base::wire::{self, daemon_dir, store_key, Forward, Forwarded};
+pub use wt_memory_base::wire::{Hello, PROTOCOL};
+
+pub fn socket_path(project: &Project) -> PathBuf {
+    wire::socket_path(&project.store_dir)
+}
+
+fn spawn_lock_path(project: &Project) -> PathBuf {
+    daemon_dir().join(format!("{}.spawn.lock", store_key(&project.store_dir)))
+}
+
+/// Held by the service for its life, with its pid inside (named when it does not answer).
+fn daemon_lock_path(project: &Project) -> PathBuf {
+    daemon_dir().join(format!("{}.daemon.lock", store_key(&project.store_dir)))
+}
+
+pub fn log_path(project: &Project) -> PathBuf {
+    crate::paths::log_dir().join(format!("daemon-{}.log", store_key(&project.store_dir)))
+}
+
+/// What this process says on a connection: the service it would start for `project`.
+fn hello_here(project: &Project) -> Hello {
+    Hello::here(
+        &project.store_dir,
+        config::engine_assets().map(|a| a.model_dir.clone()),
+    )
+}
+
+/// How long a client waits for a service's hello: one that does not say it this fast is not
+/// answering (frozen, or stuck in a way its connection threads cannot help).
+const HELLO_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a connection may stay silent before its hello (then it is closed).
+const HELLO_READ_LIMIT: Duration = Duration::from_secs(5);
+
+/// Connections a service keeps at once; the next one is told so and closed.
+pub const MAX_CONNECTIONS: usize = 64;
+
+/// A connection idle this long is closed (a long-lived client reconnects on its next call).
+const CONNECTION_IDLE: Duration = Duration::from_secs(300);
+
+/// The largest metrics `record` line: a hook run's events are a few kilobytes.
+const MAX_RECORD_LINE: usize = 256 * 1024;
+
+/// Error messages sent back are cut to this many characters.
+const MAX_ERROR_CHARS: usize = 2000;
+
+/// A command line the `wt-memory` front forwarded, parsed by the command line's own code: the CLI
+/// hands its parser to [`serve`], so the service does not depend on the CLI.
+pub trait ForwardedCommand: Send {
+    /// The texts the command will have the store embed (embedded ahead of its turn).
+    fn texts_to_embed(&self) -> Vec<String>;
+    /// Run it on the store the service keeps open: what it printed and its exit status.
+    fn run(self: Box<Self>, direct: &mut Direct) -> Result<Forwarded>;
+}
+
+/// Parses a forwarded command line, or refuses it (then nothing was done and the front runs the
+/// engine binary itself).
+pub type ParseForward = fn(&Forward) -> Result<Box<dyn ForwardedCommand>>;
+
+/// What `wt-memory daemon status` and `doctor` show.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Status {
+    pub pid: u32,
+    pub version: String,
+    pub uptime_secs: u64,
+    pub requests: u64,
+    pub rss_kb: u64,
+    pub idle_exit_secs: u64,
+    pub store: PathBuf,
+    /// Service time per operation (in the daemon, queueing excluded), recent requests.
+    #[serde(default)]
+    pub service: Vec<OpService>,
+    /// Hook writes waiting in the store's spool.
+    #[serde(default)]
+    pub spooled: usize,
+    #[serde(default)]
+    pub connections: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpService {
+    pub op: String,
+    /// Requests of this kind since the daemon started.
+    pub count: u64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+}
+
+/// How many recent service times per operation the daemon keeps for its percentiles.
+const SERVICE_SAMPLES: usize = 256;
+
+/// Recent service times per operation.
+#[derive(Default)]
+struct ServiceTimes(
+    std::collections::BTreeMap<&'static str, (u64, std::collections::VecDeque<f64>)>,
+);
+
+impl ServiceTimes {
+    fn add(&mut self, op: &'static str, ms: f64) {
+        let (count, recent) = self.0.entry(op).or_default();
+        *count += 1;
+        if recent.len() == SERVICE_SAMPLES {
+            recent.pop_front();
+        }
+        recent.push_back(ms);
+    }
+
+    fn summary(&self) -> Vec<OpService> {
+        self.0
+            .iter()
+            .map(|(op, (count, recent))| {
+                let mut sorted: Vec<f64> = recent.iter().copied().collect();
+                sorted.sort_by(f64::total_cmp);
+                let at = |q: f64| crate::metrics::report::percentile(&sorted, q);
+                OpService {
+                    op: op.to_string(),
+                    count: *count,
+                    p50_ms: (at(0.5) * 10.0).round() / 10.0,
+                    p95_ms: (at(0.95) * 10.0).round() / 10.0,
+                }
+            })
+            .collect()
+    }
+}
+
+/// One line for `daemon status` and `doctor`.
+pub fn describe(s: &Status) -> String {
+    let spooled = match s.spooled {
+        0 => String::new(),
+        n => format!("; {n} hook write(s) spooled, stored at its next request"),
+    };
+    format!(
+        "memory daemon pid {}, up {}s, {} MB, {} requests served, wt-memory {}, exits after {}s idle{spooled}",
+        s.pid,
+        s.uptime_secs,
+        s.rss_kb / 1024,
+        s.requests,
+        s.version,
+        s.idle_exit_secs
+    )
+}
+
+/// The service-time table of `daemon status`, one line per operation.
+pub fn describe_service(s: &Status) -> String {
+    s.service
+        .iter()
+        .map(|o| {
+            format!(
+                "  {:<14} {:>7} served   p50 {:>7.1} ms   p95 {:>7.1} ms\n",
+                o.op, o.count, o.p50_ms, o.p95_ms
+            )
+        })
+        .collect()
+}
+
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    caller: Caller,
+    lock_wait_ms: u64,
+    request: Request,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Line {
+    Hello(Hello),
+    Control(String),
+    Call(Box<Envelope>),
+    Forward(Forward),
+    /// The request's turn has come: the service is carrying it out now.
+    Started(()),
+    Ok(Value),
+    Err(Error),
+    /// An answer with the store's standing integrity warning, which the client prints as if it
+    /// had opened the store itself.
+    Warned {
+        answer: Box<Line>,
+        warning: String,
+    },
+}
+
+fn daemon_err(msg: impl Into<String>) -> Error {
+    Error::Daemon {
+        message: msg.into(),
+    }
+}
+
+fn unanswered(msg: impl Into<String>) -> Error {
+    Error::Unanswered {
+        message: msg.into(),
+    }
+}
+
+fn timed_out(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+/// The pid a service wrote into its lock, if a live process of this user holds it.
+fn recorded_pid(project: &Project) -> Option<u32> {
+    owner(project)
+}
+
+/// The pid of the live service holding `project`'s store, if one does.
+pub fn owner(project: &Project) -> Option<u32> {
+    let lock = daemon_lock_path(project);
+    if crate::lock::is_free(&lock) {
+        return None;
+    }
+    crate::lock::holder_pid(&lock).filter(|pid| alive(*pid))
+}
+
+/// The one line for a service that is there and does not answer.
+fn not_answering(project: &Project, pid: Option<u32>) -> Error {
+    let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+    unanswered(format!(
+        "the memory service for {}{who} is not answering; stop it with `wt-memory daemon stop`",
+        project.store_dir.display()
+    ))
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid as i32, 0) == 0 }
+}
+
+fn wait_gone(pid: u32, deadline: Instant) {
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+mod conn;
+mod server;
+mod turns;
+
+pub use conn::{connect, probe, running, stop, Connection, Found};
+pub use server::serve;

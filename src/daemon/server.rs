@@ -1,0 +1,527 @@
+//! The service itself: `wt-memory serve`'s accept loop, a connection's lines, a request's turn,
+//! checkpoints, idle exit and the drain at the end.
+
+use super::turns::Turns;
+use super::*;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// How long a new daemon waits for a stopping one to close the store.
+const HANDOVER_WAIT: Duration = Duration::from_secs(10);
+
+/// A daemon quiet this long brings the store's files up to date with its log.
+const CHECKPOINT_WHEN_QUIET: Duration = Duration::from_secs(1);
+
+struct Shared {
+    /// The CLI's parser of forwarded command lines.
+    parse_forward: ParseForward,
+    /// Connections open now (at most [`MAX_CONNECTIONS`]).
+    connections: AtomicUsize,
+    project: Project,
+    turns: Turns,
+    /// The store's metrics buffer, shared with `direct`.
+    recorder: crate::metrics::Recorder,
+    direct: Mutex<Direct>,
+    /// The open store's model run and embedding cache (see [`embed_ahead`]).
+    embedder: Mutex<Option<Arc<crate::store::Embedder>>>,
+    store_dir: PathBuf,
+    hello: Hello,
+    started: Instant,
+    last_request: Mutex<Instant>,
+    requests: AtomicU64,
+    service: Mutex<ServiceTimes>,
+    /// Requests served when the last checkpoint was taken, and whether one is being taken.
+    checkpointed_at: AtomicU64,
+    checkpointing: AtomicBool,
+    shutdown: AtomicBool,
+    /// Set once the daemon has stopped accepting: queued requests are turned away.
+    closing: AtomicBool,
+}
+
+fn log(msg: &str) {
+    eprintln!(
+        "{} [{}] {msg}",
+        crate::store::Store::now(),
+        std::process::id()
+    );
+}
+
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn answer(stream: &mut UnixStream, line: &Line) -> std::io::Result<()> {
+    match line {
+        Line::Err(e) => wire::write_line(stream, &Line::Err(e.clone().clipped(MAX_ERROR_CHARS))),
+        line => wire::write_line(stream, line),
+    }
+}
+
+/// Has the client of `stream` hung up (closed, or withdrawn its request by shutting down its
+/// side)? Asked when a request's turn comes: a withdrawn request is not carried out.
+fn client_gone(stream: &UnixStream) -> bool {
+    use std::os::unix::io::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        events: libc::POLLIN | libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no wait.
+    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+    ready > 0 && fd.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
+}
+
+/// Counts a service's open connections; one slot per connection thread.
+struct Slot<'a>(&'a AtomicUsize);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn handle(shared: Arc<Shared>, stream: UnixStream) {
+    let _slot = Slot(&shared.connections);
+    let mut writer = match stream.try_clone() {
+        Ok(w) => w,
+        Err(_) => return,
+    };
+    if wire::peer_uid(&stream) != Some(wire::my_uid()) {
+        log("refused a connection from another user");
+        let _ = answer(
+            &mut writer,
+            &Line::Err(daemon_err("this memory service serves only its own user")),
+        );
+        return;
+    }
+    let _ = stream.set_read_timeout(Some(HELLO_READ_LIMIT));
+    let mut reader = BufReader::new(stream);
+    let mut greeted = false;
+    loop {
+        let max = if greeted {
+            wire::MAX_LINE
+        } else {
+            wire::MAX_HELLO_LINE
+        };
+        let bytes = match wire::read_line(&mut reader, max) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                let _ = answer(
+                    &mut writer,
+                    &Line::Err(daemon_err(format!("memory service: {e}"))),
+                );
+                return;
+            }
+            // Silent too long, or gone: the connection is closed (a client reconnects).
+            Err(_) => return,
+        };
+        let parsed = serde_json::from_slice::<Line>(&bytes);
+        if !greeted && !matches!(parsed, Ok(Line::Hello(_))) {
+            let _ = answer(
+                &mut writer,
+                &Line::Err(daemon_err(
+                    "memory service: say hello first (`{\"hello\": …}`, protocol version 5)",
+                )),
+            );
+            return;
+        }
+        let reply = match parsed {
+            Ok(Line::Hello(_)) => {
+                greeted = true;
+                let _ = reader.get_ref().set_read_timeout(Some(CONNECTION_IDLE));
+                Line::Hello(shared.hello.clone())
+            }
+            Ok(Line::Control(c)) if c == "status" => Line::Ok(
+                serde_json::to_value(Status {
+                    pid: std::process::id(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                    uptime_secs: shared.started.elapsed().as_secs(),
+                    requests: shared.requests.load(Ordering::SeqCst),
+                    rss_kb: rss_kb(),
+                    idle_exit_secs: config::get().daemon_idle.as_secs(),
+                    store: shared.store_dir.clone(),
+                    service: shared
+                        .service
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .summary(),
+                    spooled: crate::spool::count(&shared.project),
+                    connections: shared.connections.load(Ordering::SeqCst),
+                })
+                .unwrap_or_default(),
+            ),
+            Ok(Line::Control(c)) if c == "shutdown" => {
+                shared.shutdown.store(true, Ordering::SeqCst);
+                Line::Ok(Value::Null)
+            }
+            Ok(Line::Call(env)) if matches!(env.request, Request::Record { .. }) => {
+                // A metrics record waits for nobody: it joins the buffer the quiet moment writes.
+                if bytes.len() > MAX_RECORD_LINE {
+                    Line::Err(crate::error::bad_input(format!(
+                        "record: {} of metrics in one line; the limit is {}",
+                        wire::human_bytes(bytes.len()),
+                        wire::human_bytes(MAX_RECORD_LINE)
+                    )))
+                } else {
+                    if let Request::Record { events } = env.request {
+                        if shared.recorder.push(events) >= crate::metrics::FLUSH_AT {
+                            shared.recorder.flush_or_warn();
+                        }
+                    }
+                    Line::Ok(Value::Null)
+                }
+            }
+            Ok(Line::Call(env)) => {
+                drop(bytes);
+                embed_ahead(&shared, env.request.texts_to_embed());
+                let served = serve_turn(
+                    &shared,
+                    env.request.name(),
+                    env.lock_wait_ms,
+                    &mut writer,
+                    |direct| {
+                        let answer = execute_answer(direct, &env.caller, &env.request);
+                        let warning = direct
+                            .standing_warning()
+                            .filter(|_| !env.request.reports_integrity());
+                        (answer, warning)
+                    },
+                );
+                // Records become JSON here, once the store is free for the next request.
+                let served = served.map(|(answer, warning)| {
+                    let answer = match answer.and_then(Answer::into_value) {
+                        Ok(v) => Line::Ok(v),
+                        Err(e) => Line::Err(e),
+                    };
+                    match warning {
+                        Some(warning) => Line::Warned {
+                            answer: Box::new(answer),
+                            warning,
+                        },
+                        None => answer,
+                    }
+                });
+                match served {
+                    Ok(line) => line,
+                    Err(Withdrawn) => return,
+                    Err(Refused(e)) => Line::Err(e),
+                }
+            }
+            Ok(Line::Forward(call)) => match (shared.parse_forward)(&call) {
+                Err(refused) => Line::Err(refused),
+                Ok(remember) => {
+                    embed_ahead(&shared, remember.texts_to_embed());
+                    let served = serve_turn(
+                        &shared,
+                        "command_line",
+                        call.lock_wait_ms,
+                        &mut writer,
+                        |direct| match remember.run(direct) {
+                            Ok(mut done) => {
+                                // Printed last, as the engine binary prints it after the command.
+                                if let Some(warning) = direct.standing_warning() {
+                                    done.stderr.push_str(&warning);
+                                    done.stderr.push('\n');
+                                }
+                                Line::Ok(serde_json::to_value(done).unwrap_or_default())
+                            }
+                            Err(e) => Line::Err(e),
+                        },
+                    );
+                    match served {
+                        Ok(line) => line,
+                        Err(Withdrawn) => return,
+                        Err(Refused(e)) => Line::Err(e),
+                    }
+                }
+            },
+            Ok(_) => Line::Err(daemon_err("not a request")),
+            Err(e) => Line::Err(daemon_err(format!("not a request line: {e}"))),
+        };
+        if answer(&mut writer, &reply).is_err() {
+            return;
+        }
+    }
+}
+
+/// Why a request was not carried out.
+enum NotServed {
+    /// Its client hung up before its turn: nothing to answer.
+    Withdrawn,
+    /// The service is stopping: the error to answer.
+    Refused(Error),
+}
+use NotServed::{Refused, Withdrawn};
+
+/// Embed a request's texts (a write's content, a query and its parts) on the connection's own
+/// thread, before the request waits for its turn: the model runs while another request holds the
+/// store, and the request finds its embeddings in the cache. (The store is not needed for that;
+/// only its model run and cache.)
+fn embed_ahead(shared: &Shared, texts: Vec<String>) {
+    let embedder = shared
+        .embedder
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if let Some(embedder) = embedder {
+        embedder.prime(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+}
+
+/// Serve one request in its turn (one at a time, in arrival order), timed as `op`. When the
+/// turn comes, a request whose client has gone is skipped; otherwise the client is told it has
+/// started (so it waits for the answer, not for the queue).
+fn serve_turn<T>(
+    shared: &Shared,
+    op: &'static str,
+    lock_wait_ms: u64,
+    client: &mut UnixStream,
+    run: impl FnOnce(&mut Direct) -> T,
+) -> std::result::Result<T, NotServed> {
+    *shared
+        .last_request
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    shared.requests.fetch_add(1, Ordering::SeqCst);
+    let _turn = shared.turns.wait();
+    let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
+    if shared.closing.load(Ordering::SeqCst) {
+        return Err(Refused(daemon_err(
+            "the memory service is stopping; try again",
+        )));
+    }
+    if client_gone(client) || answer(client, &Line::Started(())).is_err() {
+        return Err(Withdrawn);
+    }
+    direct.set_lock_wait(Duration::from_millis(lock_wait_ms));
+    crate::integrity::take_warning();
+    let started = Instant::now();
+    let answer = run(&mut direct);
+    // The store may have been opened, or opened again (restore, repair), by this request.
+    *shared.embedder.lock().unwrap_or_else(|e| e.into_inner()) = direct.embedder();
+    shared
+        .service
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .add(op, started.elapsed().as_secs_f64() * 1000.0);
+    Ok(answer)
+}
+
+/// `wt-memory serve`: run the daemon of `project` until idle, signalled or replaced.
+pub fn serve(project: Project, parse_forward: ParseForward) -> Result<()> {
+    crate::paths::ensure_private_dir(&daemon_dir())?;
+    let socket = socket_path(&project);
+    // The lock is held by a daemon that serves (then this one is not needed) or by one that is
+    // on its way out (its socket is gone; it is closing the store): wait for that one.
+    let handover = Instant::now() + HANDOVER_WAIT;
+    let mut daemon_lock = loop {
+        let lock = crate::lock::exclusive(
+            &daemon_lock_path(&project),
+            Duration::from_millis(50),
+            Duration::from_millis(10),
+        )?;
+        if let Some(lock) = lock {
+            break lock;
+        }
+        if running(&project).is_some() || Instant::now() > handover {
+            log("another service serves this store: exiting");
+            return Ok(());
+        }
+    };
+    {
+        use std::io::Seek;
+        daemon_lock.set_len(0)?;
+        daemon_lock.rewind()?;
+        write!(daemon_lock, "{}", std::process::id())?;
+    }
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket)
+        .map_err(|e| daemon_err(format!("cannot listen on {}: {e}", socket.display())))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+    }
+    listener.set_nonblocking(true)?;
+    let socket_inode = inode(&socket);
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let mut direct = Direct::new(
+        project.clone(),
+        OpenOptions::default(),
+        Holding::UntilDropped,
+    );
+    // Warm: open the store (when it exists and is free) and load the model before the first
+    // request. A busy store is left to the first request, with that request's own wait.
+    direct.set_lock_wait(Duration::ZERO);
+    if let Err(e) = execute(&mut direct, &Caller::default(), &Request::Warm) {
+        log(&format!("warm-up: {e}"));
+    }
+    let shared = Arc::new(Shared {
+        parse_forward,
+        connections: AtomicUsize::new(0),
+        project: project.clone(),
+        turns: Turns::default(),
+        recorder: direct.recorder().clone(),
+        embedder: Mutex::new(direct.embedder()),
+        direct: Mutex::new(direct),
+        store_dir: project.store_dir.clone(),
+        hello: hello_here(&project),
+        started: Instant::now(),
+        last_request: Mutex::new(Instant::now()),
+        requests: AtomicU64::new(0),
+        service: Mutex::new(ServiceTimes::default()),
+        checkpointed_at: AtomicU64::new(0),
+        checkpointing: AtomicBool::new(false),
+        shutdown: AtomicBool::new(false),
+        closing: AtomicBool::new(false),
+    });
+    log(&format!(
+        "serving {} on {} ({})",
+        project.store_dir.display(),
+        socket.display(),
+        shared.hello.build
+    ));
+    let idle = config::get().daemon_idle;
+    let mut checked = Instant::now();
+    let mut had_store = false;
+    let why = loop {
+        wait_readable(&listener, Duration::from_millis(200));
+        match listener.accept() {
+            Ok((mut stream, _)) => {
+                let _ = stream.set_nonblocking(false);
+                if shared.connections.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    shared.connections.fetch_sub(1, Ordering::SeqCst);
+                    let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+                    let _ = answer(
+                        &mut stream,
+                        &Line::Err(daemon_err(format!(
+                            "the memory service has {MAX_CONNECTIONS} connections open; try again"
+                        ))),
+                    );
+                } else {
+                    let mine = shared.clone();
+                    let spawned = std::thread::Builder::new()
+                        .name("connection".into())
+                        .spawn(move || handle(mine, stream));
+                    if let Err(e) = spawned {
+                        // The slot of the connection that got no thread.
+                        shared.connections.fetch_sub(1, Ordering::SeqCst);
+                        log(&format!("no thread for a connection: {e}"));
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => {
+                // Out of descriptors or memory: the connections open now go on being served,
+                // and new ones are taken once some close.
+                log(&format!("accept failed: {e}; going on"));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        if STOP.load(Ordering::SeqCst) {
+            break "signalled".to_string();
+        }
+        if shared.shutdown.load(Ordering::SeqCst) {
+            break "asked to stop".to_string();
+        }
+        let quiet = shared
+            .last_request
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default();
+        if quiet >= idle {
+            break format!("idle for {}s", quiet.as_secs());
+        }
+        let served = shared.requests.load(Ordering::SeqCst);
+        if quiet >= CHECKPOINT_WHEN_QUIET
+            && served != shared.checkpointed_at.load(Ordering::SeqCst)
+            && shared.turns.idle()
+            && !shared.checkpointing.swap(true, Ordering::SeqCst)
+        {
+            // On its own thread, and only when no request is queued: the accept loop goes on
+            // answering, and a checkpoint never makes a request wait.
+            let mine = shared.clone();
+            let spawned = std::thread::Builder::new().spawn(move || {
+                let shared = mine;
+                if let Some(_turn) = shared.turns.try_now() {
+                    shared.checkpointed_at.store(served, Ordering::SeqCst);
+                    let direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
+                    let started = Instant::now();
+                    match direct.checkpoint() {
+                        Ok(true) => log(&format!(
+                            "checkpoint in {} ms",
+                            started.elapsed().as_millis()
+                        )),
+                        Ok(false) => {}
+                        Err(e) => log(&format!("checkpoint failed: {e}")),
+                    }
+                }
+                shared.recorder.flush_or_warn();
+                shared.checkpointing.store(false, Ordering::SeqCst);
+            });
+            if spawned.is_err() {
+                shared.checkpointing.store(false, Ordering::SeqCst);
+            }
+        }
+        if checked.elapsed() >= Duration::from_secs(1) {
+            checked = Instant::now();
+            if inode(&socket) != socket_inode {
+                break "its socket was removed or replaced".to_string();
+            }
+            // A store deleted under it (a finished demo or test) is not served from memory.
+            if project.store_dir.exists() {
+                had_store = true;
+            } else if had_store {
+                break "its store was removed".to_string();
+            }
+        }
+    };
+    drop(listener);
+    if inode(&socket) == socket_inode {
+        let _ = std::fs::remove_file(&socket);
+    }
+    // Drain: the requests queued before this point are served before the store closes; later
+    // ones are told the daemon is stopping (their client retries with a new daemon).
+    let turn = shared.turns.wait();
+    let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
+    shared.closing.store(true, Ordering::SeqCst);
+    direct.release();
+    drop(direct);
+    drop(turn);
+    log(&format!("exiting: {why}"));
+    Ok(())
+}
+
+/// Block until a connection is waiting or `timeout` passes (the accept loop's only wait, so a
+/// new connection is taken at once).
+fn wait_readable(listener: &UnixListener, timeout: Duration) {
+    use std::os::unix::io::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    unsafe { libc::poll(&mut fd, 1, timeout.as_millis() as libc::c_int) };
+}
+
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.ino())
+}

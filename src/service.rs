@@ -1,0 +1,532 @@
+//! The service side of every request: [`Request`] (one operation as typed data, what crosses the
+//! resident service's socket), [`Direct`] (a store opened in this process) and [`execute`], the one
+//! place a request becomes `ops` calls. The resident service ([`crate::daemon`]) and a client working
+//! in-process ([`crate::client`]) both run [`execute`], so both give the same answers.
+//!
+//! Read operations on a project that has no store yet answer neutrally (an empty list, zero
+//! counts) and create nothing; writes create the store.
+
+use crate::error::{not_found, Result};
+use crate::metrics::{self, Recorder};
+use crate::ops::{self, Caller, OpenOptions};
+use crate::project::Project;
+use crate::rank::QueryKind;
+use crate::record::MemoryRecord;
+use crate::store::{self, RepairReport, Store};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// One operation, as typed data: what a front end asks and what crosses the daemon's socket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    Remember {
+        req: ops::Remember,
+    },
+    Recall {
+        req: ops::Recall,
+    },
+    Proactive {
+        context: String,
+        limit: usize,
+        #[serde(default)]
+        kind: Option<QueryKind>,
+    },
+    List {
+        memory_type: Option<String>,
+        limit: Option<usize>,
+    },
+    Get {
+        id: String,
+    },
+    /// Replace one memory's retrieval keys (`enrich`).
+    SetKeys {
+        id: String,
+        keys: Vec<String>,
+    },
+    /// Mark `newer` as the replacement of `older`.
+    Supersede {
+        newer: String,
+        older: String,
+    },
+    Forget {
+        req: ops::Forget,
+    },
+    Context {
+        topic: Option<String>,
+    },
+    Brain,
+    Stats,
+    Count,
+    Health,
+    IndexReport,
+    Audit {
+        threshold: f64,
+    },
+    Dedup {
+        threshold: f64,
+        dry_run: bool,
+    },
+    Cleanup {
+        threshold: f32,
+        min_length: usize,
+        dry_run: bool,
+    },
+    Export {
+        exclude_private: bool,
+    },
+    Import {
+        req: ops::Import,
+    },
+    Restore {
+        name: Option<String>,
+    },
+    Migrate,
+    Reembed,
+    Repair {
+        accept_loss: bool,
+    },
+    /// A seed file's text, as the client read it (the service never opens a client's path).
+    Seed {
+        text: String,
+        /// The file's name, for messages.
+        file: PathBuf,
+        dry_run: bool,
+    },
+    TodoAdd {
+        text: String,
+        tags: Vec<String>,
+    },
+    TodoList,
+    TodoDone {
+        id: String,
+    },
+    TodoClear,
+    StoreChecks,
+    /// Open the store (when it exists) and load the model: the daemon's start.
+    Warm,
+    /// Add to the metrics log (a daemon answers at once and writes when quiet).
+    Record {
+        events: Vec<metrics::Event>,
+    },
+    /// The metrics report of the last `days` days.
+    Metrics {
+        days: u32,
+    },
+}
+
+impl Request {
+    /// The operation's name, as on the wire (`"op"`).
+    pub fn name(&self) -> &'static str {
+        use Request as R;
+        match self {
+            R::Remember { .. } => "remember",
+            R::Recall { .. } => "recall",
+            R::Proactive { .. } => "proactive",
+            R::List { .. } => "list",
+            R::Get { .. } => "get",
+            R::SetKeys { .. } => "set_keys",
+            R::Supersede { .. } => "supersede",
+            R::Forget { .. } => "forget",
+            R::Context { .. } => "context",
+            R::Brain => "brain",
+            R::Stats => "stats",
+            R::Count => "count",
+            R::Health => "health",
+            R::IndexReport => "index_report",
+            R::Audit { .. } => "audit",
+            R::Dedup { .. } => "dedup",
+            R::Cleanup { .. } => "cleanup",
+            R::Export { .. } => "export",
+            R::Import { .. } => "import",
+            R::Restore { .. } => "restore",
+            R::Migrate => "migrate",
+            R::Reembed => "reembed",
+            R::Repair { .. } => "repair",
+            R::Seed { .. } => "seed",
+            R::TodoAdd { .. } => "todo_add",
+            R::TodoList => "todo_list",
+            R::TodoDone { .. } => "todo_done",
+            R::TodoClear => "todo_clear",
+            R::StoreChecks => "store_checks",
+            R::Warm => "warm",
+            R::Record { .. } => "record",
+            R::Metrics { .. } => "metrics",
+        }
+    }
+
+    /// Does the answer depend on who asks (branch, directory)?
+    pub(crate) fn needs_caller(&self) -> bool {
+        matches!(
+            self,
+            Request::Remember { .. }
+                | Request::Recall { .. }
+                | Request::Proactive { .. }
+                | Request::TodoAdd { .. }
+        )
+    }
+
+    /// The texts this request will have the store embed: a write's content, a query and its
+    /// parts. A daemon embeds them ahead of the request's turn, while another request is served.
+    pub fn texts_to_embed(&self) -> Vec<String> {
+        use crate::recall::query_texts;
+        match self {
+            Request::Remember { req } => {
+                req.check().map(|c| c.text_to_embed()).into_iter().collect()
+            }
+            Request::Recall { req }
+                if req.check().is_ok() && !req.tags_only && !req.query.trim().is_empty() =>
+            {
+                let kind = req.kind.unwrap_or_else(|| QueryKind::infer(&req.query));
+                query_texts(&req.query, kind, req.mode == ops::RecallMode::Semantic)
+            }
+            Request::Proactive { context, kind, .. }
+                if !context.trim().is_empty() && ops::check_query("proactive", context).is_ok() =>
+            {
+                let kind = kind.unwrap_or_else(|| QueryKind::infer(context));
+                query_texts(context, kind, false)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Does it report the store's integrity itself (so no separate warning goes with it)?
+    pub fn reports_integrity(&self) -> bool {
+        matches!(
+            self,
+            Request::Health | Request::StoreChecks | Request::Repair { .. }
+        )
+    }
+}
+
+/// How long a [`Direct`] client keeps the store (and its lock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holding {
+    /// Until the client is dropped: one-shot processes (the CLI, a hook run) and the daemon.
+    UntilDropped,
+    /// For one call at a time: a long-lived process (the MCP server without a daemon) must not
+    /// keep other processes out of the store between calls.
+    PerCall,
+}
+
+/// A store opened in this process.
+pub struct Direct {
+    project: Project,
+    options: OpenOptions,
+    holding: Holding,
+    store: Option<Store>,
+    recorder: Recorder,
+}
+
+impl Drop for Direct {
+    fn drop(&mut self) {
+        // The store (and its lock) first: other processes may be waiting for it.
+        self.release();
+    }
+}
+
+impl Direct {
+    pub fn new(project: Project, options: OpenOptions, holding: Holding) -> Direct {
+        Direct {
+            recorder: Recorder::for_project(&project),
+            project,
+            options,
+            holding,
+            store: None,
+        }
+    }
+
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    pub fn set_lock_wait(&mut self, wait: std::time::Duration) {
+        self.options.lock_wait = wait;
+    }
+
+    /// The open store's model run and embedding cache, if a store is open.
+    pub fn embedder(&self) -> Option<std::sync::Arc<crate::store::Embedder>> {
+        self.store.as_ref().map(Store::embedder)
+    }
+
+    /// The standing integrity warning of the open store, if any.
+    pub fn standing_warning(&self) -> Option<String> {
+        self.store.as_ref().and_then(Store::standing_warning)
+    }
+
+    /// Bring the open store's files up to date with its log, if anything was written since the
+    /// last checkpoint (a daemon's quiet moment). Returns whether there was work.
+    pub fn checkpoint(&self) -> Result<bool> {
+        match &self.store {
+            Some(store) => Ok(store.checkpoint()?),
+            None => Ok(false),
+        }
+    }
+
+    /// The metrics events this store's requests wait to write (a daemon shares it).
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    /// Close the store (and release its lock) until the next call needs it; write the metrics
+    /// that wait.
+    pub fn release(&mut self) {
+        self.store = None;
+        self.recorder.flush_or_warn();
+    }
+
+    /// Run `f` on the store; `None`, without creating anything, when there is no store and
+    /// `create` is false.
+    fn with<T>(&mut self, create: bool, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
+        let spooled = crate::spool::waiting(&self.project);
+        if self.store.is_none() {
+            if !create && !spooled && !store::exists(&self.project.store_dir) {
+                return Ok(None);
+            }
+            self.store = Some(ops::open_store(&self.project, &self.options)?);
+        }
+        let store = self.store.as_ref().expect("opened above");
+        if spooled {
+            // Hook writes that could not reach the store in time come first, in order.
+            match crate::spool::apply(store, &self.project) {
+                Ok(n) => self.record_write("spool", None, n),
+                Err(e) => crate::log::error("spool", &format!("applying the spool: {e}")),
+            }
+        }
+        let out = f(store);
+        if self.holding == Holding::PerCall {
+            self.store = None;
+        }
+        out.map(Some)
+    }
+
+    fn read<T: Default>(&mut self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        Ok(self.with(false, f)?.unwrap_or_default())
+    }
+
+    fn write<T>(&mut self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        Ok(self.with(true, f)?.expect("created when missing"))
+    }
+}
+
+/// An answer as JSON.
+fn json<T: Serialize>(value: T) -> Result<Answer> {
+    Ok(Answer::Value(serde_json::to_value(value)?))
+}
+
+/// A request's answer as [`execute_answer`] leaves it: records stay typed, so a daemon turns them
+/// into JSON (redacting every field as it goes) after the request has given up the store.
+pub enum Answer {
+    Value(Value),
+    Records(Vec<MemoryRecord>),
+}
+
+impl Answer {
+    pub fn into_value(self) -> Result<Value> {
+        match self {
+            Answer::Value(v) => Ok(v),
+            Answer::Records(records) => Ok(serde_json::to_value(records)?),
+        }
+    }
+}
+
+/// Carry out `req` for `caller` on `direct`'s store: the one place a request becomes ops calls.
+/// The daemon runs this too, so both backends give the same answers.
+pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Value> {
+    execute_answer(direct, caller, req)?.into_value()
+}
+
+/// [`execute`], with the records of `recall`, `proactive` and `list` left as records.
+pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Answer> {
+    use Request as R;
+    let records = |found: Vec<MemoryRecord>| Ok(Answer::Records(found));
+    match req {
+        R::Remember { req } => {
+            let checked = req.check()?;
+            let done = direct.write(|s| ops::remember(s, checked, caller))?;
+            if !done.duplicate {
+                let source = caller.source.as_deref().unwrap_or("cli");
+                direct.record_write(source, Some(&done.id), 1);
+            }
+            json(done)
+        }
+        R::Recall { req } => {
+            req.check()?;
+            records(direct.read(|s| ops::recall(s, req, caller))?)
+        }
+        R::Proactive {
+            context,
+            limit,
+            kind,
+        } => {
+            ops::check_query("proactive", context)?;
+            records(direct.read(|s| ops::proactive(s, context, *kind, *limit, caller))?)
+        }
+        R::List { memory_type, limit } => {
+            records(direct.read(|s| ops::list(s, memory_type.as_deref(), *limit))?)
+        }
+        R::Get { id } => {
+            let id = ops::checked_id("get", id)?;
+            json(direct.read(|s| ops::get(s, &id))?)
+        }
+        R::SetKeys { id, keys } => {
+            let id = ops::checked_id("set-keys", id)?;
+            match direct.with(false, |s| ops::set_keys(s, &id, keys))? {
+                Some(done) => json(done),
+                None => Err(crate::error::not_found(format!("no memory {id}"))),
+            }
+        }
+        R::Supersede { newer, older } => {
+            let newer = ops::checked_id("supersede", newer)?;
+            let older = ops::checked_id("supersede", older)?;
+            match direct.with(false, |s| ops::supersede(s, &newer, &older))? {
+                Some(done) => json(done),
+                None => Err(crate::error::not_found(format!(
+                    "supersede: no memory {newer}; nothing changed (see `wt-memory list`)"
+                ))),
+            }
+        }
+        R::Forget { req } => {
+            req.check()?;
+            match direct.with(false, |s| ops::forget(s, req))? {
+                Some(done) => json(done),
+                None => json(req.nothing_found()?),
+            }
+        }
+        R::Context { topic } => {
+            if let Some(t) = topic {
+                ops::check_query("context", t)?;
+            }
+            json(direct.with(false, |s| ops::context(s, topic.as_deref()))?)
+        }
+        R::Brain => json(ops::brain(direct.read(|s| Ok(s.records()?))?)),
+        R::Stats => json(ops::stats(&direct.read(|s| Ok(s.records()?))?)),
+        R::Count => json(direct.read(|s| Ok(s.count()))?),
+        R::Health => json(direct.write(|s| Ok(ops::health(s)))?),
+        R::IndexReport => json(direct.write(|s| Ok(s.index_report()))?),
+        R::Audit { threshold } => {
+            ops::check_unit("threshold", *threshold)?;
+            json(ops::audit(&direct.read(|s| Ok(s.records()?))?, *threshold)?)
+        }
+        R::Dedup { threshold, dry_run } => {
+            ops::check_unit("threshold", *threshold)?;
+            json(direct.with(false, |s| ops::dedup(s, *threshold, *dry_run))?)
+        }
+        R::Cleanup {
+            threshold,
+            min_length,
+            dry_run,
+        } => {
+            ops::check_unit("threshold", *threshold as f64)?;
+            let done = direct.with(false, |s| {
+                ops::cleanup(s, *threshold, *min_length, *dry_run)
+            })?;
+            json(done.unwrap_or(ops::NOTHING_CLEANED))
+        }
+        R::Export { exclude_private } => {
+            let name = direct.project.name.clone();
+            let doc = direct.with(false, |s| ops::export(s, *exclude_private))?;
+            json(doc.unwrap_or_else(|| ops::empty_export(&name)))
+        }
+        R::Import { req } => {
+            ops::check_import(req)?;
+            let done = direct.write(|s| ops::import(s, req))?;
+            if let ops::Imported::Done(report) = &done {
+                // Sync pulls through import; everything else that imports is an import.
+                let source = match caller.source.as_deref() {
+                    Some("sync") => "sync",
+                    _ => "import",
+                };
+                direct.record_write(source, None, report.imported);
+            }
+            json(done)
+        }
+        R::Restore { name } => {
+            crate::snapshot::find(&direct.project.store_dir, name.as_deref())
+                .map_err(|e| not_found(format!("restore: {e:#}")))?;
+            json(direct.write(|s| ops::restore(s, name.as_deref()))?)
+        }
+        R::Migrate => {
+            // Migrations run here, by name, not as a side effect of opening.
+            let before = direct.options.migrate;
+            direct.options.migrate = false;
+            let out = direct.write(ops::migrate);
+            direct.options.migrate = before;
+            json(out?)
+        }
+        R::Reembed => json(direct.write(|s| {
+            let n = ops::reembed(s)?;
+            Ok((n, s.current_embedder().label().to_string()))
+        })?),
+        R::Repair { accept_loss } => {
+            if !store::exists(&direct.project.store_dir) {
+                return json(None::<RepairReport>);
+            }
+            // Repair opens the store itself, after setting its indexes aside.
+            direct.store = None;
+            json(Some(ops::repair(&direct.project, *accept_loss)?))
+        }
+        R::Seed {
+            text,
+            file,
+            dry_run,
+        } => {
+            let seeds = ops::check_seed_text(text, file)?;
+            let done = direct.write(|s| ops::seed(s, seeds, *dry_run))?;
+            if !dry_run {
+                direct.record_write("seed", None, done.imported);
+            }
+            json(done)
+        }
+        R::TodoAdd { text, tags } => {
+            ops::check_todo(text)?;
+            json(direct.write(|s| ops::todo_add(s, text, tags, caller))?)
+        }
+        R::TodoList => json(direct.read(ops::todo_list)?),
+        R::TodoDone { id } => json(direct.write(|s| ops::todo_done(s, id))?),
+        R::TodoClear => json(direct.write(ops::todo_clear)?),
+        R::StoreChecks => json(direct.with(false, |s| Ok(ops::checks::store_checks(s)))?),
+        R::Warm => {
+            direct.with(false, |s| Ok(s.embed("wt-memory warm-up")?))?;
+            json(())
+        }
+        R::Record { events } => {
+            direct.recorder.push(events.clone());
+            if direct.holding == Holding::PerCall {
+                direct.recorder.flush()?;
+            }
+            json(())
+        }
+        R::Metrics { days } => {
+            direct.recorder.flush()?;
+            let records = direct.read(|s| Ok(s.records()?))?;
+            let log = metrics::Log::open_existing(&metrics::db_path(&direct.project))?;
+            json(metrics::Report::build(
+                &direct.project.name,
+                log.as_ref(),
+                &records,
+                *days,
+            )?)
+        }
+    }
+}
+
+impl Direct {
+    /// Log a write (`count` memories; `memory` when it is one) by `source`.
+    fn record_write(&self, source: &str, memory: Option<&str>, count: usize) {
+        if count == 0 {
+            return;
+        }
+        self.recorder
+            .push(vec![metrics::Event::Write(metrics::Write {
+                at_ms: metrics::now_ms(),
+                source: source.to_string(),
+                memory: memory.map(str::to_string),
+                count: count as u32,
+            })]);
+        if self.holding == Holding::PerCall {
+            self.recorder.flush_or_warn();
+        }
+    }
+}
