@@ -247,9 +247,8 @@ pub fn lost_files(store_dir: &Path) -> Vec<String> {
     out
 }
 
-/// One line in the hook log (`$XDG_STATE_HOME/wt-tools/wt-hook-memory.log`, the same file and
-/// format as the hook's own log): the hook runs `wt-memory` and ignores its stderr on success, so
-/// an incident found while serving a hook is recorded here.
+/// One line in the tools' log (`$XDG_STATE_HOME/wt-tools/wt-hook-memory.log`, [`crate::log`]): an
+/// incident found while serving a hook, whose stderr nobody reads, is recorded there.
 pub fn log(level: &str, msg: &str) {
     crate::log::write(level, "wt-memory", msg);
 }

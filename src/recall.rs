@@ -1,6 +1,6 @@
 //! Recall and proactive context on top of [`crate::rank`]: filters, the branch-boosted dual query
-//! (a branch-only query, then the rest) and the relevance gates of `proactive`. Every front end gets these through the
-//! CLI, so hooks and MCP see the same answers.
+//! (a branch-only query, then the rest) and the relevance gates of `proactive`. Every front end gets
+//! these through the same `Client` request, so the CLI, hooks and MCP see the same answers.
 
 use crate::rank::{self, Candidate, QueryKind};
 use crate::record::MemoryRecord;

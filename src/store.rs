@@ -1,8 +1,9 @@
 //! The store: one shodh-memory engine per project, opened under the project lock.
 //!
 //! This is the one narrow interface to the engine (open, all, get, insert, update, delete, embed).
-//! Everything above it (ranking, dedup, export) works on [`MemoryRecord`]s and embeddings, so the
-//! store can later live in a long-lived daemon without touching the front ends.
+//! Everything above it (ranking, dedup, export) works on [`MemoryRecord`]s and embeddings; the
+//! store is kept open by the resident service (`crate::daemon`) or opened per process, and the
+//! front ends never see which.
 
 use crate::hygiene;
 use crate::integrity::{self, Alert, IdDigest, Record};

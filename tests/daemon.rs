@@ -804,8 +804,10 @@ fn a_spooled_write_is_stored_once_and_shown_while_it_waits() {
     let status = wtd(&env, &repo, &["daemon", "status"], None);
     assert!(
         String::from_utf8_lossy(&status.stdout).contains("2 hook write(s) wait in the spool"),
-        "{}",
-        String::from_utf8_lossy(&status.stdout)
+        "{:?}: {} {}",
+        status.status,
+        String::from_utf8_lossy(&status.stdout),
+        String::from_utf8_lossy(&status.stderr)
     );
     let listed = contents(&ok(wtd(&env, &repo, &["--no-daemon", "list"], None)));
     assert_eq!(

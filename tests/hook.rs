@@ -911,3 +911,51 @@ fn without_the_model_hooks_inject_only_what_shares_the_query_terms() {
         "a prompt sharing no word with any memory injects nothing"
     );
 }
+
+#[test]
+fn the_service_and_the_direct_path_print_the_same_bytes() {
+    let env = TestEnv::new();
+    let p = project(&env, "samebytes");
+    for note in [
+        "src/session.rs: SessionStore::create must run inside the login transaction",
+        "Login sessions live in an HttpOnly cookie named sid; never in localStorage",
+        "Deploys go through fly.io; `fly deploy --remote-only` builds on their side",
+    ] {
+        env.remember(&p.repo, note, "Learning", "auth");
+    }
+    let calls = [
+        (
+            "UserPromptSubmit",
+            serde_json::json!({"prompt": "where do login sessions live?"}),
+        ),
+        (
+            "PostToolUse",
+            serde_json::json!({"tool_name": "Read", "tool_input": {"file_path": p.repo.join("src/session.rs")},
+                   "tool_response": {"type": "text"}}),
+        ),
+        (
+            "PostToolUse",
+            serde_json::json!({"tool_name": "Bash", "tool_input": {"command": "fly deploy --remote-only"},
+                   "tool_response": {"stdout": "", "stderr": "", "interrupted": false}}),
+        ),
+    ];
+    let mut printed = Vec::new();
+    // Each backend in its own session, so the session cache lets both answer every call.
+    for (daemon, session) in [("1", "same-bytes-service"), ("0", "same-bytes-direct")] {
+        let outputs: Vec<String> = calls
+            .iter()
+            .map(|(event, fields)| {
+                let mut fields = fields.clone();
+                fields["session_id"] = Value::from(session);
+                hook_json_with(&env, &p, event, fields, &[("WT_MEMORY_DAEMON", daemon)])
+            })
+            .collect();
+        printed.push(outputs);
+    }
+    assert!(
+        printed[0].iter().all(|o| o.contains("[MEM#")),
+        "{:?}",
+        printed[0]
+    );
+    assert_eq!(printed[0], printed[1]);
+}

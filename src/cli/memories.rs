@@ -230,7 +230,7 @@ pub(super) fn remember_request(a: &RememberArgs, content: String) -> Result<Reme
 }
 
 /// `remember` of `content`, stored by `send` and reported on `out` and `err`: the command line's,
-/// and the daemon's when the `wt-memory` front forwards the command ([`super::forwarded`]).
+/// and the service's when the `wt-memory` front forwards the command ([`super::ForwardedRemember`]).
 pub(super) fn remember_with(
     send: impl FnOnce(&Remember) -> Result<Remembered, Error>,
     a: RememberArgs,

@@ -180,7 +180,12 @@ pub fn probe(project: &Project, wait: Duration) -> Found {
         Err(e)
             if matches!(
                 e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                std::io::ErrorKind::NotFound
+                    | std::io::ErrorKind::ConnectionRefused
+                    // A service on its way out (killed; its last threads still closing).
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
             ) =>
         {
             Found::Nothing

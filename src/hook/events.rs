@@ -53,7 +53,6 @@ pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
 
 /// Format `memories` under `header` with the session's MEM ids, and remember the ids used.
 fn render(
-    ctx: &Ctx,
     state: &mut SessionState,
     header: &str,
     footer: Option<&str>,
@@ -66,7 +65,7 @@ fn render(
         floor: true,
         with_ids: true,
         per_memory: budget.per_memory,
-        redact: ctx.records_need_redaction(),
+        redact: false,
     };
     let lines = format::memory_lines(memories, &mut ids, &mut HashSet::new(), &opts);
     block(header, &lines, footer, max_chars)
@@ -123,7 +122,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
                 floor: false,
                 with_ids: false,
                 per_memory: PROMPT_BUDGET.per_memory,
-                redact: ctx.records_need_redaction(),
+                redact: false,
             };
             let lines = format::memory_lines(&sheet, &mut IdBook::new(None), &mut seen, &opts);
             if let Some(text) = block("=== OPERATIONAL CHEAT SHEET ===", &lines, None, left) {
@@ -142,7 +141,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
                 floor: true,
                 with_ids: true,
                 per_memory: PROMPT_BUDGET.per_memory,
-                redact: ctx.records_need_redaction(),
+                redact: false,
             };
             let lines = format::memory_lines(&found, &mut ids, &mut seen, &opts);
             if let Some(text) = block("=== PROJECT CONTEXT ===", &lines, None, left) {
@@ -246,7 +245,6 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
         };
         let mut state = load_session(ctx);
         if let Some(text) = render(
-            ctx,
             &mut state,
             &header,
             Some("=== END ==="),
@@ -342,7 +340,6 @@ fn tool_memory(ctx: &Ctx, tool: &str, query: &ToolQuery) -> Result<Option<String
 fn inject_for_tool(ctx: &Ctx, header: &str, found: &[MemoryRecord]) -> Option<String> {
     let mut state = load_session(ctx);
     let text = render(
-        ctx,
         &mut state,
         header,
         None,
@@ -502,7 +499,6 @@ fn subagent_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String
     let query = truncate_chars(task.trim(), SUBAGENT_QUERY_CHARS).to_string();
     let found = memory::proactive(ctx, &query, QueryKind::Prompt, 3)?;
     let text = render(
-        ctx,
         &mut state,
         "=== MEMORY: Context for subagent ===",
         None,

@@ -5,7 +5,8 @@
 use crate::record::MemoryRecord;
 use std::collections::{BTreeMap, HashSet};
 
-pub const RELEVANCE_FLOOR: f64 = 0.3;
+/// A memory below this relevance is not injected: the same floor `proactive` gates on.
+pub const RELEVANCE_FLOOR: f64 = crate::recall::PROACTIVE_FLOOR;
 const MIN_CHARS: usize = 20;
 const PREFIX_CHARS: usize = 50;
 
@@ -116,8 +117,8 @@ pub struct LineOptions {
     /// Prefix `[MEM#id]` (the cheat sheet is emitted without ids).
     pub with_ids: bool,
     pub per_memory: usize,
-    /// Redact secrets: records read from a store in this process. A daemon redacts every record
-    /// as it sends it, and compiling the redaction rules would cost this process ~9 ms.
+    /// Redact secrets again. The hooks' records never need it (every record a front end gets
+    /// was redacted as it was serialised, whichever backend served it); text from elsewhere may.
     pub redact: bool,
 }
 

@@ -60,16 +60,6 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Must records be redacted before they are shown? Not when a daemon sent them (it redacts
-    /// every record it sends); yes when they were read from a store in this process.
-    pub fn records_need_redaction(&self) -> bool {
-        !self
-            .client
-            .borrow()
-            .as_ref()
-            .is_some_and(Client::via_daemon)
-    }
-
     pub fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
     }
@@ -128,15 +118,10 @@ fn read_stdin() -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
-/// Print the output object. `redact`: pass the text through the secret redaction first; records
-/// that came from a daemon were redacted as it sent them, and compiling the redaction rules costs
-/// a process ~9 ms.
-fn emit(event: &str, text: &str, deadline: Instant, redact: bool) {
-    let text = if redact {
-        crate::hygiene::redact(text)
-    } else {
-        text.to_string()
-    };
+/// Print the output object. Nothing is redacted here: every record a front end receives was
+/// redacted as it was serialised (`service::execute`), by the service or in this process alike,
+/// and compiling the redaction rules again would cost the hook ~9 ms.
+fn emit(event: &str, text: &str, deadline: Instant) {
     let out = serde_json::json!({
         "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
     });
@@ -209,11 +194,9 @@ fn run(args: &[String]) {
     metrics::record_run(&ctx, &input, output.as_deref(), late, started);
     drop(input);
     // Let go of the store before printing: other hooks may be waiting for it.
-    let client = ctx.client.take();
-    let redacted_at_source = client.as_ref().is_some_and(Client::via_daemon);
-    drop(client);
+    drop(ctx.client.take());
     if let Some(text) = output {
-        emit(&event, &text, deadline, !redacted_at_source);
+        emit(&event, &text, deadline);
     }
     log::debug(&event, &format!("done in {:?}", started.elapsed()));
 }

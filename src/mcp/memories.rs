@@ -1,0 +1,239 @@
+//! Memory tools: remember, recall, look up, forget, supersede.
+
+use super::args::*;
+use super::*;
+
+#[tool_router(router = memories_tools, vis = "pub(super)")]
+impl MemoryServer {
+    #[tool(
+        description = "Save one fact to the project's persistent memory so later sessions (and the memory hooks) can use it. Use after a decision, a non-obvious fix, a discovered convention or gotcha. Write it self-contained; never include secrets. Returns {\"id\": ..., \"duplicate\": bool, \"similar\": [...]}; duplicate=true means the same content was already stored under that id. similar lists older memories on the same subject (id, similarity, content): if the new fact replaces one of them (a changed decision, a moved file), call supersede(newer=id, older=that id) so the stale one stops being injected.",
+        meta = always_load(),
+        annotations(
+            title = "Remember",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn remember(
+        &self,
+        Parameters(args): Parameters<RememberArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let content = valid!(check_non_empty("content", &args.content)).to_string();
+        let req = ops::Remember {
+            content,
+            memory_type: args.memory_type.as_str().to_string(),
+            tags: tag_list(&args.tags),
+            supersedes: args.supersedes,
+            keys: args.keys.unwrap_or_default(),
+            ..ops::Remember::default()
+        };
+        self.json(move |c| c.remember(&req)).await
+    }
+
+    #[tool(
+        description = "Search the project's memory for what earlier sessions learned about a topic. Use before starting non-trivial work, when something looks familiar, or when stuck. Memories from the current git branch rank first. Returns a JSON array of records (id, content, experience_type, tags, importance, created_at, ...), best match first; [] when nothing matches.",
+        meta = always_load(),
+        annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn recall(
+        &self,
+        Parameters(args): Parameters<RecallArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let limit = valid!(check_limit(args.limit));
+        if args.query.trim().is_empty() {
+            return Ok(error_result(
+                "query is empty: say what to look for (a few words or a sentence); \
+                 to browse without a query use list_memories or recall_by_date",
+            ));
+        }
+        let req = ops::Recall {
+            query: args.query.trim().to_string(),
+            limit,
+            mode: args.mode,
+            tags: tag_list(&args.tags),
+            ..ops::Recall::default()
+        };
+        self.json(move |c| c.recall(&req)).await
+    }
+
+    #[tool(
+        description = "Given a description of the current task, return the memories most relevant to it, each with a relevance_score (0..1; below 0.3 is weak). Use at the start of a task or subtask to surface context you did not know to ask for. Returns a JSON array of records.",
+        annotations(
+            title = "Proactive context",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn proactive_context(
+        &self,
+        Parameters(args): Parameters<ProactiveArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let limit = valid!(check_limit(args.limit));
+        let context = valid!(check_non_empty("context", &args.context)).to_string();
+        self.json(move |c| c.proactive(&context, None, limit)).await
+    }
+
+    #[tool(
+        description = "Delete one memory by its full id (no prefixes), e.g. one that turned out wrong or outdated. Returns {\"deleted\": bool, \"id\": ...}; deleted=false when no memory has that id.",
+        annotations(
+            title = "Forget",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn forget(
+        &self,
+        Parameters(args): Parameters<ForgetArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = valid!(check_full_id(&args.id));
+        let req = ops::Forget {
+            id: Some(id),
+            ..ops::Forget::default()
+        };
+        self.json(move |c| c.forget(&req)).await
+    }
+
+    #[tool(
+        description = "Mark one memory as the replacement of an older one (a changed decision, a moved file, an updated fact): recall ranks the older one after it and marks it superseded, and the memory hooks stop injecting it. Use when remember's `similar` shows the fact you just stored replaces an older memory. Returns {\"newer\": id, \"older\": id}.",
+        annotations(
+            title = "Supersede",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn supersede(
+        &self,
+        Parameters(args): Parameters<SupersedeArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let newer = valid!(check_non_empty("newer", &args.newer)).to_string();
+        let older = valid!(check_non_empty("older", &args.older)).to_string();
+        self.json(move |c| c.supersede(&newer, &older)).await
+    }
+
+    #[tool(
+        description = "Delete every memory carrying the given tags (no dry run: check with recall(tags=...) first). Returns {\"deleted_count\": N}.",
+        annotations(
+            title = "Forget by tags",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn forget_by_tags(
+        &self,
+        Parameters(args): Parameters<ForgetByTagsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tags = args.tags.to_list();
+        if tags.is_empty() {
+            return Ok(error_result(
+                "tags are empty: give at least one non-blank tag",
+            ));
+        }
+        let req = ops::Forget {
+            tags,
+            ..ops::Forget::default()
+        };
+        self.json(move |c| c.forget(&req)).await
+    }
+
+    #[tool(
+        description = "List stored memories, newest first, optionally of one type. Use to browse rather than search. Returns a JSON array of records.",
+        annotations(
+            title = "List memories",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_memories(
+        &self,
+        Parameters(args): Parameters<ListArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let limit = valid!(check_limit(args.limit));
+        let ty = args.memory_type.map(|t| t.as_str());
+        self.json(move |c| c.list(ty, Some(limit))).await
+    }
+
+    #[tool(
+        description = "Fetch one memory by id with all its fields (tags, metadata, importance, access count). Returns the JSON record, or {} when the id is unknown.",
+        annotations(title = "Get memory", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_memory(
+        &self,
+        Parameters(args): Parameters<IdArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = valid!(check_non_empty("id", &args.id)).to_string();
+        self.json(move |c| {
+            Ok(match c.get(&id)? {
+                Some(r) => serde_json::to_value(r)?,
+                None => serde_json::json!({}),
+            })
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Summarise what the project's memory knows: key decisions, learnings and context, optionally around a topic. Use to get oriented in an unfamiliar area. Returns JSON.",
+        annotations(
+            title = "Context summary",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn context_summary(
+        &self,
+        Parameters(args): Parameters<TopicArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let topic = Some(args.topic.trim().to_string()).filter(|t| !t.is_empty());
+        self.json(move |c| {
+            Ok(match c.context(topic.as_deref())? {
+                Some(summary) => serde_json::to_value(summary)?,
+                None => serde_json::json!({}),
+            })
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Show the memory engine's tiers (working, session, long-term) and what each holds. Mostly for diagnosing memory behaviour. Returns JSON.",
+        annotations(title = "Brain state", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn brain(&self) -> Result<CallToolResult, ErrorData> {
+        self.json(|c| c.brain()).await
+    }
+
+    #[tool(
+        description = "Memories created within a date range (ISO 8601; give since, until or both). Use for 'what did we learn last week'. Returns a JSON array of records.",
+        annotations(
+            title = "Recall by date",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn recall_by_date(
+        &self,
+        Parameters(args): Parameters<DateRangeArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let limit = valid!(check_limit(args.limit));
+        let (since, until) = (args.since.trim(), args.until.trim());
+        if since.is_empty() && until.is_empty() {
+            return Ok(error_result("give since, until or both (ISO 8601 dates)"));
+        }
+        let req = valid!(ops::Recall {
+            limit,
+            ..ops::Recall::default()
+        }
+        .with_dates(
+            Some(since).filter(|s| !s.is_empty()),
+            Some(until).filter(|u| !u.is_empty()),
+        )
+        .map_err(|e| e.to_string()));
+        self.json(move |c| c.recall(&req)).await
+    }
+}
