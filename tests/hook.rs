@@ -939,6 +939,14 @@ fn the_service_and_the_direct_path_print_the_same_bytes() {
                    "tool_response": {"stdout": "", "stderr": "", "interrupted": false}}),
         ),
     ];
+    // The service is up before the hooks ask it (a hook gives a cold start only its 1 s budget).
+    let warm = support::run(
+        env.cmd("wt-memory", &p.repo)
+            .env("WT_MEMORY_DAEMON", "1")
+            .arg("list"),
+        None,
+    );
+    assert!(warm.status.success());
     let mut printed = Vec::new();
     // Each backend in its own session, so the session cache lets both answer every call.
     for (daemon, session) in [("1", "same-bytes-service"), ("0", "same-bytes-direct")] {
