@@ -190,7 +190,7 @@ pub fn probe(project: &Project, wait: Duration) -> Found {
         {
             Found::Nothing
         }
-        Err(e) if timed_out(&e) => Found::Stuck(not_answering(project, recorded_pid(project))),
+        Err(e) if timed_out(&e) => Found::Stuck(not_answering(project, owner(project))),
         Err(e) => Found::Stuck(unanswered(format!("memory service: {e}"))),
     }
 }
@@ -289,7 +289,7 @@ pub fn stop(project: &Project) -> Option<u32> {
             pid
         }
         Found::Nothing => return None,
-        Found::Stuck(_) => recorded_pid(project)?,
+        Found::Stuck(_) => owner(project)?,
     };
     for signal in [libc::SIGCONT, libc::SIGTERM] {
         // SAFETY: signalling a pid of this user's service.

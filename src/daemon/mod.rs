@@ -246,11 +246,6 @@ fn timed_out(e: &std::io::Error) -> bool {
     )
 }
 
-/// The pid a service wrote into its lock, if a live process of this user holds it.
-fn recorded_pid(project: &Project) -> Option<u32> {
-    owner(project)
-}
-
 /// The pid of the live service holding `project`'s store, if one does.
 pub fn owner(project: &Project) -> Option<u32> {
     let lock = daemon_lock_path(project);

@@ -150,9 +150,12 @@ pub fn remember(
         Ok(done) => Ok(done.id),
         // The store could not take it in time: keep it for the next opening of the store.
         Err(e) if ctx.memory_down.borrow().is_some() => {
-            let project = crate::project::resolve(&ctx.project_dir, None);
+            let client = ctx.client.borrow();
+            let Some(project) = client.as_ref().map(|c| c.project()) else {
+                return Err(e);
+            };
             let branch = project.branch();
-            crate::spool::add(&project, &req, source, branch.as_deref())
+            crate::spool::add(project, &req, source, branch.as_deref())
                 .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
             super::log::info(&ctx.event, &format!("{e}; the write is spooled"));
             Ok(String::new())

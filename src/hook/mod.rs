@@ -12,12 +12,12 @@ mod events;
 pub mod extract;
 pub mod format;
 pub mod input;
-pub mod log;
 pub mod memory;
 pub mod metrics;
 pub mod transcript;
 
 use crate::client::Client;
+use crate::log;
 use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -27,7 +27,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Set in the environment of the `claude` child started by Stop: a nested `wt-hook-memory` exits
 /// at once, so the child's own hooks cannot recurse into another extraction.
-pub use crate::llm::DISABLE_ENV;
 /// Larger input is not a hook payload we can use (the 2 MB tool response fixture must still pass).
 const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
