@@ -278,6 +278,24 @@ impl Client {
         })
     }
 
+    /// What a hook shows for `context`: [`Self::proactive`]'s memories in full, and up to
+    /// `index` more to list by title.
+    pub fn tiers(
+        &mut self,
+        context: &str,
+        kind: Option<QueryKind>,
+        limit: usize,
+        index: usize,
+    ) -> Result<crate::recall::Tiers> {
+        ops::check_query("proactive", context)?;
+        self.call(Request::Tiers {
+            context: context.to_string(),
+            limit,
+            index,
+            kind,
+        })
+    }
+
     pub fn list(
         &mut self,
         memory_type: Option<&str>,
@@ -316,6 +334,11 @@ impl Client {
 
     pub fn stats(&mut self) -> Result<ops::Stats> {
         self.call(Request::Stats)
+    }
+
+    /// How many memories, of which types, about which topics (empty when there is no store).
+    pub fn map(&mut self) -> Result<ops::MemoryMap> {
+        self.call(Request::Map)
     }
 
     pub fn status(&mut self) -> Result<ops::Status> {

@@ -314,7 +314,10 @@ impl Corpus {
 
     fn idf(&self, term: &str) -> f64 {
         let n = self.doc_terms.len() as f64;
-        let df = self.postings.get(term).map_or(0, Vec::len) as f64;
+        // A term no memory holds weighs as one held once: it cannot tell memories apart, and
+        // weighing it as rarer than any held term would thin every memory's share most in a
+        // small store, where nearly every query word is unseen.
+        let df = self.postings.get(term).map_or(0, Vec::len).max(1) as f64;
         // Compound tokens are exact identifiers: worth more than a word.
         let weight = if term.starts_with('~') { 2.0 } else { 1.0 };
         weight * (1.0 + n / (df + 1.0)).ln()
@@ -743,6 +746,24 @@ mod tests {
         assert_eq!(without.semantic(&asks_key, 1.0), 0.0);
         let asks_content = [1.0f32, 0.0, 0.0];
         assert_eq!(with_keys.semantic(&asks_content, 1.0), 1.0);
+    }
+
+    #[test]
+    fn a_query_word_no_memory_holds_weighs_the_same_in_a_small_store_and_a_large_one() {
+        let answer = "Passwords are hashed with argon2id through the verify_secret wrapper";
+        let query = terms("how do we hash user passwords at login");
+        let share = |corpus: &Corpus| {
+            let weighed = corpus.weigh(&query);
+            corpus.lexical_all(&weighed)[0]
+        };
+        let small = Corpus::new([answer, "Deploys go through fly.io", "Run ./scripts/dev.sh"]);
+        let filler: Vec<String> = (0..200)
+            .map(|i| format!("Unrelated note number {i} about invoices and tenants"))
+            .collect();
+        let large = Corpus::new(std::iter::once(answer).chain(filler.iter().map(String::as_str)));
+        // "hash" and "password" are held (once), "user" and "login" by no memory.
+        assert!((share(&small) - 0.5).abs() < 1e-9, "{}", share(&small));
+        assert!((share(&large) - 0.5).abs() < 1e-9, "{}", share(&large));
     }
 
     #[test]

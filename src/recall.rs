@@ -8,10 +8,34 @@ use crate::store::{EmbedderKind, RankView, Store};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
-/// Proactive results below this calibrated relevance are dropped (same scale as the hooks' floor).
-pub const PROACTIVE_FLOOR: f64 = 0.3;
+/// No memory below this calibrated relevance is ever injected: the point the calibration puts
+/// between "answers the query" and "near miss" (`rank.rs`), and the floor of `wt-memory eval`.
+pub const RELEVANCE_FLOOR: f64 = 0.3;
+/// Proactive results (what a hook injects in full) below this relevance are dropped ...
+/// Chosen with the index floor by cross-validation over both dev sets (`scripts/cv_gates.py`,
+/// README "Two tiers"): 0.45 in every fold but one.
+pub const PROACTIVE_FLOOR: f64 = 0.45;
 /// ... and so are results below this fraction of the best one.
 pub const PROACTIVE_RELATIVE: f64 = 0.5;
+/// Below the gates, a memory at least this relevant may be listed in a hook's index (a one-line
+/// pointer the agent may fetch), never injected in full. Chosen with [`PROACTIVE_FLOOR`].
+pub const INDEX_FLOOR: f64 = 0.25;
+
+/// The gates as a tuning run replaces them (`WT_MEMORY_TUNE_GATES`), else the fitted ones:
+/// (full floor, index floor).
+fn gates() -> (f64, f64) {
+    crate::config::get()
+        .tune_gates
+        .unwrap_or((PROACTIVE_FLOOR, INDEX_FLOOR))
+}
+
+/// What a hook shows for one query: the memories it injects in full (`proactive`'s answer) and,
+/// below them, likely ones it only lists by title.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Tiers {
+    pub full: Vec<MemoryRecord>,
+    pub index: Vec<MemoryRecord>,
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct RecallQuery {
@@ -229,7 +253,10 @@ impl Ranking {
     }
 
     fn record(&self, k: usize) -> MemoryRecord {
-        let (i, s) = &self.hits[k];
+        self.record_of(&self.hits[k])
+    }
+
+    fn record_of(&self, (i, s): &(usize, rank::Scored)) -> MemoryRecord {
         let mut r = self.view.records[*i].clone();
         r.relevance_score = Some(round3(s.relevance));
         r.superseded_by = self.view.superseded_by.get(&r.id).cloned();
@@ -319,6 +346,20 @@ pub fn proactive(
     limit: usize,
     branch: Option<&str>,
 ) -> anyhow::Result<Vec<MemoryRecord>> {
+    Ok(tiers(store, context, kind, limit, 0, branch)?.full)
+}
+
+/// [`proactive`]'s memories, and up to `index_limit` more for a hook's index: a file's hits that
+/// passed the gates but do not name the file or its module, then what ranked below the gates down
+/// to the index floor.
+pub fn tiers(
+    store: &Store,
+    context: &str,
+    kind: Option<QueryKind>,
+    limit: usize,
+    index_limit: usize,
+    branch: Option<&str>,
+) -> anyhow::Result<Tiers> {
     let q = RecallQuery {
         text: context.to_string(),
         limit,
@@ -326,30 +367,74 @@ pub fn proactive(
         kind,
         ..Default::default()
     };
+    let (full_floor, index_floor) = gates();
     let mut ranking = Ranking::of(store, &q)?;
-    let n = ranking.hits.len();
-    let top = if n > 0 { ranking.relevance(0) } else { 0.0 };
-    let gate = PROACTIVE_FLOOR.max(top * PROACTIVE_RELATIVE);
-    // Best first, so the passing hits are a prefix.
-    let mut passing = (0..n)
-        .position(|k| ranking.relevance(k) < gate)
-        .unwrap_or(n);
-    if q.kind.unwrap_or_else(|| QueryKind::infer(context)) == QueryKind::Path {
-        // A file gets the memories about it, not those that share generic code words with it.
-        let anchors = path_anchors(context);
-        let view = ranking.view.clone();
-        let mut k = 0;
-        while k < passing {
-            let record = &view.records[ranking.hits[k].0];
-            if rank::terms(&record.lexical_text()).is_disjoint(&anchors) {
-                ranking.hits.remove(k);
-                passing -= 1;
+    let top = ranking.hits.first().map_or(0.0, |_| ranking.relevance(0));
+    let relative = top * PROACTIVE_RELATIVE;
+    // A file gets in full the memories about it: those naming the file itself clear the
+    // relevance floor only; those naming its module, the full floor; the rest go to the index.
+    let path = q.kind.unwrap_or_else(|| QueryKind::infer(context)) == QueryKind::Path;
+    let (anchors, file) = if path {
+        (path_anchors(context), file_anchors(context))
+    } else {
+        Default::default()
+    };
+    let lowest = RELEVANCE_FLOOR.min(full_floor).min(index_floor);
+    let view = ranking.view.clone();
+    let (mut full, mut demoted, mut below) = (Vec::new(), Vec::new(), Vec::new());
+    for hit in std::mem::take(&mut ranking.hits) {
+        let rel = round3(hit.1.relevance);
+        if rel < lowest {
+            break; // best first: nothing later clears any gate
+        }
+        let terms = path.then(|| rank::terms(&view.records[hit.0].lexical_text()));
+        let names_file = terms.as_ref().is_some_and(|t| !t.is_disjoint(&file));
+        let floor = if names_file {
+            RELEVANCE_FLOOR
+        } else {
+            full_floor
+        };
+        if rel >= floor.max(relative) {
+            if terms.is_some_and(|t| t.is_disjoint(&anchors)) {
+                demoted.push(hit);
             } else {
-                k += 1;
+                full.push(hit);
             }
+        } else if rel >= index_floor {
+            below.push(hit);
         }
     }
-    Ok(ranking.pick(passing, branch, limit))
+    let passing = full.len();
+    ranking.hits = full;
+    let full = ranking.pick(passing, branch, limit);
+    let index = demoted
+        .into_iter()
+        .chain(below)
+        .map(|hit| ranking.record_of(&hit))
+        .filter(|r| !full.iter().any(|f| f.id == r.id))
+        .take(index_limit)
+        .collect();
+    Ok(Tiers { full, index })
+}
+
+/// File names too common to say which file a memory means (`mod.rs`, `index.ts`): a memory names
+/// such a file only with a directory (`auth/mod.rs`).
+const GENERIC_STEMS: &[&str] = &[
+    "mod", "index", "lib", "main", "__init__", "page", "+page", "route", "layout", "utils",
+    "types", "config", "app", "server", "client", "test", "tests",
+];
+
+/// The terms by which a memory names the file at `path` itself: its name (`~state.rs`) or, for a
+/// generic name, a path ending in it (`~api/mod.rs`).
+pub fn file_anchors(path: &str) -> std::collections::HashSet<String> {
+    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    let stem = name.split('.').next().unwrap_or(&name);
+    let generic = GENERIC_STEMS.contains(&stem);
+    rank::terms(path)
+        .into_iter()
+        .filter(|t| t.starts_with('~') && t.ends_with(&name) && t.len() > 1)
+        .filter(|t| !generic || t.contains('/'))
+        .collect()
 }
 
 /// Directory names that say nothing about what a file is for.
@@ -420,6 +505,29 @@ pub fn filtered_newest(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<Mem
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_is_named_by_its_name_or_for_a_generic_name_by_a_path_to_it() {
+        let names = |p: &str| {
+            let mut v: Vec<String> = file_anchors(p).into_iter().collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            names("crates/api/src/state.rs"),
+            [
+                "~api/src/state.rs",
+                "~crates/api/src/state.rs",
+                "~src/state.rs",
+                "~state.rs"
+            ]
+        );
+        assert_eq!(
+            names("crates/auth/src/mod.rs"),
+            ["~auth/src/mod.rs", "~crates/auth/src/mod.rs", "~src/mod.rs"]
+        );
+        assert!(names("Makefile").is_empty());
+    }
 
     #[test]
     fn a_path_is_anchored_by_its_name_stem_and_modules() {

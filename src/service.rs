@@ -33,6 +33,13 @@ pub enum Request {
         #[serde(default)]
         kind: Option<QueryKind>,
     },
+    /// A hook's query: what `proactive` answers, and up to `index` more listed below it.
+    Tiers {
+        context: String,
+        limit: usize,
+        index: usize,
+        kind: Option<QueryKind>,
+    },
     List {
         memory_type: Option<String>,
         limit: Option<usize>,
@@ -58,6 +65,8 @@ pub enum Request {
     },
     Brain,
     Stats,
+    /// The store's map for SessionStart (counts kept in step with writes).
+    Map,
     Count,
     Health,
     IndexReport,
@@ -124,6 +133,7 @@ impl Request {
             R::Remember { .. } => "remember",
             R::Recall { .. } => "recall",
             R::Proactive { .. } => "proactive",
+            R::Tiers { .. } => "tiers",
             R::List { .. } => "list",
             R::Get { .. } => "get",
             R::SetKeys { .. } => "set_keys",
@@ -132,6 +142,7 @@ impl Request {
             R::Context { .. } => "context",
             R::Brain => "brain",
             R::Stats => "stats",
+            R::Map => "map",
             R::Count => "count",
             R::Health => "health",
             R::IndexReport => "index_report",
@@ -163,6 +174,7 @@ impl Request {
             Request::Remember { .. }
                 | Request::Recall { .. }
                 | Request::Proactive { .. }
+                | Request::Tiers { .. }
                 | Request::TodoAdd { .. }
         )
     }
@@ -181,7 +193,7 @@ impl Request {
                 let kind = req.kind.unwrap_or_else(|| QueryKind::infer(&req.query));
                 query_texts(&req.query, kind, req.mode == ops::RecallMode::Semantic)
             }
-            Request::Proactive { context, kind, .. }
+            Request::Proactive { context, kind, .. } | Request::Tiers { context, kind, .. }
                 if !context.trim().is_empty() && ops::check_query("proactive", context).is_ok() =>
             {
                 let kind = kind.unwrap_or_else(|| QueryKind::infer(context));
@@ -363,6 +375,15 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
             ops::check_query("proactive", context)?;
             records(direct.read(|s| ops::proactive(s, context, *kind, *limit, caller))?)
         }
+        R::Tiers {
+            context,
+            limit,
+            index,
+            kind,
+        } => {
+            ops::check_query("proactive", context)?;
+            json(direct.read(|s| ops::tiers(s, context, *kind, *limit, *index, caller))?)
+        }
         R::List { memory_type, limit } => {
             records(direct.read(|s| ops::list(s, memory_type.as_deref(), *limit))?)
         }
@@ -402,6 +423,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         }
         R::Brain => json(ops::brain(direct.read(|s| Ok(s.records()?))?)),
         R::Stats => json(ops::stats(&direct.read(|s| Ok(s.records()?))?)),
+        R::Map => json(direct.read(|s| Ok(ops::memory_map(&*s.rank_view()?)))?),
         R::Count => json(direct.read(|s| Ok(s.count()))?),
         R::Health => json(direct.write(|s| Ok(ops::health(s)))?),
         R::IndexReport => json(direct.write(|s| Ok(s.index_report()))?),

@@ -478,8 +478,12 @@ fn session_start_injects_and_manages_the_cache_per_source() {
     std::fs::write(&cache, br#"{"keys":{"0123456789abcdef":1}}"#).unwrap();
 
     let out = hook(&env, &p, "session_start.startup.json");
+    let map = "=== MEMORY MAP ===\nThis project's memory holds 2 memories (Context 1, Learning 1).\n\
+        Main topics: architecture 1, cheat-sheet 1.\n\
+        Search it before non-trivial work: the `recall` tool (or `wt-memory recall \"<question>\"`); \
+        `get_memory` fetches an id such as [MEM#a1b2].";
     let expected = format!(
-        "=== OPERATIONAL CHEAT SHEET ===\n  - {sheet}\n\n=== PROJECT CONTEXT ===\n  - [MEM#{}] The startproj project keeps its login flow in crates/auth; sessions are stored server side",
+        "{map}\n\n=== OPERATIONAL CHEAT SHEET ===\n  - {sheet}\n\n=== PROJECT CONTEXT ===\n  - [MEM#{}] The startproj project keeps its login flow in crates/auth; sessions are stored server side",
         mem_id(&ctx_id)
     );
     assert_eq!(out, expected_json("SessionStart", &expected));
@@ -581,7 +585,8 @@ fn subagent_start_uses_the_parent_task_and_subagent_stop_prints_nothing() {
         ctx.starts_with("=== MEMORY: Context for subagent ===\n"),
         "{ctx}"
     );
-    assert!(ctx.contains(&format!("[MEM#{}]", mem_id(&id))), "{ctx}");
+    // In full or, below the full floor, in the index (`[MEM#<8 hex>]`, which starts the same).
+    assert!(ctx.contains(&format!("[MEM#{}", mem_id(&id))), "{ctx}");
 
     assert_eq!(hook(&env, &p, "subagent_stop.explore.json"), "");
 }
@@ -966,4 +971,139 @@ fn the_service_and_the_direct_path_print_the_same_bytes() {
         printed[0]
     );
     assert_eq!(printed[0], printed[1]);
+}
+
+/// The index tier's mechanics, whatever the calibration: with `WT_MEMORY_TUNE_GATES` putting every
+/// memory below the full floor, a prompt lists the best three as one-line pointers, each id one
+/// `wt-memory get` accepts as it is; a later prompt lists only what was not listed yet; and a
+/// memory listed earlier still comes in full when it clears the (default) gates later.
+#[test]
+fn below_the_gates_an_index_lists_each_memory_once_per_session() {
+    let env = TestEnv::new();
+    let p = project(&env, "indexproj");
+    let notes = [
+        "Invoice numbers are allocated per tenant inside the issuing transaction. The counter row is locked FOR UPDATE.",
+        "Credit notes reference the original invoice number and never reuse it",
+        "Invoices are rendered to PDF by the worker, not the api",
+        "The staging database is reset every Sunday night from an anonymised dump",
+        "We deploy with fly.io; the worker app scales to zero when idle",
+    ];
+    let ids: Vec<String> = notes
+        .iter()
+        .map(|n| env.remember(&p.repo, n, "Decision", "billing"))
+        .collect();
+    // The ranking runs in the service the hook starts, with the hook's environment.
+    let _ = env.wt(&p.repo, &["daemon", "stop"], None);
+    let all_below = [("WT_MEMORY_TUNE_GATES", "1.01:0")];
+    let prompt = |text: &str, extra: &[(&str, &str)]| {
+        let out = hook_json_with(
+            &env,
+            &p,
+            "UserPromptSubmit",
+            serde_json::json!({ "prompt": text }),
+            extra,
+        );
+        context_of(&out, "UserPromptSubmit")
+    };
+    let entries = |ctx: &str| -> Vec<String> {
+        ctx.lines()
+            .filter(|l| l.starts_with("~ [MEM#"))
+            .map(str::to_string)
+            .collect()
+    };
+    let short_id = |entry: &str| entry["~ [MEM#".len()..entry.find(']').unwrap()].to_string();
+
+    let first = prompt("how are invoice numbers allocated?", &all_below);
+    assert!(!first.contains("  - [MEM#"), "nothing in full: {first}");
+    assert!(
+        first.contains("\nMaybe relevant, not shown (get_memory <id> for the full text):\n~ [MEM#"),
+        "{first}"
+    );
+    let listed = entries(&first);
+    assert!((2..=3).contains(&listed.len()), "as many as fit 300 characters: {first}");
+    assert!(listed.iter().map(|l| l.chars().count() + 1).sum::<usize>() <= 300);
+    assert!(
+        listed[0].ends_with(&format!(
+            "] {} (Decision, today)",
+            "Invoice numbers are allocated per tenant inside the issuing transaction."
+        )),
+        "the best match first, titled by its first sentence: {first}"
+    );
+    for entry in &listed {
+        let short = short_id(entry);
+        assert_eq!(short.len(), 8, "{entry}");
+        let rec = env.wt_json(&p.repo, &["get", &short], None);
+        assert!(rec["id"].as_str().unwrap().starts_with(&short), "{rec}");
+    }
+
+    let second = prompt("how are invoice numbers allocated per tenant?", &all_below);
+    let again = entries(&second);
+    assert!(!again.is_empty(), "{second}");
+    assert!(
+        again.iter().all(|e| !listed.contains(e)),
+        "only what was not listed yet: {first}\n{second}"
+    );
+
+    // Listed earlier, in full now: the default gates, and a prompt it answers.
+    let _ = env.wt(&p.repo, &["daemon", "stop"], None);
+    let third = prompt(
+        "where are invoice numbers allocated, and is the counter row locked?",
+        &[],
+    );
+    assert!(
+        third.contains(&format!("  - [MEM#{}] Invoice numbers are allocated", mem_id(&ids[0]))),
+        "{third}"
+    );
+}
+
+/// A new user's first store: three memories, and a question one of them plainly answers. Its
+/// score is what it would be among hundreds of memories (a query word no memory holds no longer
+/// thins the match more in a small store), so it reaches the agent: at 0.36 below the full floor,
+/// as an index entry titled with its first sentence (issue 30; README, "Two tiers").
+#[test]
+fn a_three_memory_store_brings_its_obvious_answer_to_the_agent() {
+    let env = TestEnv::new();
+    let p = project(&env, "firststore");
+    let argon = env.remember(
+        &p.repo,
+        "Passwords are hashed with argon2id through the hash::verify_secret wrapper; never call the argon2 crate directly",
+        "Decision",
+        "auth",
+    );
+    env.remember(
+        &p.repo,
+        "Start the whole dev environment with ./scripts/dev.sh (Postgres, Redis, the api and Vite)",
+        "Context",
+        "dev",
+    );
+    env.remember(
+        &p.repo,
+        "We deploy with fly.io; the worker app scales to zero when idle",
+        "Context",
+        "deploy",
+    );
+    let question = "How do we hash user passwords at login?";
+    let found = env.wt_json(&p.repo, &["recall", question], None);
+    assert_eq!(found[0]["id"], argon.as_str(), "{found}");
+    let score = found[0]["relevance_score"].as_f64().unwrap();
+    assert!(score >= 0.3, "above the relevance floor: {found}");
+    assert!(found[1]["relevance_score"].as_f64().unwrap() < 0.05, "{found}");
+
+    let ctx = context_of(
+        &hook_json(
+            &env,
+            &p,
+            "UserPromptSubmit",
+            serde_json::json!({ "prompt": question }),
+        ),
+        "UserPromptSubmit",
+    );
+    let full = format!("  - [MEM#{}] Passwords are hashed", mem_id(&argon));
+    let indexed = format!("~ [MEM#{}] Passwords are hashed", &argon[..8]);
+    assert!(ctx.contains(&full) || ctx.contains(&indexed), "{ctx}");
+    let lines = ctx
+        .lines()
+        .filter(|l| l.starts_with("  - [MEM#") || l.starts_with("~ [MEM#"))
+        .count();
+    assert_eq!(lines, 1, "nothing else: {ctx}");
 }

@@ -722,6 +722,34 @@ async fn memory_saved_by_mcp_remember_is_injected_by_the_next_matching_hook() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn remember_keeps_a_title_for_the_hooks_index_and_refuses_a_long_one() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("titled");
+    let client = start_for(&env, &repo).await;
+    let stored = call_json(
+        &client,
+        "remember",
+        json!({"content": "Invoice numbers are allocated per tenant inside the issuing transaction",
+               "title": "  Invoice numbering  "}),
+    )
+    .await;
+    let id = stored["id"].as_str().unwrap();
+    let record = call_json(&client, "get_memory", json!({"id": id})).await;
+    assert_eq!(record["metadata"]["title"], "Invoice numbering", "{record}");
+
+    let long = call(
+        &client,
+        "remember",
+        json!({"content": "Another fact worth keeping for later", "title": "t".repeat(81)}),
+    )
+    .await;
+    assert_eq!(long.is_error, Some(true));
+    let text = format!("{:?}", long.content);
+    assert!(text.contains("the title is 81 characters; the limit is 80"), "{text}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn remember_offers_the_memory_it_may_replace_and_supersede_stops_its_injection() {
     let env = TestEnv::new();
     let repo = env.git_repo("proj");

@@ -765,11 +765,11 @@ fn command_errors_are_one_line_and_exit_1() {
         None,
     );
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stderr(&out).trim(), "Error: not a git repository");
+    assert_eq!(stderr(&out).trim(), "wt-memory: not a git repository");
 
     let out = team.sync(&team.bob, "desktop", &["push", "--remote", "upstream"]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stderr(&out).trim(), "Error: no git remote 'upstream' found");
+    assert_eq!(stderr(&out).trim(), "wt-memory: no git remote 'upstream' found");
 
     git(
         &team.bob,
@@ -779,7 +779,7 @@ fn command_errors_are_one_line_and_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.starts_with("Error: remote 'origin' unreachable:"),
+        err.starts_with("wt-memory: remote 'origin' unreachable:"),
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -788,7 +788,7 @@ fn command_errors_are_one_line_and_exit_1() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
-        err.starts_with("Error: unknown sync subcommand 'bogus'"),
+        err.starts_with("wt-memory: unknown sync subcommand 'bogus'"),
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");

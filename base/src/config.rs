@@ -90,6 +90,10 @@ pub const ENV_VARS: &[EnvVar] = &[
         name: "WT_MEMORY_TUNE_RANK",
         meaning: "tuning only (scripts/tune_rare.py): `kind:rare-weight[:slope:midpoint]`, comma-separated, replaces a query kind's fitted ranking parameters in the process that ranks (the resident service, when one runs)",
     },
+    EnvVar {
+        name: "WT_MEMORY_TUNE_GATES",
+        meaning: "tuning only (scripts/cv_gates.py): `full-floor:index-floor`, replaces the hooks' relevance gates in the process that ranks",
+    },
 ];
 
 /// A query kind's ranking parameters replaced for tuning (`WT_MEMORY_TUNE_RANK`).
@@ -152,6 +156,8 @@ pub struct Config {
     pub metrics: bool,
     /// Ranking parameters replaced per query kind (`WT_MEMORY_TUNE_RANK`; tuning only).
     pub rank_tuning: Vec<RankTuning>,
+    /// The hooks' full-injection floor and index floor (`WT_MEMORY_TUNE_GATES`; tuning only).
+    pub tune_gates: Option<(f64, f64)>,
 }
 
 /// Default idle time before the daemon exits.
@@ -218,6 +224,10 @@ impl Config {
             rank_tuning: var("WT_MEMORY_TUNE_RANK")
                 .map(|v| parse_rank_tuning(&v))
                 .unwrap_or_default(),
+            tune_gates: var("WT_MEMORY_TUNE_GATES").and_then(|v| {
+                let (full, index) = v.split_once(':')?;
+                Some((full.trim().parse().ok()?, index.trim().parse().ok()?))
+            }),
         }
     }
 }

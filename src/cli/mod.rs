@@ -343,7 +343,7 @@ impl ForwardedCommand for ForwardedRemember {
     }
 }
 
-/// `wt-memory sync bogus` says `Error: unknown sync subcommand 'bogus'`, in the previous
+/// `wt-memory sync bogus` says `wt-memory: unknown sync subcommand 'bogus'`, in the previous
 /// implementation's words, rather than clap's generic text. Top-level mistakes keep clap's message
 /// (it suggests the nearest command).
 fn unknown_group_subcommand(e: &clap::Error) -> Option<String> {
@@ -358,6 +358,6 @@ fn unknown_group_subcommand(e: &clap::Error) -> Option<String> {
     let at = args.iter().position(|a| a == bad)?;
     let group = args[..at].iter().rev().find(|a| !a.starts_with('-'))?;
     Some(format!(
-        "Error: unknown {group} subcommand '{bad}'; see `wt-memory {group} --help`"
+        "wt-memory: unknown {group} subcommand '{bad}'; see `wt-memory {group} --help`"
     ))
 }

@@ -142,7 +142,7 @@ fn rules_cmd(client: &Client, action: RulesCmd) -> Result<(), crate::error::Erro
         RulesCmd::Remove { id } => {
             if !rules::remove_rule(&root, &id)? {
                 return Err(crate::error::not_found(format!(
-                    "Error: rule '{id}' not found"
+                    "rule '{id}' not found; see wt-memory rules list"
                 )));
             }
             println!("Rule removed: {id}");

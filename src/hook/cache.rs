@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -21,6 +21,9 @@ pub struct SessionState {
     /// Short `[MEM#…]` id -> full memory id, so ids stay unique and stable within a session.
     #[serde(default)]
     pub mem_ids: BTreeMap<String, String>,
+    /// Full ids of the memories listed in an index this session (each is listed once).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub indexed: BTreeSet<String>,
     /// `tool_input.prompt` of the last Agent/Task call seen at PreToolUse, for the SubagentStart
     /// that follows (its input carries no task text).
     #[serde(default, skip_serializing_if = "Option::is_none")]

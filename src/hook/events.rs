@@ -4,23 +4,13 @@ use super::cache::{dedup_key, SessionState};
 use super::format::{self, block, Budget, IdBook, LineOptions, PROMPT_BUDGET, TOOL_BUDGET};
 use super::input::HookInput;
 use super::memory;
+use super::query::{self, Query};
 use super::{log, Ctx};
 use crate::hygiene::truncate_chars;
-use crate::rank::QueryKind;
+use crate::recall::Tiers;
 use crate::record::MemoryRecord;
-use regex::Regex;
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::OnceLock;
-
-/// A long prompt is scored whole and sentence by sentence (recall::sentences), so more of it
-/// than the previous system's 200 characters can be used.
-const PROMPT_QUERY_CHARS: usize = 1000;
-const BASH_QUERY_CHARS: usize = 200;
-const ERROR_QUERY_CHARS: usize = 300;
-/// Lines of an error text that make its query.
-const MAX_ERROR_LINES: usize = 6;
-const SUBAGENT_QUERY_CHARS: usize = 300;
 
 pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
     let result = match ctx.event.as_str() {
@@ -51,15 +41,22 @@ pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
     })
 }
 
-/// Format `memories` under `header` with the session's MEM ids, and remember the ids used.
+/// Format `tiers` under `header`: the full memories with the session's MEM ids or, when there
+/// are none, the index of those not listed or injected yet this session; remember what was shown.
 fn render(
     state: &mut SessionState,
     header: &str,
     footer: Option<&str>,
-    memories: &[MemoryRecord],
+    tiers: &Tiers,
     budget: Budget,
     max_chars: usize,
 ) -> Option<String> {
+    let mut shown: HashSet<String> = state
+        .indexed
+        .iter()
+        .chain(state.mem_ids.values())
+        .cloned()
+        .collect();
     let mut ids = IdBook::new(Some(&mut state.mem_ids));
     let opts = LineOptions {
         floor: true,
@@ -67,8 +64,35 @@ fn render(
         per_memory: budget.per_memory,
         redact: false,
     };
-    let lines = format::memory_lines(memories, &mut ids, &mut HashSet::new(), &opts);
-    block(header, &lines, footer, max_chars)
+    let mut lines = format::memory_lines(&tiers.full, &mut ids, &mut HashSet::new(), &opts);
+    shown.extend(tiers.full.iter().map(|m| m.id.clone()));
+    let before = shown.clone();
+    // Only when nothing is injected in full: beside a confident answer, the titles of weaker
+    // candidates were mostly noise (measured: README, "Two tiers").
+    let entries = if lines.is_empty() {
+        format::index_lines(&tiers.index, &mut shown)
+    } else {
+        Vec::new()
+    };
+    // The index goes whole or not at all, so what is recorded as listed was listed.
+    let section = (!entries.is_empty())
+        .then(|| format!("{}\n{}", format::INDEX_INTRO, entries.join("\n")));
+    if let Some(section) = &section {
+        lines.push(section.clone());
+    }
+    let text = block(header, &lines, footer, max_chars)?;
+    if section.is_some_and(|s| text.contains(&s)) {
+        state.indexed.extend(shown.difference(&before).cloned());
+    }
+    Some(text)
+}
+
+/// Only full memories: what SessionStart and failures inject.
+fn full_only(full: Vec<MemoryRecord>) -> Tiers {
+    Tiers {
+        full,
+        index: Vec::new(),
+    }
 }
 
 /// Record dedup keys and MEM ids in the session cache (merged under its lock).
@@ -84,6 +108,7 @@ fn save_session(ctx: &Ctx, keys: &[String], state: &SessionState) {
                 .entry(short.clone())
                 .or_insert_with(|| full.clone());
         }
+        s.indexed.extend(state.indexed.iter().cloned());
     });
     if let Err(e) = result {
         log::error(&ctx.event, &e);
@@ -110,12 +135,23 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     let mut parts = Vec::new();
     let mut left = PROMPT_BUDGET.total;
 
+    match memory::map(ctx) {
+        Ok(map) => {
+            if let Some(text) = format::memory_map(&map) {
+                left = left.saturating_sub(text.chars().count() + 2);
+                parts.push(text);
+            }
+        }
+        Err(e) => log::error(&ctx.event, &format!("memory map: {e}")),
+    }
+
+    let sheet_spec = &query::CHEAT_SHEET;
     match memory::recall(
         ctx,
-        "cheat-sheet operational",
-        QueryKind::Prompt,
-        5,
-        Some("cheat-sheet"),
+        query::CHEAT_SHEET_QUERY,
+        sheet_spec.kind,
+        sheet_spec.limit,
+        Some(query::CHEAT_SHEET_TAG),
     ) {
         Ok(sheet) => {
             let opts = LineOptions {
@@ -125,7 +161,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
                 redact: false,
             };
             let lines = format::memory_lines(&sheet, &mut IdBook::new(None), &mut seen, &opts);
-            if let Some(text) = block("=== OPERATIONAL CHEAT SHEET ===", &lines, None, left) {
+            if let Some(text) = block(sheet_spec.header, &lines, None, left) {
                 left = left.saturating_sub(text.chars().count() + 2);
                 parts.push(text);
             }
@@ -133,8 +169,8 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
         Err(e) => log::error(&ctx.event, &format!("cheat sheet: {e}")),
     }
 
-    let query = project_query(ctx);
-    match memory::proactive(ctx, &query, QueryKind::Prompt, 5) {
+    let query = query::project(&ctx.project_dir);
+    match memory::proactive(ctx, &query.text, query.spec.kind, query.spec.limit) {
         Ok(found) => {
             let mut ids = IdBook::new(Some(&mut state.mem_ids));
             let opts = LineOptions {
@@ -144,7 +180,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
                 redact: false,
             };
             let lines = format::memory_lines(&found, &mut ids, &mut seen, &opts);
-            if let Some(text) = block("=== PROJECT CONTEXT ===", &lines, None, left) {
+            if let Some(text) = block(query.spec.header, &lines, None, left) {
                 parts.push(text);
             }
         }
@@ -157,38 +193,8 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     Ok(Some(parts.join("\n\n")))
 }
 
-/// `Project: <name>. Changed files: <up to 10 paths>` (recent commits, else the working tree).
-fn project_query(ctx: &Ctx) -> String {
-    let name = ctx
-        .project_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "project".into());
-    let git = |args: &[&str]| crate::project::git(&ctx.project_dir, args).filter(|s| !s.is_empty());
-    let changed =
-        git(&["diff", "--name-only", "HEAD~5", "HEAD"]).or_else(|| git(&["diff", "--name-only"]));
-    match changed {
-        Some(files) => {
-            let files: Vec<&str> = files.lines().take(10).collect();
-            format!("Project: {name}. Changed files: {}", files.join(", "))
-        }
-        None => format!("Project: {name}."),
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // UserPromptSubmit
-
-/// The OpenSpec change named in a prompt: `opsx:<verb> <change>` or `openspec-<verb>… <change>`
-/// (`explore` is deliberately not a verb here).
-pub fn change_name(prompt: &str) -> Option<String> {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| {
-        Regex::new(r"(?:opsx:|openspec-)(?:apply|continue|verify|archive|sync|ff|new)[\w-]*\s+([A-Za-z0-9][\w.-]*)")
-            .unwrap()
-    });
-    re.captures(prompt).map(|c| c[1].to_string())
-}
 
 fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     let Some(prompt) = input.text("prompt") else {
@@ -217,31 +223,31 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
         }
     }
 
-    let change = change_name(prompt);
-    let short = truncate_chars(prompt.trim(), PROMPT_QUERY_CHARS);
-    let query = match &change {
-        Some(c) => format!("{c} {short}"),
-        None => short.to_string(),
-    };
-    if claim_key(ctx, &dedup_key("UserPromptSubmit", "", &query))? {
-        let mut found = memory::proactive(ctx, &query, QueryKind::Prompt, 5).unwrap_or_else(|e| {
+    let (query, change) = query::prompt(prompt);
+    if claim_key(ctx, &dedup_key("UserPromptSubmit", "", &query.text))? {
+        let mut found = ask(ctx, &query).unwrap_or_else(|e| {
             log::error(&ctx.event, &e);
-            Vec::new()
+            Tiers::default()
         });
         if let Some(c) = &change {
             // Memories tagged with the change belong here whatever their query score.
-            match memory::recall(ctx, c, QueryKind::Prompt, 3, Some(&format!("change:{c}"))) {
-                Ok(tagged) => found.extend(tagged.into_iter().map(|m| MemoryRecord {
+            let spec = &query::CHANGE;
+            let tag = format!("change:{c}");
+            match memory::recall(ctx, c, spec.kind, spec.limit, Some(&tag)) {
+                Ok(tagged) => found.full.extend(tagged.into_iter().map(|m| MemoryRecord {
                     relevance_score: None,
                     ..m
                 })),
                 Err(e) => log::error(&ctx.event, &e),
             }
         }
-        let header = "=== PROJECT MEMORY — If any memory below directly answers the user's question, cite it in your response ===";
         let header = match &change {
-            Some(c) => format!("{header}\nChange: {c}\nRelevant past experience:"),
-            None => format!("{header}\nRelevant past experience:"),
+            Some(c) => format!(
+                "{}\n{} {c}\nRelevant past experience:",
+                query.spec.header,
+                query::CHANGE.header
+            ),
+            None => format!("{}\nRelevant past experience:", query.spec.header),
         };
         let mut state = load_session(ctx);
         if let Some(text) = render(
@@ -264,50 +270,6 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
 // ---------------------------------------------------------------------------------------------
 // Tool events
 
-/// A file's path as memories name it: relative to the project (`crates/api/src/state.rs`, so the
-/// crate or module is part of the query), else its last three components. (The previous system
-/// kept two, `src/state.rs`, which drops the module a memory is about.)
-pub fn path_query(path: &str, project_dir: &Path) -> String {
-    if let Ok(rel) = Path::new(path).strip_prefix(project_dir) {
-        let rel = rel.to_string_lossy();
-        if !rel.is_empty() {
-            return rel.into_owned();
-        }
-    }
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    parts[parts.len().saturating_sub(3)..].join("/")
-}
-
-/// A tool call's query: its text, kind and the header of what it injects.
-struct ToolQuery {
-    text: String,
-    kind: QueryKind,
-    header: &'static str,
-}
-
-/// The query for a tool whose calls get memory, None for the others.
-fn tool_query(ctx: &Ctx, tool: &str, input: &HookInput, tools: &[&str]) -> Option<ToolQuery> {
-    if !tools.contains(&tool) {
-        return None;
-    }
-    match tool {
-        "Bash" => input.tool_input_str("command").map(|c| ToolQuery {
-            text: truncate_chars(c.trim(), BASH_QUERY_CHARS).to_string(),
-            kind: QueryKind::Command,
-            header: "=== MEMORY: Context for this command ===",
-        }),
-        _ => input
-            .tool_input_str("file_path")
-            .map(|p| path_query(p, &ctx.project_dir))
-            .filter(|q| !q.is_empty())
-            .map(|text| ToolQuery {
-                text,
-                kind: QueryKind::Path,
-                header: "=== MEMORY: Context for this file ===",
-            }),
-    }
-}
-
 /// Atomically record `key` in the session cache; false when it was already there. Claimed before
 /// the query runs, so parallel hooks with the same query inject once, and a query that times out
 /// is not retried on every later call (the agent is better served by a fast hook).
@@ -326,18 +288,29 @@ fn claim_key(ctx: &Ctx, key: &str) -> Result<bool, String> {
     Ok(fresh)
 }
 
+/// The memories worth injecting for `query`, as many as its event takes, and its index.
+fn ask(ctx: &Ctx, query: &Query) -> Result<Tiers, String> {
+    memory::tiers(
+        ctx,
+        &query.text,
+        query.spec.kind,
+        query.spec.limit,
+        format::INDEX_CANDIDATES,
+    )
+}
+
 /// Proactive recall for a tool call, once per session per query.
-fn tool_memory(ctx: &Ctx, tool: &str, query: &ToolQuery) -> Result<Option<String>, String> {
+fn tool_memory(ctx: &Ctx, tool: &str, query: &Query) -> Result<Option<String>, String> {
     if !claim_key(ctx, &dedup_key(&ctx.event, tool, &query.text))? {
         log::debug(&ctx.event, &format!("dedup hit for {tool}"));
         return Ok(None);
     }
-    let found = memory::proactive(ctx, &query.text, query.kind, 2)?;
-    Ok(inject_for_tool(ctx, query.header, &found))
+    let found = ask(ctx, query)?;
+    Ok(inject_for_tool(ctx, query.spec.header, &found))
 }
 
 /// Format memories for a tool event within its budget, recording what was injected.
-fn inject_for_tool(ctx: &Ctx, header: &str, found: &[MemoryRecord]) -> Option<String> {
+fn inject_for_tool(ctx: &Ctx, header: &str, found: &Tiers) -> Option<String> {
     let mut state = load_session(ctx);
     let text = render(
         &mut state,
@@ -358,12 +331,12 @@ fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> 
     if matches!(tool, "Agent" | "Task") {
         // Kept for the SubagentStart that follows, whose input has no task text (SubagentStart payloads carry no task text).
         if let (Some(cache), Some(prompt)) = (&ctx.session, input.tool_input_str("prompt")) {
-            let prompt = truncate_chars(prompt, SUBAGENT_QUERY_CHARS).to_string();
+            let prompt = truncate_chars(prompt, query::SUBAGENT.max_chars).to_string();
             cache.update(ctx.deadline, |s| s.pending_subagent_prompt = Some(prompt))?;
         }
         return Ok(None);
     }
-    let Some(query) = tool_query(ctx, tool, input, &["Bash", "Edit", "Write"]) else {
+    let Some(query) = query::tool(&ctx.project_dir, tool, input, &["Bash", "Edit", "Write"]) else {
         return Ok(None);
     };
     tool_memory(ctx, tool, &query)
@@ -372,7 +345,7 @@ fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> 
 fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     let tool = input.str("tool_name").unwrap_or("");
     // Only Read and Bash inject (the other tools' inputs say too little to query by); Edit, Write, Agent/Task, Grep and the rest stay quiet.
-    let Some(query) = tool_query(ctx, tool, input, &["Read", "Bash"]) else {
+    let Some(query) = query::tool(&ctx.project_dir, tool, input, &["Read", "Bash"]) else {
         return Ok(None);
     };
     // Recall before the commit is saved: the agent learns nothing from its own commit echoed back.
@@ -418,64 +391,17 @@ fn save_commit(ctx: &Ctx, command: &str, description: Option<&str>) {
     }
 }
 
-/// The error text worth searching for: the lines that say what went wrong (a panic and its
-/// message, `error:` lines, exception and error codes), not the build and test-runner chatter
-/// around them (`Compiling`, `test … ok`, `test result:`), and never Bash's `Exit code N` line.
-/// Falls back to the start of the text when no line stands out. One line per query part.
-pub fn error_query(error: &str) -> Option<String> {
-    static SAYS_WHAT: OnceLock<Regex> = OnceLock::new();
-    static CHATTER: OnceLock<Regex> = OnceLock::new();
-    let says_what = SAYS_WHAT.get_or_init(|| {
-        Regex::new(r"(?i)error|panicked|exception|cannot|can't|could not|couldn't|denied|not found|refused|timed out|invalid|unable|fatal|deadlock|no such|not satisfied|mismatch|unexpected|violates|undefined|failed to")
-            .expect("error pattern")
-    });
-    let chatter = CHATTER.get_or_init(|| {
-        Regex::new(r"(?i)^(exit code \d+|(compiling|finished|running|starting|summary|downloaded|checking)\b|test .* \.\.\. (ok|failed|ignored)$|test result:|failures:|note: run with|error: test (run )?failed|error: could not compile|(pass|fail) +\[|test files|tests +\d|duration|[\u{2500}-\u{257f}\u{23af}]+)")
-            .expect("chatter pattern")
-    });
-    let mut lines: Vec<&str> = Vec::new();
-    let mut after_panic = false;
-    for line in error.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let keep = (after_panic || says_what.is_match(line)) && !chatter.is_match(line);
-        after_panic = line.contains("panicked at");
-        if keep && !lines.contains(&line) {
-            lines.push(line);
-        }
-    }
-    let q = if lines.is_empty() {
-        let body = match error.split_once('\n') {
-            Some((first, rest)) if first.trim().starts_with("Exit code") => rest,
-            None if error.trim().starts_with("Exit code") => "",
-            _ => error,
-        };
-        truncate_chars(body.trim(), ERROR_QUERY_CHARS)
-            .trim()
-            .to_string()
-    } else {
-        let lines: Vec<&str> = lines
-            .iter()
-            .take(MAX_ERROR_LINES)
-            .map(|l| truncate_chars(l, ERROR_QUERY_CHARS))
-            .collect();
-        lines.join("\n")
-    };
-    (q.chars().count() >= 10).then_some(q)
-}
-
 fn post_tool_use_failure(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     if input.is_true("is_interrupt") {
         return Ok(None);
     }
-    let Some(query) = input.str("error").and_then(error_query) else {
+    let Some(query) = input.str("error").and_then(query::error) else {
         return Ok(None);
     };
-    // No dedup by design: a fix may have been stored since the last identical failure.
-    let found = memory::recall(ctx, &query, QueryKind::Error, 3, None)?;
-    Ok(inject_for_tool(
-        ctx,
-        "=== MEMORY: Past fix for this error ===",
-        &found,
-    ))
+    // No dedup by design: a fix may have been stored since the last identical failure. A plain
+    // recall, not proactive's gates: only the relevance floor of the injected lines applies.
+    let found = memory::recall(ctx, &query.text, query.spec.kind, query.spec.limit, None)?;
+    Ok(inject_for_tool(ctx, query.spec.header, &full_only(found)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -496,11 +422,11 @@ fn subagent_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String
         .or_else(from_transcript)
         .or_else(|| input.text("agent_type").map(|t| format!("{t} subagent")));
     let Some(task) = task else { return Ok(None) };
-    let query = truncate_chars(task.trim(), SUBAGENT_QUERY_CHARS).to_string();
-    let found = memory::proactive(ctx, &query, QueryKind::Prompt, 3)?;
+    let query = query::subagent(&task);
+    let found = ask(ctx, &query)?;
     let text = render(
         &mut state,
-        "=== MEMORY: Context for subagent ===",
+        query.spec.header,
         None,
         &found,
         PROMPT_BUDGET,
@@ -508,11 +434,13 @@ fn subagent_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String
     );
     if let Some(cache) = &ctx.session {
         let ids = state.mem_ids.clone();
+        let indexed = state.indexed.clone();
         let _ = cache.update(ctx.deadline, |s| {
             s.pending_subagent_prompt = None;
             for (k, v) in ids {
                 s.mem_ids.entry(k).or_insert(v);
             }
+            s.indexed.extend(indexed);
         });
     }
     Ok(text)
@@ -545,68 +473,5 @@ fn session_end(ctx: &Ctx, input: &HookInput) {
         Ok(n) if n > 0 => log::debug(&ctx.event, &format!("{n} injected memories used")),
         Ok(_) => {}
         Err(e) => log::error(&ctx.event, &format!("usage: {e}")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn change_names_from_prompts() {
-        assert_eq!(
-            change_name("/opsx:apply add-login").as_deref(),
-            Some("add-login")
-        );
-        assert_eq!(
-            change_name("run openspec-apply-change fix-sync please").as_deref(),
-            Some("fix-sync")
-        );
-        assert_eq!(change_name("/opsx:explore add-login"), None);
-        assert_eq!(change_name("how does apply work"), None);
-    }
-
-    #[test]
-    fn path_queries_are_project_relative() {
-        let project = Path::new("/home/u/moldmaker");
-        assert_eq!(
-            path_query("/home/u/moldmaker/crates/cnc/src/contour.rs", project),
-            "crates/cnc/src/contour.rs"
-        );
-        assert_eq!(
-            path_query("/etc/nginx/sites/default.conf", project),
-            "nginx/sites/default.conf"
-        );
-        assert_eq!(path_query("main.rs", project), "main.rs");
-        assert_eq!(path_query("/", project), "");
-        assert_eq!(path_query("/home/u/moldmaker", project), "home/u/moldmaker");
-    }
-
-    #[test]
-    fn exit_code_line_does_not_count_as_error_text() {
-        assert_eq!(error_query("Exit code 1"), None);
-        assert_eq!(error_query("Killed"), None);
-        assert_eq!(
-            error_query("Exit code 101\nerror[E0425]: cannot find").as_deref(),
-            Some("error[E0425]: cannot find")
-        );
-        let long = format!("Exit code 2\n{}", "é".repeat(400));
-        assert_eq!(error_query(&long).unwrap().chars().count(), 300);
-    }
-
-    #[test]
-    fn error_queries_keep_what_went_wrong_not_the_runner_chatter() {
-        let output =
-            "Exit code 101\n   Compiling api v0.1.0 (/p/crates/api)\n    Finished `test` profile\n\
-            running 3 tests\ntest a ... ok\ntest b ... FAILED\n\nfailures:\n\n---- b stdout ----\n\
-            thread 'b' panicked at crates/auth/src/jwt.rs:187:47:\n\
-            called `Result::unwrap()` on an `Err` value: Error(ExpiredSignature)\n\
-            note: run with `RUST_BACKTRACE=1`\n\ntest result: FAILED. 2 passed; 1 failed\n\
-            error: test failed, to rerun pass `-p auth --lib`";
-        assert_eq!(
-            error_query(output).unwrap(),
-            "thread 'b' panicked at crates/auth/src/jwt.rs:187:47:\n\
-             called `Result::unwrap()` on an `Err` value: Error(ExpiredSignature)"
-        );
     }
 }

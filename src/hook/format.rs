@@ -5,8 +5,8 @@
 use crate::record::MemoryRecord;
 use std::collections::{BTreeMap, HashSet};
 
-/// A memory below this relevance is not injected: the same floor `proactive` gates on.
-pub const RELEVANCE_FLOOR: f64 = crate::recall::PROACTIVE_FLOOR;
+/// A memory below this relevance is not injected (what `proactive` answers clears a higher gate).
+pub const RELEVANCE_FLOOR: f64 = crate::recall::RELEVANCE_FLOOR;
 const MIN_CHARS: usize = 20;
 const PREFIX_CHARS: usize = 50;
 
@@ -195,6 +195,125 @@ pub fn block(
     Some(out)
 }
 
+/// Index entries per event, and their characters (the entries' lines, not the intro).
+pub const INDEX_LIMIT: usize = 3;
+/// Candidates asked for the index: more than it lists, as some were listed earlier this session.
+pub const INDEX_CANDIDATES: usize = 10;
+pub const INDEX_CHARS: usize = 300;
+const TITLE_CHARS: usize = 80;
+/// The line above the index entries.
+pub const INDEX_INTRO: &str = "Maybe relevant, not shown (get_memory <id> for the full text):";
+
+/// A memory's title for the index: the one stored with it (`metadata.title`), else its first
+/// sentence, cut at about 80 characters.
+pub fn title(m: &MemoryRecord) -> String {
+    let own = m.metadata.get(crate::ops::TITLE).map(|t| clean_content(t, false));
+    let text = own
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| clean_content(&m.content, false));
+    let end = text
+        .char_indices()
+        .find(|&(i, c)| {
+            matches!(c, '.' | '!' | '?')
+                && text[i + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map_or(text.len(), |(i, c)| i + c.len_utf8());
+    crate::hygiene::truncate_with_ellipsis(&text[..end], TITLE_CHARS)
+}
+
+/// How long ago `created_at` (RFC 3339) was: `today`, `3d`, `5w`, `4mo`, `2y`.
+pub fn age(created_at: &str, now: chrono::DateTime<chrono::Utc>) -> String {
+    let Ok(then) = chrono::DateTime::parse_from_rfc3339(created_at) else {
+        return "undated".into();
+    };
+    let days = (now - then.with_timezone(&chrono::Utc)).num_days().max(0);
+    match days {
+        0 => "today".into(),
+        1..=13 => format!("{days}d"),
+        14..=59 => format!("{}w", days / 7),
+        60..=729 => format!("{}mo", days / 30),
+        _ => format!("{}y", days / 365),
+    }
+}
+
+/// Index entries, `~ [MEM#<8 hex>] <title> (<type>, <age>)`, for the memories not listed yet
+/// (`shown`: ids indexed or injected earlier in the session, extended with those listed here),
+/// at most [`INDEX_LIMIT`] and [`INDEX_CHARS`]. The id is a prefix `get_memory` and
+/// `wt-memory get` accept as it is.
+pub fn index_lines(memories: &[MemoryRecord], shown: &mut HashSet<String>) -> Vec<String> {
+    let now = chrono::Utc::now();
+    let mut lines = Vec::new();
+    let mut used = 0;
+    for m in memories {
+        if lines.len() == INDEX_LIMIT {
+            break;
+        }
+        if m.superseded_by.is_some() || shown.contains(&m.id) {
+            continue;
+        }
+        let line = format!(
+            "~ [MEM#{}] {} ({}, {})",
+            crate::record::short_id(&m.id),
+            title(m),
+            m.experience_type,
+            age(&m.created_at, now)
+        );
+        let cost = line.chars().count() + 1;
+        if used + cost > INDEX_CHARS {
+            continue;
+        }
+        used += cost;
+        shown.insert(m.id.clone());
+        lines.push(line);
+    }
+    lines
+}
+
+/// The SessionStart map's longest text, in characters.
+pub const MAP_CHARS: usize = 600;
+const MAP_HEADER: &str = "=== MEMORY MAP ===";
+const MAP_HOW: &str = "Search it before non-trivial work: the `recall` tool (or `wt-memory recall \"<question>\"`); `get_memory` fetches an id such as [MEM#a1b2].";
+
+/// The store at a glance, for the agent to know memory is there and what it is about: how many
+/// memories, their types, the main topics, and how to search them. None for an empty store.
+pub fn memory_map(map: &crate::ops::MemoryMap) -> Option<String> {
+    if map.total == 0 {
+        return None;
+    }
+    let counted = |items: &[(String, usize)]| -> Vec<String> {
+        items
+            .iter()
+            .map(|(name, n)| format!("{} {n}", crate::hygiene::truncate_with_ellipsis(name, 40)))
+            .collect()
+    };
+    let noun = if map.total == 1 { "memory" } else { "memories" };
+    let mut types = counted(&map.types);
+    let mut topics = counted(&map.topics);
+    loop {
+        let mut text = format!("{MAP_HEADER}\nThis project's memory holds {} {noun}", map.total);
+        if !types.is_empty() {
+            text.push_str(&format!(" ({})", types.join(", ")));
+        }
+        text.push('.');
+        if !topics.is_empty() {
+            text.push_str(&format!("\nMain topics: {}.", topics.join(", ")));
+        }
+        text.push('\n');
+        text.push_str(MAP_HOW);
+        let text = crate::redact::redact(&text);
+        if text.chars().count() <= MAP_CHARS {
+            return Some(text);
+        }
+        // Too long: the least used topic goes first, then types.
+        if topics.pop().is_none() && types.pop().is_none() {
+            return Some(crate::hygiene::truncate_chars(&text, MAP_CHARS).to_string());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,5 +426,90 @@ mod tests {
             lines[0].chars().count(),
             "  - [MEM#ffff] ".chars().count() + 100
         );
+    }
+
+    fn map(total: usize, types: &[(&str, usize)], topics: &[(&str, usize)]) -> crate::ops::MemoryMap {
+        let own = |v: &[(&str, usize)]| v.iter().map(|(k, n)| (k.to_string(), *n)).collect();
+        crate::ops::MemoryMap {
+            total,
+            types: own(types),
+            topics: own(topics),
+        }
+    }
+
+    #[test]
+    fn the_memory_map_says_how_many_what_about_and_how_to_search() {
+        assert_eq!(memory_map(&map(0, &[], &[])), None);
+        let text = memory_map(&map(
+            214,
+            &[("Learning", 120), ("Decision", 94)],
+            &[("auth", 23), ("billing", 18)],
+        ))
+        .unwrap();
+        assert_eq!(
+            text.lines().take(3).collect::<Vec<_>>(),
+            [
+                "=== MEMORY MAP ===",
+                "This project's memory holds 214 memories (Learning 120, Decision 94).",
+                "Main topics: auth 23, billing 18.",
+            ]
+        );
+        assert!(text.contains("`recall`") && text.contains("get_memory"), "{text}");
+        let one = memory_map(&map(1, &[("Learning", 1)], &[])).unwrap();
+        assert!(one.contains("holds 1 memory (Learning 1)."), "{one}");
+    }
+
+    #[test]
+    fn the_memory_map_fits_its_budget_by_dropping_the_least_used_topics() {
+        let long: Vec<(String, usize)> = (0..30)
+            .map(|i| (format!("topic-{i}-{}", "x".repeat(30)), 100 - i))
+            .collect();
+        let topics: Vec<(&str, usize)> = long.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        let text = memory_map(&map(5000, &[("Learning", 5000)], &topics)).unwrap();
+        assert!(text.chars().count() <= MAP_CHARS, "{}", text.chars().count());
+        assert!(text.contains("topic-0-"), "the most used topic stays: {text}");
+        assert!(!text.contains("topic-29-"), "{text}");
+        assert!(text.ends_with(MAP_HOW), "how to search is never cut: {text}");
+    }
+
+    fn record_at(id: &str, content: &str, created_at: &str) -> MemoryRecord {
+        MemoryRecord {
+            id: id.into(),
+            content: content.into(),
+            experience_type: "Decision".into(),
+            created_at: created_at.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn index_entries_are_one_line_pointers_within_their_budget() {
+        let day = |d: i64| (chrono::Utc::now() - chrono::Duration::days(d)).to_rfc3339();
+        let memories = [
+            record_at("1a2b3c4d-0000-4000-8000-000000000001", "Invoices are numbered per tenant. The counter row is locked.", &day(3)),
+            record_at("2b3c4d5e-0000-4000-8000-000000000002", &format!("{} and more", "word ".repeat(40)), &day(40)),
+            record_at("3c4d5e6f-0000-4000-8000-000000000003", "Seen already in this session", &day(0)),
+            record_at("4d5e6f70-0000-4000-8000-000000000004", "A fourth memory that fits no more", &day(800)),
+            record_at("5e6f7081-0000-4000-8000-000000000005", "A fifth one", &day(1)),
+        ];
+        let mut shown: HashSet<String> = [memories[2].id.clone()].into();
+        let lines = index_lines(&memories, &mut shown);
+        assert_eq!(lines[0], "~ [MEM#1a2b3c4d] Invoices are numbered per tenant. (Decision, 3d)");
+        assert!(lines[1].starts_with("~ [MEM#2b3c4d5e] word word"), "{}", lines[1]);
+        assert!(lines[1].ends_with("… (Decision, 5w)"), "{}", lines[1]);
+        assert_eq!(lines[2], "~ [MEM#4d5e6f70] A fourth memory that fits no more (Decision, 2y)");
+        assert_eq!(lines.len(), INDEX_LIMIT);
+        assert!(lines.iter().map(|l| l.chars().count() + 1).sum::<usize>() <= INDEX_CHARS);
+        assert!(shown.contains(&memories[0].id) && !shown.contains(&memories[4].id));
+        // Listed once per session: the same memories again list only the one not shown yet.
+        assert_eq!(index_lines(&memories, &mut shown), ["~ [MEM#5e6f7081] A fifth one (Decision, 1d)"]);
+    }
+
+    #[test]
+    fn a_stored_title_wins_over_the_first_sentence() {
+        let mut m = record_at("1a2b3c4d", "v1.2 of the API. It changed.", "2026-01-01T00:00:00Z");
+        assert_eq!(title(&m), "v1.2 of the API.");
+        m.metadata.insert("title".into(), "API versioning".into());
+        assert_eq!(title(&m), "API versioning");
     }
 }

@@ -102,6 +102,34 @@ pub fn proactive(
     )
 }
 
+/// What a hook shows for a query: memories in full and up to `index` more to list by title.
+pub fn tiers(
+    ctx: &Ctx,
+    query: &str,
+    kind: QueryKind,
+    limit: usize,
+    index: usize,
+) -> Result<crate::recall::Tiers, String> {
+    let found = with_client(ctx, "proactive", |c| c.tiers(query, Some(kind), limit, index));
+    let mut trace = ctx.trace.borrow_mut();
+    trace.query = Some(query.to_string());
+    if let Ok(tiers) = &found {
+        trace.candidates.extend(
+            tiers
+                .full
+                .iter()
+                .chain(&tiers.index)
+                .map(|r| (r.id.clone(), r.relevance_score)),
+        );
+    }
+    found
+}
+
+/// The store at a glance (how many memories, of which types, about which topics).
+pub fn map(ctx: &Ctx) -> Result<crate::ops::MemoryMap, String> {
+    with_client(ctx, "map", |c| c.map())
+}
+
 /// One memory by full id (None when it was forgotten since).
 pub fn get(ctx: &Ctx, id: &str) -> Result<Option<MemoryRecord>, String> {
     with_client(ctx, "get", |c| c.get(id))

@@ -9,6 +9,7 @@
 pub mod cache;
 pub mod commits;
 mod events;
+pub mod query;
 pub mod extract;
 pub mod format;
 pub mod input;

@@ -31,9 +31,13 @@ This project has a persistent memory. Claude Code hooks fill it and read from it
   3. **Cite** a matching entry as "From memory: …" and build on it instead of re-investigating.
   4. **Research** only what memory does not already answer.
 - Entries marked `⚠️ HEURISTIC` are earlier judgements, not verified facts: they suggest, they never conclude.
-- The `wt-tools` MCP server offers deeper searches: `recall` (search by meaning), `proactive_context`
-  (memories related to a context), `remember` (save an insight), `list_memories`, `get_memory` and `forget`.
-- Insights from each session are saved automatically. An insight worth keeping on purpose is saved with the
+- At session start a **MEMORY MAP** says how many memories the project holds and their main topics.
+- **When to recall**: before non-trivial work, when a task touches code or decisions earlier sessions may
+  have covered, and when stuck on an error. The `wt-tools` MCP server's `recall` (search by meaning) and
+  `remember` are always loaded; `get_memory` fetches an id a reminder listed, and `proactive_context`,
+  `list_memories` and `forget` are found through tool search.
+- **When to remember**: insights from each session are saved automatically. A decision and its reason, a
+  non-obvious fix, a convention or a gotcha someone would otherwise rediscover is saved on purpose with the
   `remember` tool or with
   `echo "<insight>" | wt-memory remember --type Learning --tags source:user,<topic>`
   (types: `Decision`, `Learning`, `Context`). Give it 2-3 `keys` (`--keys` on the command line): questions

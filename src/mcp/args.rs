@@ -89,6 +89,10 @@ pub struct RememberArgs {
     /// in that language.
     #[serde(default)]
     pub keys: Option<Vec<String>>,
+    /// Optional: a title of a few words (at most 80 characters), shown when a hook lists this
+    /// memory in its index instead of injecting it; default: the memory's first sentence.
+    #[serde(default)]
+    pub title: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -27,6 +27,13 @@ impl MemoryServer {
             tags: tag_list(&args.tags),
             supersedes: args.supersedes,
             keys: args.keys.unwrap_or_default(),
+            metadata: args
+                .title
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .map(|t| (ops::TITLE.to_string(), t))
+                .into_iter()
+                .collect(),
             ..ops::Remember::default()
         };
         self.json(move |c| c.remember(&req)).await

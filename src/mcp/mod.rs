@@ -163,13 +163,18 @@ impl MemoryServer {
             .await;
         Ok(match ran {
             Ok((0, out, _)) => text_result(String::from_utf8_lossy(&out).trim().to_string()),
-            Ok((code, out, err)) => {
-                let mut msg = format!("sync failed (exit {code})");
-                for part in [String::from_utf8_lossy(&err), String::from_utf8_lossy(&out)] {
-                    if !part.trim().is_empty() {
-                        msg.push_str(":\n");
-                        msg.push_str(part.trim());
-                    }
+            Ok((_, out, err)) => {
+                // The CLI's error lines, without the program name a tool result does not need.
+                let err = String::from_utf8_lossy(&err);
+                let reasons: Vec<&str> = err
+                    .lines()
+                    .map(|l| l.strip_prefix("wt-memory: ").unwrap_or(l))
+                    .collect();
+                let mut msg = format!("sync failed: {}", reasons.join("\n").trim());
+                let out = String::from_utf8_lossy(&out);
+                if !out.trim().is_empty() {
+                    msg.push_str("\n");
+                    msg.push_str(out.trim());
                 }
                 error_result(msg)
             }

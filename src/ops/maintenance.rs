@@ -63,6 +63,36 @@ pub fn stats(records: &[MemoryRecord]) -> Stats {
     }
 }
 
+/// What SessionStart shows of a store: how many memories, of which types, about which topics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryMap {
+    pub total: usize,
+    /// Types, most used first.
+    pub types: Vec<(String, usize)>,
+    /// The most used topic tags, most used first (not the namespaced tags the tools add, such as
+    /// `branch:…` or `source:hook`).
+    pub topics: Vec<(String, usize)>,
+}
+
+/// Topic tags a map lists.
+pub const MAP_TOPICS: usize = 8;
+
+/// The map of the store from its kept counts: no memory is read.
+pub fn memory_map(view: &store::RankView) -> MemoryMap {
+    fn most_used<'a>(counts: impl Iterator<Item = (&'a String, &'a usize)>) -> Vec<(String, usize)> {
+        let mut all: Vec<(String, usize)> = counts.map(|(k, n)| (k.clone(), *n)).collect();
+        all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        all
+    }
+    let mut topics = most_used(view.tally.tags.iter().filter(|(tag, _)| !tag.contains(':')));
+    topics.truncate(MAP_TOPICS);
+    MemoryMap {
+        total: view.records.len(),
+        types: most_used(view.tally.types.iter()),
+        topics,
+    }
+}
+
 /// What `status`, `health` and `doctor` say about embeddings.
 pub fn semantic_line(assets: Option<&Assets>) -> String {
     match assets {

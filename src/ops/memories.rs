@@ -48,6 +48,11 @@ pub struct Remember {
     pub keys: Vec<String>,
 }
 
+/// The metadata key of a memory's title (MCP `remember`'s `title`), shown by the hooks' index.
+pub const TITLE: &str = "title";
+/// A title's longest length, in characters.
+pub const MAX_TITLE_CHARS: usize = 80;
+
 /// What `remember` stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Remembered {
@@ -189,6 +194,11 @@ impl Remember {
                     chars(v),
                     MAX_METADATA_VALUE_CHARS,
                 ));
+            }
+        }
+        if let Some(title) = self.metadata.get(TITLE) {
+            if chars(title) > MAX_TITLE_CHARS {
+                return Err(too_long("the title", chars(title), MAX_TITLE_CHARS));
             }
         }
         if let Some(id) = &self.supersedes {
@@ -525,6 +535,20 @@ pub fn proactive(
     check_query("proactive", context)?;
     let branch = caller.branch.as_deref();
     Ok(recall::proactive(store, context, kind, limit, branch)?)
+}
+
+/// The memories a hook injects in full for `context` and up to `index_limit` it lists below them.
+pub fn tiers(
+    store: &Store,
+    context: &str,
+    kind: Option<QueryKind>,
+    limit: usize,
+    index_limit: usize,
+    caller: &Caller,
+) -> Result<recall::Tiers> {
+    check_query("proactive", context)?;
+    let branch = caller.branch.as_deref();
+    Ok(recall::tiers(store, context, kind, limit, index_limit, branch)?)
 }
 
 /// `list`: newest first, optionally one type.

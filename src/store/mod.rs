@@ -741,5 +741,8 @@ mod tests {
         for i in 0..kept.records.len() {
             assert_eq!(kept.embedding(i), embedding_of(&kept.memories[i]));
         }
+        assert_eq!(kept.tally.types, anew.tally.types);
+        assert_eq!(kept.tally.types.get("Learning"), Some(&2));
+        assert_eq!(kept.tally.types.get("Decision"), Some(&1));
     }
 }

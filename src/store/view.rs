@@ -21,6 +21,40 @@ pub struct RankView {
     pub superseded_by: HashMap<String, String>,
     /// The norms of each memory's key vectors, in the order of [`key_vectors_of`].
     pub key_norms: Vec<Vec<f64>>,
+    /// Memories per type and per tag.
+    pub tally: Tally,
+}
+
+/// How many memories have each type and each tag, kept in step with writes so a summary of the
+/// store (the SessionStart map) never walks its memories.
+#[derive(Clone, Default, Debug)]
+pub struct Tally {
+    pub types: HashMap<String, usize>,
+    pub tags: HashMap<String, usize>,
+}
+
+impl Tally {
+    fn add(&mut self, record: &MemoryRecord) {
+        *self.types.entry(record.experience_type.clone()).or_default() += 1;
+        for tag in &record.tags {
+            *self.tags.entry(tag.clone()).or_default() += 1;
+        }
+    }
+
+    fn remove(&mut self, record: &MemoryRecord) {
+        fn drop_one(counts: &mut HashMap<String, usize>, key: &str) {
+            if let Some(n) = counts.get_mut(key) {
+                *n -= 1;
+                if *n == 0 {
+                    counts.remove(key);
+                }
+            }
+        }
+        drop_one(&mut self.types, &record.experience_type);
+        for tag in &record.tags {
+            drop_one(&mut self.tags, tag);
+        }
+    }
 }
 
 impl RankView {
@@ -45,6 +79,7 @@ impl RankView {
             self.superseded_by.insert(older.clone(), record.id.clone());
         }
         self.corpus.push(&record.lexical_text());
+        self.tally.add(&record);
         self.records.push(record);
         let embedding = embedding_of(&memory);
         if self.dim == 0 && !embedding.is_empty() {
@@ -89,7 +124,7 @@ impl RankView {
             // A forgotten replacement no longer hides what it replaced.
             self.superseded_by.retain(|_, newer| newer != id);
             self.corpus.remove(i);
-            self.records.remove(i);
+            self.tally.remove(&self.records.remove(i));
             self.norms.remove(i);
             self.vectors.drain(i * self.dim..(i + 1) * self.dim);
             self.key_norms.remove(i);
