@@ -76,6 +76,16 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         )),
         (None, None) => {}
     }
+    if let Some(old) = crate::legacy_store::pending(&project) {
+        store.push(Check::new(
+            false,
+            format!(
+                "the previous wt-tools kept this repository's memories in {}, not in this store",
+                old.display()
+            ),
+            "wt-memory migrate --from-legacy",
+        ));
+    }
     let spooled = crate::spool::count(&project);
     if spooled > 0 && daemon.is_none() {
         store.push(Check::new(

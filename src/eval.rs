@@ -18,6 +18,9 @@ struct EvalMemory {
     #[serde(default)]
     tags: Vec<String>,
     content: String,
+    /// Retrieval keys, stored as `remember --keys` stores them (a set's `keys.jsonl` merged in).
+    #[serde(default)]
+    keys: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -121,6 +124,11 @@ pub fn run_with_features(
             .cloned()
             .collect();
         new.metadata.insert("eval_id".into(), m.id.clone());
+        let keys = crate::record::clean_keys(&m.keys);
+        if !keys.is_empty() {
+            new.metadata
+                .insert(crate::record::KEYS.into(), keys.join("\n"));
+        }
 
         new.created_at = Some(base + chrono::Duration::hours(i as i64));
         let ins = store.insert(new)?;

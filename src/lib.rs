@@ -22,6 +22,7 @@ pub mod hook;
 pub mod hygiene;
 pub mod init;
 pub mod integrity;
+pub mod legacy_store;
 pub mod llm;
 pub mod lock;
 pub mod log;

@@ -3,7 +3,7 @@
 mod support;
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use support::{git, TestEnv};
 
 fn ids(v: &Value) -> Vec<String> {
@@ -1638,4 +1638,183 @@ fn the_previous_systems_command_lines_keep_working_or_say_why() {
     // A word that is only a value is left alone.
     let out = env.wt(&repo, &["recall", "flush"], None);
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// Every file under `dir` with its bytes, to show a directory is left exactly as it was.
+fn tree_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The previous system's store (its directory named after the main worktree, the engine's files,
+/// none of ours) is pointed at by `status` and `doctor`, migrated field by field from a copy with
+/// the original left byte-identical, refused while its service holds it, and a second run adds
+/// nothing (issue 31).
+#[test]
+fn the_previous_systems_store_is_found_and_migrated_from_a_copy() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("shopapp");
+    // The old layout, made by the engine: a store named `shopapp`, then our files taken away.
+    let old = env.store_root().join("shopapp");
+    let mut ids = Vec::new();
+    for (content, ty, tags) in [
+        (
+            "Invoices are numbered per tenant inside the issuing transaction",
+            "Decision",
+            "billing,branch:main",
+        ),
+        (
+            "cargo sqlx prepare must run after touching any query! macro",
+            "Learning",
+            "ci",
+        ),
+        (
+            "The staging database is reset every Sunday night",
+            "Context",
+            "ops",
+        ),
+    ] {
+        let out = env.wt_ok(
+            &repo,
+            &[
+                "--project",
+                "shopapp",
+                "remember",
+                "--type",
+                ty,
+                "--tags",
+                tags,
+                "--importance",
+                "0.8",
+            ],
+            Some(content),
+        );
+        ids.push(out.trim().to_string());
+    }
+    let originals: Vec<Value> = ids
+        .iter()
+        .map(|id| env.wt_json(&repo, &["--project", "shopapp", "get", id], None))
+        .collect();
+    let _ = env.wt(&repo, &["--project", "shopapp", "daemon", "stop"], None);
+    for ours in [
+        "wt-memory.json",
+        "wt-memory-integrity.json",
+        "wt-memory-integrity.ids",
+        ".migrations",
+    ] {
+        let _ = std::fs::remove_file(old.join(ours));
+    }
+    let before = tree_bytes(&old);
+
+    let status = env.wt(&repo, &["status"], None);
+    assert!(status.status.success());
+    let note = String::from_utf8_lossy(&status.stderr);
+    assert!(
+        note.contains(&format!(
+            "kept this repository's memories in {}",
+            old.display()
+        )) && note.contains("wt-memory migrate --from-legacy"),
+        "{note}"
+    );
+    let doctor = String::from_utf8_lossy(&env.wt(&repo, &["doctor"], None).stdout).to_string();
+    assert!(doctor.contains("previous wt-tools"), "{doctor}");
+
+    // Held by the previous system's service: refused, nothing read, nothing written.
+    let mut holder = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl,sys; f=open(sys.argv[1],'r+'); fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
+        ])
+        .arg(old.join("storage/LOCK"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "locked");
+    let refused = env.wt(&repo, &["migrate", "--from-legacy"], None);
+    assert_eq!(refused.status.code(), Some(1));
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(why.contains("wt-memoryd stop"), "{why}");
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+
+    let dry = env.wt_ok(&repo, &["migrate", "--from-legacy", "--dry-run"], None);
+    assert!(
+        dry.contains("3 memories in") && dry.contains("3 would come in"),
+        "{dry}"
+    );
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+
+    let done = env.wt_ok(&repo, &["migrate", "--from-legacy"], None);
+    assert!(done.contains("3 came in, 0 already here"), "{done}");
+    let migrated = env.wt_json(&repo, &["list", "--limit", "100"], None);
+    let migrated = migrated.as_array().unwrap();
+    assert_eq!(migrated.len(), 3);
+    for original in &originals {
+        let rec = env.wt_json(&repo, &["get", original["id"].as_str().unwrap()], None);
+        for field in [
+            "id",
+            "content",
+            "experience_type",
+            "tags",
+            "importance",
+            "created_at",
+            "is_failure",
+            "is_anomaly",
+        ] {
+            assert_eq!(rec[field], original[field], "{field} kept: {rec}");
+        }
+    }
+    let billing = env.wt_json(&repo, &["get", &ids[0]], None);
+    assert_eq!(billing["experience_type"], "Decision");
+    let tags: Vec<&str> = billing["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(
+        tags.contains(&"billing") && tags.contains(&"branch:main"),
+        "{billing}"
+    );
+    assert_eq!(tree_bytes(&old), before, "the original is byte-identical");
+
+    let again = env.wt_ok(&repo, &["migrate", "--from-legacy"], None);
+    assert!(again.contains("0 came in, 3 already here"), "{again}");
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let status = env.wt(&repo, &["status"], None);
+    assert!(
+        !String::from_utf8_lossy(&status.stderr).contains("--from-legacy"),
+        "the hint stops once migrated"
+    );
 }

@@ -1020,7 +1020,10 @@ fn below_the_gates_an_index_lists_each_memory_once_per_session() {
         "{first}"
     );
     let listed = entries(&first);
-    assert!((2..=3).contains(&listed.len()), "as many as fit 300 characters: {first}");
+    assert!(
+        (2..=3).contains(&listed.len()),
+        "as many as fit 300 characters: {first}"
+    );
     assert!(listed.iter().map(|l| l.chars().count() + 1).sum::<usize>() <= 300);
     assert!(
         listed[0].ends_with(&format!(
@@ -1051,7 +1054,10 @@ fn below_the_gates_an_index_lists_each_memory_once_per_session() {
         &[],
     );
     assert!(
-        third.contains(&format!("  - [MEM#{}] Invoice numbers are allocated", mem_id(&ids[0]))),
+        third.contains(&format!(
+            "  - [MEM#{}] Invoice numbers are allocated",
+            mem_id(&ids[0])
+        )),
         "{third}"
     );
 }
@@ -1087,7 +1093,10 @@ fn a_three_memory_store_brings_its_obvious_answer_to_the_agent() {
     assert_eq!(found[0]["id"], argon.as_str(), "{found}");
     let score = found[0]["relevance_score"].as_f64().unwrap();
     assert!(score >= 0.3, "above the relevance floor: {found}");
-    assert!(found[1]["relevance_score"].as_f64().unwrap() < 0.05, "{found}");
+    assert!(
+        found[1]["relevance_score"].as_f64().unwrap() < 0.05,
+        "{found}"
+    );
 
     let ctx = context_of(
         &hook_json(

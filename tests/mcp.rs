@@ -174,7 +174,9 @@ async fn assert_same_as_cli(env: &TestEnv, repo: &Path, client: &Client, tool: &
         "{tool} vs wt-memory {cli:?}: {}",
         text(&result)
     );
-    let first_cli_line = cli_text.lines().next().unwrap_or("");
+    // The CLI names itself on an error line (`wt-memory: …`); a tool result does not.
+    let first_line = cli_text.lines().next().unwrap_or("");
+    let first_cli_line = first_line.strip_prefix("wt-memory: ").unwrap_or(first_line);
     assert!(
         text(&result).contains(first_cli_line),
         "{tool} result {:?} lacks the CLI's {first_cli_line:?}",
@@ -745,7 +747,10 @@ async fn remember_keeps_a_title_for_the_hooks_index_and_refuses_a_long_one() {
     .await;
     assert_eq!(long.is_error, Some(true));
     let text = format!("{:?}", long.content);
-    assert!(text.contains("the title is 81 characters; the limit is 80"), "{text}");
+    assert!(
+        text.contains("the title is 81 characters; the limit is 80"),
+        "{text}"
+    );
     client.cancel().await.unwrap();
 }
 

@@ -769,7 +769,10 @@ fn command_errors_are_one_line_and_exit_1() {
 
     let out = team.sync(&team.bob, "desktop", &["push", "--remote", "upstream"]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stderr(&out).trim(), "wt-memory: no git remote 'upstream' found");
+    assert_eq!(
+        stderr(&out).trim(),
+        "wt-memory: no git remote 'upstream' found"
+    );
 
     git(
         &team.bob,

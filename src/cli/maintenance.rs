@@ -60,10 +60,17 @@ pub enum Cmd {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Apply pending store migrations (or show them with --status).
+    /// Apply pending store migrations (or show them with --status); with --from-legacy, bring in
+    /// the previous wt-tools' store of this repository (read from a copy; the original is kept).
     Migrate {
         #[arg(long)]
         status: bool,
+        /// The previous system's store directory (default: where it kept this repository's).
+        #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with = "status")]
+        from_legacy: Option<Option<std::path::PathBuf>>,
+        /// With --from-legacy: say what would come in, change nothing.
+        #[arg(long, requires = "from_legacy")]
+        dry_run: bool,
     },
     /// Re-embed every memory with the current model (after `setup` on a store written without it).
     Reembed,
@@ -134,6 +141,9 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                     ops::semantic_line(crate::config::engine_assets())
                 );
             }
+            if let Some(old) = crate::legacy_store::pending(client.project()) {
+                eprintln!("wt-memory: note: {}", crate::legacy_store::hint(&old));
+            }
         }
         Cmd::Projects => {
             let all = ops::projects(crate::client::count_of);
@@ -191,7 +201,12 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             min_length,
             dry_run,
         } => print_json(&client.cleanup(threshold, min_length, dry_run)?),
-        Cmd::Migrate { status } => {
+        Cmd::Migrate {
+            from_legacy: Some(dir),
+            dry_run,
+            ..
+        } => from_legacy(client, dir, dry_run)?,
+        Cmd::Migrate { status, .. } => {
             let states = if status {
                 ops::migration_status(client.project())
             } else {
@@ -398,4 +413,44 @@ fn print_doctor(sections: &[doctor::Section]) {
     } else {
         println!("{problems} problem(s).");
     }
+}
+
+/// `migrate --from-legacy [DIR]`: the previous system's memories, read from a copy of its store,
+/// imported as `import` does (ids kept where free, known ones skipped: a second run adds nothing).
+fn from_legacy(
+    client: &mut Client,
+    dir: Option<std::path::PathBuf>,
+    dry_run: bool,
+) -> crate::error::Result<()> {
+    let dir = match dir {
+        Some(dir) => dir,
+        None => crate::legacy_store::location(client.project()).ok_or_else(|| {
+            crate::error::bad_input(
+                "migrate --from-legacy: not in a git repository, so there is no old store to look for; name its directory: --from-legacy DIR",
+            )
+        })?,
+    };
+    let (document, found) = crate::legacy_store::export_copy(&dir)
+        .map_err(|e| crate::error::bad_input(format!("migrate --from-legacy: {e:#}")))?;
+    let req = ops::Import {
+        document,
+        dry_run,
+        snapshot_as: Some("migrate --from-legacy".into()),
+    };
+    let report = client.import(&req)?.report();
+    let verb = if dry_run { "would come in" } else { "came in" };
+    println!(
+        "{found} memories in {}: {} {verb}, {} already here, {} unusable.",
+        dir.display(),
+        report.imported,
+        report.skipped,
+        report.errors
+    );
+    if !dry_run {
+        crate::legacy_store::record(client.project(), &dir, report.imported)?;
+        println!(
+            "The original is unchanged; remove it once you no longer need the previous system."
+        );
+    }
+    Ok(())
 }

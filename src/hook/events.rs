@@ -75,8 +75,8 @@ fn render(
         Vec::new()
     };
     // The index goes whole or not at all, so what is recorded as listed was listed.
-    let section = (!entries.is_empty())
-        .then(|| format!("{}\n{}", format::INDEX_INTRO, entries.join("\n")));
+    let section =
+        (!entries.is_empty()).then(|| format!("{}\n{}", format::INDEX_INTRO, entries.join("\n")));
     if let Some(section) = &section {
         lines.push(section.clone());
     }

@@ -207,7 +207,10 @@ pub const INDEX_INTRO: &str = "Maybe relevant, not shown (get_memory <id> for th
 /// A memory's title for the index: the one stored with it (`metadata.title`), else its first
 /// sentence, cut at about 80 characters.
 pub fn title(m: &MemoryRecord) -> String {
-    let own = m.metadata.get(crate::ops::TITLE).map(|t| clean_content(t, false));
+    let own = m
+        .metadata
+        .get(crate::ops::TITLE)
+        .map(|t| clean_content(t, false));
     let text = own
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| clean_content(&m.content, false));
@@ -293,7 +296,10 @@ pub fn memory_map(map: &crate::ops::MemoryMap) -> Option<String> {
     let mut types = counted(&map.types);
     let mut topics = counted(&map.topics);
     loop {
-        let mut text = format!("{MAP_HEADER}\nThis project's memory holds {} {noun}", map.total);
+        let mut text = format!(
+            "{MAP_HEADER}\nThis project's memory holds {} {noun}",
+            map.total
+        );
         if !types.is_empty() {
             text.push_str(&format!(" ({})", types.join(", ")));
         }
@@ -428,7 +434,11 @@ mod tests {
         );
     }
 
-    fn map(total: usize, types: &[(&str, usize)], topics: &[(&str, usize)]) -> crate::ops::MemoryMap {
+    fn map(
+        total: usize,
+        types: &[(&str, usize)],
+        topics: &[(&str, usize)],
+    ) -> crate::ops::MemoryMap {
         let own = |v: &[(&str, usize)]| v.iter().map(|(k, n)| (k.to_string(), *n)).collect();
         crate::ops::MemoryMap {
             total,
@@ -454,7 +464,10 @@ mod tests {
                 "Main topics: auth 23, billing 18.",
             ]
         );
-        assert!(text.contains("`recall`") && text.contains("get_memory"), "{text}");
+        assert!(
+            text.contains("`recall`") && text.contains("get_memory"),
+            "{text}"
+        );
         let one = memory_map(&map(1, &[("Learning", 1)], &[])).unwrap();
         assert!(one.contains("holds 1 memory (Learning 1)."), "{one}");
     }
@@ -466,10 +479,20 @@ mod tests {
             .collect();
         let topics: Vec<(&str, usize)> = long.iter().map(|(k, n)| (k.as_str(), *n)).collect();
         let text = memory_map(&map(5000, &[("Learning", 5000)], &topics)).unwrap();
-        assert!(text.chars().count() <= MAP_CHARS, "{}", text.chars().count());
-        assert!(text.contains("topic-0-"), "the most used topic stays: {text}");
+        assert!(
+            text.chars().count() <= MAP_CHARS,
+            "{}",
+            text.chars().count()
+        );
+        assert!(
+            text.contains("topic-0-"),
+            "the most used topic stays: {text}"
+        );
         assert!(!text.contains("topic-29-"), "{text}");
-        assert!(text.ends_with(MAP_HOW), "how to search is never cut: {text}");
+        assert!(
+            text.ends_with(MAP_HOW),
+            "how to search is never cut: {text}"
+        );
     }
 
     fn record_at(id: &str, content: &str, created_at: &str) -> MemoryRecord {
@@ -486,28 +509,65 @@ mod tests {
     fn index_entries_are_one_line_pointers_within_their_budget() {
         let day = |d: i64| (chrono::Utc::now() - chrono::Duration::days(d)).to_rfc3339();
         let memories = [
-            record_at("1a2b3c4d-0000-4000-8000-000000000001", "Invoices are numbered per tenant. The counter row is locked.", &day(3)),
-            record_at("2b3c4d5e-0000-4000-8000-000000000002", &format!("{} and more", "word ".repeat(40)), &day(40)),
-            record_at("3c4d5e6f-0000-4000-8000-000000000003", "Seen already in this session", &day(0)),
-            record_at("4d5e6f70-0000-4000-8000-000000000004", "A fourth memory that fits no more", &day(800)),
-            record_at("5e6f7081-0000-4000-8000-000000000005", "A fifth one", &day(1)),
+            record_at(
+                "1a2b3c4d-0000-4000-8000-000000000001",
+                "Invoices are numbered per tenant. The counter row is locked.",
+                &day(3),
+            ),
+            record_at(
+                "2b3c4d5e-0000-4000-8000-000000000002",
+                &format!("{} and more", "word ".repeat(40)),
+                &day(40),
+            ),
+            record_at(
+                "3c4d5e6f-0000-4000-8000-000000000003",
+                "Seen already in this session",
+                &day(0),
+            ),
+            record_at(
+                "4d5e6f70-0000-4000-8000-000000000004",
+                "A fourth memory that fits no more",
+                &day(800),
+            ),
+            record_at(
+                "5e6f7081-0000-4000-8000-000000000005",
+                "A fifth one",
+                &day(1),
+            ),
         ];
         let mut shown: HashSet<String> = [memories[2].id.clone()].into();
         let lines = index_lines(&memories, &mut shown);
-        assert_eq!(lines[0], "~ [MEM#1a2b3c4d] Invoices are numbered per tenant. (Decision, 3d)");
-        assert!(lines[1].starts_with("~ [MEM#2b3c4d5e] word word"), "{}", lines[1]);
+        assert_eq!(
+            lines[0],
+            "~ [MEM#1a2b3c4d] Invoices are numbered per tenant. (Decision, 3d)"
+        );
+        assert!(
+            lines[1].starts_with("~ [MEM#2b3c4d5e] word word"),
+            "{}",
+            lines[1]
+        );
         assert!(lines[1].ends_with("… (Decision, 5w)"), "{}", lines[1]);
-        assert_eq!(lines[2], "~ [MEM#4d5e6f70] A fourth memory that fits no more (Decision, 2y)");
+        assert_eq!(
+            lines[2],
+            "~ [MEM#4d5e6f70] A fourth memory that fits no more (Decision, 2y)"
+        );
         assert_eq!(lines.len(), INDEX_LIMIT);
         assert!(lines.iter().map(|l| l.chars().count() + 1).sum::<usize>() <= INDEX_CHARS);
         assert!(shown.contains(&memories[0].id) && !shown.contains(&memories[4].id));
         // Listed once per session: the same memories again list only the one not shown yet.
-        assert_eq!(index_lines(&memories, &mut shown), ["~ [MEM#5e6f7081] A fifth one (Decision, 1d)"]);
+        assert_eq!(
+            index_lines(&memories, &mut shown),
+            ["~ [MEM#5e6f7081] A fifth one (Decision, 1d)"]
+        );
     }
 
     #[test]
     fn a_stored_title_wins_over_the_first_sentence() {
-        let mut m = record_at("1a2b3c4d", "v1.2 of the API. It changed.", "2026-01-01T00:00:00Z");
+        let mut m = record_at(
+            "1a2b3c4d",
+            "v1.2 of the API. It changed.",
+            "2026-01-01T00:00:00Z",
+        );
         assert_eq!(title(&m), "v1.2 of the API.");
         m.metadata.insert("title".into(), "API versioning".into());
         assert_eq!(title(&m), "API versioning");

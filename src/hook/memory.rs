@@ -110,7 +110,9 @@ pub fn tiers(
     limit: usize,
     index: usize,
 ) -> Result<crate::recall::Tiers, String> {
-    let found = with_client(ctx, "proactive", |c| c.tiers(query, Some(kind), limit, index));
+    let found = with_client(ctx, "proactive", |c| {
+        c.tiers(query, Some(kind), limit, index)
+    });
     let mut trace = ctx.trace.borrow_mut();
     trace.query = Some(query.to_string());
     if let Ok(tiers) = &found {

@@ -9,12 +9,12 @@
 pub mod cache;
 pub mod commits;
 mod events;
-pub mod query;
 pub mod extract;
 pub mod format;
 pub mod input;
 pub mod memory;
 pub mod metrics;
+pub mod query;
 pub mod transcript;
 
 use crate::client::Client;

@@ -188,10 +188,7 @@ pub fn path_query(path: &str, project_dir: &Path) -> String {
 
 /// A failed tool's query: see [`error_text`].
 pub fn error(error: &str) -> Option<Query> {
-    error_text(error).map(|text| Query {
-        text,
-        spec: &ERROR,
-    })
+    error_text(error).map(|text| Query { text, spec: &ERROR })
 }
 
 /// The error text worth searching for: the lines that say what went wrong (a panic and its

@@ -422,6 +422,9 @@ pub fn init(opts: &InitOptions) -> Result<Outcome> {
             crate::model::FIX_HINT
         ));
     }
+    if let Some(old) = crate::legacy_store::pending(&crate::project::resolve(&targets[0], None)) {
+        out.warnings.push(crate::legacy_store::hint(&old));
+    }
     let (hook_bin, hooks_need_path) = command_for("wt-hook-memory", &mut out.warnings);
     let (launch, server_needs_path) = match &opts.docker_image {
         Some(image) => (Launch::Docker(image.clone()), None),

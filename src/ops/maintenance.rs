@@ -79,7 +79,9 @@ pub const MAP_TOPICS: usize = 8;
 
 /// The map of the store from its kept counts: no memory is read.
 pub fn memory_map(view: &store::RankView) -> MemoryMap {
-    fn most_used<'a>(counts: impl Iterator<Item = (&'a String, &'a usize)>) -> Vec<(String, usize)> {
+    fn most_used<'a>(
+        counts: impl Iterator<Item = (&'a String, &'a usize)>,
+    ) -> Vec<(String, usize)> {
         let mut all: Vec<(String, usize)> = counts.map(|(k, n)| (k.clone(), *n)).collect();
         all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         all

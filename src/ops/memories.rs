@@ -548,7 +548,14 @@ pub fn tiers(
 ) -> Result<recall::Tiers> {
     check_query("proactive", context)?;
     let branch = caller.branch.as_deref();
-    Ok(recall::tiers(store, context, kind, limit, index_limit, branch)?)
+    Ok(recall::tiers(
+        store,
+        context,
+        kind,
+        limit,
+        index_limit,
+        branch,
+    )?)
 }
 
 /// `list`: newest first, optionally one type.

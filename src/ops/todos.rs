@@ -11,7 +11,9 @@ use crate::todo;
 pub fn check_todo(text: &str) -> Result<String> {
     let text = hygiene::clean_content(text);
     if text.is_empty() {
-        return Err(bad_input("no todo text; pipe it on stdin: echo 'fix the flaky test' | wt-memory todo add"));
+        return Err(bad_input(
+            "no todo text; pipe it on stdin: echo 'fix the flaky test' | wt-memory todo add",
+        ));
     }
     Ok(text)
 }

@@ -35,7 +35,10 @@ pub struct Tally {
 
 impl Tally {
     fn add(&mut self, record: &MemoryRecord) {
-        *self.types.entry(record.experience_type.clone()).or_default() += 1;
+        *self
+            .types
+            .entry(record.experience_type.clone())
+            .or_default() += 1;
         for tag in &record.tags {
             *self.tags.entry(tag.clone()).or_default() += 1;
         }

@@ -449,7 +449,6 @@ mod tests {
         assert_eq!(source_of_path("a/b/other.json"), None);
     }
 
-
     #[test]
     fn relative_local_urls_resolve_from_the_top_level() {
         let top = Path::new("/w/proj");

@@ -1,7 +1,7 @@
 //! Who publishes: `<user>/<machine>`, from git's user, the login name and the host name.
 
-use anyhow::{bail, Result};
 use super::FILE_NAME;
+use anyhow::{bail, Result};
 use std::fmt;
 use std::path::Path;
 

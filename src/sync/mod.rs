@@ -116,7 +116,6 @@ pub fn run(args: &SyncArgs, client: &mut Client, out: &mut dyn Write, err: &mut 
     }
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // State
 
