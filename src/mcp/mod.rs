@@ -173,7 +173,7 @@ impl MemoryServer {
                 let mut msg = format!("sync failed: {}", reasons.join("\n").trim());
                 let out = String::from_utf8_lossy(&out);
                 if !out.trim().is_empty() {
-                    msg.push_str("\n");
+                    msg.push('\n');
                     msg.push_str(out.trim());
                 }
                 error_result(msg)
