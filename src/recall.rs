@@ -369,6 +369,14 @@ pub fn tiers(
     };
     let (full_floor, index_floor) = gates();
     let mut ranking = Ranking::of(store, &q)?;
+    // The full floor keeps out the near misses of a store where many memories compete; a store
+    // that holds no more memories than the event injects (a new user's) has none to choose
+    // between, so there the relevance floor alone decides.
+    let full_floor = if ranking.view.records.len() <= limit {
+        RELEVANCE_FLOOR
+    } else {
+        full_floor
+    };
     let top = ranking.hits.first().map_or(0.0, |_| ranking.relevance(0));
     let relative = top * PROACTIVE_RELATIVE;
     // A file gets in full the memories about it: those naming the file itself clear the

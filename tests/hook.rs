@@ -987,6 +987,7 @@ fn below_the_gates_an_index_lists_each_memory_once_per_session() {
         "Invoices are rendered to PDF by the worker, not the api",
         "The staging database is reset every Sunday night from an anonymised dump",
         "We deploy with fly.io; the worker app scales to zero when idle",
+        "Local HTTPS: run mkcert -install once, then just certs",
     ];
     let ids: Vec<String> = notes
         .iter()
@@ -1064,10 +1065,10 @@ fn below_the_gates_an_index_lists_each_memory_once_per_session() {
 
 /// A new user's first store: three memories, and a question one of them plainly answers. Its
 /// score is what it would be among hundreds of memories (a query word no memory holds no longer
-/// thins the match more in a small store), so it reaches the agent: at 0.36 below the full floor,
-/// as an index entry titled with its first sentence (issue 30; README, "Two tiers").
+/// thins the match more in a small store), and a store with no more memories than a prompt
+/// injects has no near misses to keep out: the answer is injected in full (issue 30).
 #[test]
-fn a_three_memory_store_brings_its_obvious_answer_to_the_agent() {
+fn a_three_memory_store_injects_its_obvious_answer_in_full() {
     let env = TestEnv::new();
     let p = project(&env, "firststore");
     let argon = env.remember(
@@ -1108,8 +1109,7 @@ fn a_three_memory_store_brings_its_obvious_answer_to_the_agent() {
         "UserPromptSubmit",
     );
     let full = format!("  - [MEM#{}] Passwords are hashed", mem_id(&argon));
-    let indexed = format!("~ [MEM#{}] Passwords are hashed", &argon[..8]);
-    assert!(ctx.contains(&full) || ctx.contains(&indexed), "{ctx}");
+    assert!(ctx.contains(&full), "{ctx}");
     let lines = ctx
         .lines()
         .filter(|l| l.starts_with("  - [MEM#") || l.starts_with("~ [MEM#"))
