@@ -22,12 +22,22 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-/// The memory count of a store: asked of its daemon when one runs (it holds the store), else
-/// read here without migrating or creating anything (`projects`).
+/// The memory count of a store for `projects`, which only reads: asked of its service when one
+/// runs (it holds the store), else taken from the integrity record our writes keep (the store is
+/// not opened: opening rewrites the engine's files); a store of the previous wt-tools is named,
+/// never opened.
 pub fn count_of(project: &Project) -> Result<usize> {
     let value = match crate::daemon::running(project) {
         Some(mut conn) => conn.call(&Caller::default(), &Request::Count)?,
+        None if crate::legacy_store::is_legacy(&project.store_dir) => {
+            return Err(crate::error::bad_input(
+                "a store of the previous wt-tools, not opened; `wt-memory migrate --from-legacy` in its repository brings it in",
+            ))
+        }
         None => {
+            if let Some(record) = crate::integrity::read(&project.store_dir) {
+                return Ok(record.count as usize);
+            }
             let options = OpenOptions {
                 migrate: false,
                 ..OpenOptions::default()

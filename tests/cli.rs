@@ -1730,6 +1730,12 @@ fn the_previous_systems_store_is_found_and_migrated_from_a_copy() {
     );
     let doctor = String::from_utf8_lossy(&env.wt(&repo, &["doctor"], None).stdout).to_string();
     assert!(doctor.contains("previous wt-tools"), "{doctor}");
+    let projects = env.wt_ok(&repo, &["projects"], None);
+    assert!(
+        projects.contains("shopapp: (unavailable: a store of the previous wt-tools, not opened"),
+        "{projects}"
+    );
+    assert_eq!(tree_bytes(&old), before, "`projects` only reads");
 
     // Held by the previous system's service: refused, nothing read, nothing written.
     let mut holder = std::process::Command::new("python3")
