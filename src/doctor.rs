@@ -9,6 +9,7 @@ use crate::lock;
 use crate::ops;
 pub use crate::ops::checks::{Check, Status, StoreChecks};
 use serde::Serialize;
+use std::path::Path;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Section {
@@ -136,15 +137,12 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         .clone()
         .or(project.toplevel.clone())
         .unwrap_or_else(|| project.cwd.clone());
-    let mcp = mcp_registration::find_registrations(&target).is_some_and(|regs| !regs.is_empty());
-    let wiring = vec![
+    let registrations = mcp_registration::find_registrations(&target).unwrap_or_default();
+    let mut wiring = vec![
         Check::new(hooks, "hooks in .claude/settings.json", "wt-project init"),
-        Check::new(
-            mcp,
-            format!("MCP server registered for {}", target.display()),
-            "wt-project init",
-        ),
+        mcp_check(&registrations, &target),
     ];
+    wiring.extend(hook_command_checks(&root));
 
     let environment = config::ENV_VARS
         .iter()
@@ -178,4 +176,71 @@ pub fn run(client: &mut Client) -> Vec<Section> {
             checks: environment,
         },
     ]
+}
+
+/// Is the MCP server registered for `target` ours (`wt-mcp-server`, or our image under Docker)?
+/// The previous system's server, under either name, is not.
+fn mcp_check(registrations: &[mcp_registration::Registration], target: &Path) -> Check {
+    let program = |r: &mcp_registration::Registration| {
+        r.command
+            .first()
+            .and_then(|c| Path::new(c).file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let ours = registrations.iter().any(|r| {
+        r.name == mcp_registration::SERVER_NAME
+            && (program(r) == "wt-mcp-server" || program(r) == "docker")
+    });
+    if ours {
+        return Check::new(
+            true,
+            format!("MCP server registered for {}", target.display()),
+            "",
+        );
+    }
+    match registrations.first() {
+        Some(other) => Check::new(
+            false,
+            format!(
+                "the MCP server registered as {} runs `{}`, not this wt-mcp-server",
+                other.name,
+                other.command.join(" ")
+            ),
+            "wt-project init (replaces it)",
+        ),
+        None => Check::new(
+            false,
+            format!("MCP server registered for {}", target.display()),
+            "wt-project init",
+        ),
+    }
+}
+
+/// Every hook command in the project's and the user's settings must start a program that exists:
+/// a missing one fails on every event it is registered for (exit 127 in the agent's session).
+fn hook_command_checks(project_root: &Path) -> Vec<Check> {
+    let dangling = settings::dangling_hooks(project_root);
+    if dangling.is_empty() {
+        return vec![Check::new(
+            true,
+            "every registered hook command resolves",
+            "",
+        )];
+    }
+    dangling
+        .into_iter()
+        .map(|d| {
+            Check::new(
+                false,
+                format!(
+                    "hook command not found: `{}` ({}, in {})",
+                    d.command,
+                    d.event,
+                    d.file.display()
+                ),
+                "wt-project init --remove-dangling-hooks (or remove the entry)",
+            )
+        })
+        .collect()
 }

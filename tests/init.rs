@@ -1183,3 +1183,81 @@ fn init_without_the_model_says_so_and_still_wires_the_project() {
     let out = h.project_env(&repo2, &["init"], true, &[("XDG_DATA_HOME", &real_data)]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("no embedding model"));
 }
+
+/// A hook whose program is gone (the previous system's `wt-hook-skill` after its uninstall) fails
+/// on every event: `doctor` reports it instead of `ok hooks`, `init` names it, and
+/// `init --remove-dangling-hooks` removes exactly those entries (issue 31).
+#[test]
+fn dangling_hook_commands_fail_doctor_and_init_removes_them_on_request() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("dangling");
+    h.project_ok(&repo, &["init"], true);
+    let mut s = settings(&repo);
+    s["hooks"]["UserPromptSubmit"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"hooks": [{"type": "command", "command": "wt-hook-skill"}]}));
+    s["hooks"]["Stop"].as_array_mut().unwrap().push(
+        json!({"hooks": [{"type": "command", "command": "/opt/wt-tools/bin/wt-hook-stop --quiet"},
+                                {"type": "command", "command": "echo done"}]}),
+    );
+    std::fs::write(
+        repo.join(".claude/settings.json"),
+        serde_json::to_string_pretty(&s).unwrap(),
+    )
+    .unwrap();
+    let doctor = || {
+        let out = run(
+            h.env
+                .cmd("wt-memory", &repo)
+                .arg("doctor")
+                .env("PATH", path_with_bins())
+                .env("HOME", h.env.path().join("home")),
+            None,
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let report = doctor();
+    assert!(
+        report.contains("hook command not found: `wt-hook-skill` (UserPromptSubmit")
+            && report
+                .contains("hook command not found: `/opt/wt-tools/bin/wt-hook-stop --quiet` (Stop"),
+        "{report}"
+    );
+    assert!(
+        !report.contains("`echo done`"),
+        "a builtin resolves: {report}"
+    );
+
+    let out = h.project(&repo, &["init"], true);
+    assert!(out.status.success());
+    let warned = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        warned.contains("hook command not found: `wt-hook-skill`")
+            && warned.contains("wt-project init --remove-dangling-hooks"),
+        "{warned}"
+    );
+    assert!(
+        read(repo.join(".claude/settings.json")).contains("wt-hook-skill"),
+        "only named"
+    );
+
+    let stdout = h.project_ok(&repo, &["init", "--remove-dangling-hooks"], true);
+    assert!(
+        stdout.contains("removed 2 hook entries whose command is gone"),
+        "{stdout}"
+    );
+    let s = settings(&repo);
+    let text = s.to_string();
+    assert!(
+        !text.contains("wt-hook-skill") && !text.contains("wt-hook-stop"),
+        "{text}"
+    );
+    assert!(text.contains("echo done"), "other hooks stay: {text}");
+    assert_eq!(memory_handlers(&s), expected_memory_handlers(false));
+    assert!(
+        doctor().contains("every registered hook command resolves"),
+        "{}",
+        doctor()
+    );
+}

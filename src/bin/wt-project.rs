@@ -47,6 +47,10 @@ enum Command {
         /// Give PATH before this option, or use --docker=IMAGE.
         #[arg(long, value_name = "IMAGE", num_args = 0..=1, default_missing_value = init::mcp_registration::DEFAULT_IMAGE)]
         docker: Option<String>,
+        /// Remove hook entries (of any tool, in the project's and the user's settings) whose
+        /// program no longer exists; without it they are only named.
+        #[arg(long)]
+        remove_dangling_hooks: bool,
     },
     /// Remove exactly what init added: hook entries, MCP registration, the managed CLAUDE.md block.
     Uninstall {
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
             pretool,
             scope,
             docker,
+            remove_dangling_hooks,
         } => init::init(&init::InitOptions {
             path: path.unwrap_or_else(here),
             dry_run,
@@ -80,6 +85,7 @@ fn main() -> ExitCode {
                 ScopeArg::User => Scope::User,
             },
             docker_image: docker,
+            remove_dangling_hooks,
         }),
         Command::Uninstall { path, dry_run } => {
             init::uninstall(&path.unwrap_or_else(here), dry_run)

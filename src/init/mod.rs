@@ -141,6 +141,8 @@ pub struct InitOptions {
     pub scope: Scope,
     /// Register `docker run <image>` instead of the local server.
     pub docker_image: Option<String>,
+    /// Remove hook entries (any tool's) whose program no longer exists.
+    pub remove_dangling_hooks: bool,
 }
 
 /// What a run did (or, with `--dry-run`, would do).
@@ -425,6 +427,7 @@ pub fn init(opts: &InitOptions) -> Result<Outcome> {
     if let Some(old) = crate::legacy_store::pending(&crate::project::resolve(&targets[0], None)) {
         out.warnings.push(crate::legacy_store::hint(&old));
     }
+    dangling_hooks(&targets[0], opts, &mut out)?;
     let (hook_bin, hooks_need_path) = command_for("wt-hook-memory", &mut out.warnings);
     let (launch, server_needs_path) = match &opts.docker_image {
         Some(image) => (Launch::Docker(image.clone()), None),
@@ -629,4 +632,51 @@ fn report(out: &mut Outcome, notes: Vec<(PathBuf, Vec<String>)>, dry_run: bool, 
         lines.push(format!("wt-project {verb}: dry run, nothing was written"));
     }
     out.lines = lines;
+}
+
+/// Hook entries whose program is gone (another tool uninstalled, the previous system's
+/// `wt-hook-skill`): named in a warning, or removed with `--remove-dangling-hooks`.
+fn dangling_hooks(target: &Path, opts: &InitOptions, out: &mut Outcome) -> Result<()> {
+    let dangling = settings::dangling_hooks(target);
+    if dangling.is_empty() {
+        return Ok(());
+    }
+    if !opts.remove_dangling_hooks {
+        for d in &dangling {
+            out.warnings.push(format!(
+                "hook command not found: `{}` ({}, in {}); `wt-project init --remove-dangling-hooks` removes it",
+                d.command,
+                d.event,
+                d.file.display()
+            ));
+        }
+        return Ok(());
+    }
+    let mut files: Vec<&Path> = dangling.iter().map(|d| d.file.as_path()).collect();
+    files.dedup();
+    for file in files {
+        let commands: Vec<String> = dangling
+            .iter()
+            .filter(|d| d.file == file)
+            .map(|d| d.command.clone())
+            .collect();
+        let text = std::fs::read_to_string(file)?;
+        let value: serde_json::Value = serde_json::from_str(&text)?;
+        let (kept, removed) = settings::without_commands(&value, &commands);
+        out.lines.push(format!(
+            "{} {removed} hook entr{} whose command is gone from {}",
+            if opts.dry_run {
+                "would remove"
+            } else {
+                "removed"
+            },
+            if removed == 1 { "y" } else { "ies" },
+            file.display()
+        ));
+        if !opts.dry_run {
+            crate::paths::write_atomic(file, settings::render_like(&kept, Some(&text)).as_bytes())?;
+        }
+        out.changed = true;
+    }
+    Ok(())
 }

@@ -8,7 +8,7 @@
 use anyhow::{bail, Result};
 use regex::Regex;
 use serde_json::{json, Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// One canonical matcher group of ours.
@@ -103,6 +103,174 @@ pub fn has_our_hooks(settings: &Value) -> bool {
                         .is_some_and(|handlers| handlers.iter().any(is_our_handler))
                 })
         })
+}
+
+/// Every handler command a parsed `settings.json` registers: (event, command).
+pub fn hook_commands(settings: &Value) -> Vec<(String, String)> {
+    let Some(events) = settings.get("hooks").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (event, groups) in events {
+        for group in groups.as_array().into_iter().flatten() {
+            for handler in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(command) = handler.get("command").and_then(Value::as_str) {
+                    out.push((event.clone(), command.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The program a shell-form hook command runs (its first word, unquoted), with
+/// `$CLAUDE_PROJECT_DIR` and a leading `~` expanded; None when there is no first word.
+pub fn command_program(command: &str, project_dir: &Path) -> Option<PathBuf> {
+    let command = command.trim_start();
+    let word = match command.chars().next()? {
+        q @ ('"' | '\'') => command[1..].split(q).next()?.to_string(),
+        _ => command.split_whitespace().next()?.to_string(),
+    };
+    let dir = project_dir.to_string_lossy();
+    let word = word
+        .replace("${CLAUDE_PROJECT_DIR}", &dir)
+        .replace("$CLAUDE_PROJECT_DIR", &dir);
+    let word = match word.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME")
+            .map(|h| Path::new(&h).join(rest).to_string_lossy().into_owned())
+            .unwrap_or(word.clone()),
+        None => word,
+    };
+    Some(PathBuf::from(word))
+}
+
+/// Does the program of `command` exist (a path that is a file, or a name found on PATH)? A
+/// command whose first word is a variable other than `$CLAUDE_PROJECT_DIR` cannot be judged here
+/// and counts as found.
+pub fn command_resolves(command: &str, project_dir: &Path) -> bool {
+    let Some(program) = command_program(command, project_dir) else {
+        return true;
+    };
+    let text = program.to_string_lossy();
+    if text.contains('$') {
+        return true;
+    }
+    if text.contains('/') {
+        let path = if program.is_relative() {
+            project_dir.join(&program)
+        } else {
+            program
+        };
+        path.is_file()
+    } else {
+        which::which(&program).is_ok() || is_shell_word(&text)
+    }
+}
+
+/// `settings` without the handlers whose command is one of `commands` (groups and events left
+/// empty go too); and how many handlers went.
+pub fn without_commands(settings: &Value, commands: &[String]) -> (Value, usize) {
+    let mut out = settings.clone();
+    let mut removed = 0;
+    if let Some(events) = out.get_mut("hooks").and_then(Value::as_object_mut) {
+        for groups in events.values_mut() {
+            let Some(list) = groups.as_array_mut() else {
+                continue;
+            };
+            for group in list.iter_mut() {
+                if let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                    let before = handlers.len();
+                    handlers.retain(|h| {
+                        !h.get("command")
+                            .and_then(Value::as_str)
+                            .is_some_and(|c| commands.iter().any(|d| d == c))
+                    });
+                    removed += before - handlers.len();
+                }
+            }
+            list.retain(|g| {
+                g.get("hooks")
+                    .and_then(Value::as_array)
+                    .is_none_or(|h| !h.is_empty())
+            });
+        }
+        events.retain(|_, groups| groups.as_array().is_none_or(|l| !l.is_empty()));
+    }
+    (out, removed)
+}
+
+/// A registered hook whose program does not exist.
+pub struct Dangling {
+    pub file: PathBuf,
+    pub event: String,
+    pub command: String,
+}
+
+/// The settings files Claude Code reads hooks from, for a project.
+pub fn settings_files(project_root: &Path) -> Vec<PathBuf> {
+    let user_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".claude")));
+    let mut files = vec![
+        project_root.join(".claude/settings.json"),
+        project_root.join(".claude/settings.local.json"),
+    ];
+    files.extend(user_dir.map(|d| d.join("settings.json")));
+    files
+}
+
+/// Hook entries, in every settings file of the project and the user, whose program is missing.
+pub fn dangling_hooks(project_root: &Path) -> Vec<Dangling> {
+    let mut out = Vec::new();
+    for file in settings_files(project_root) {
+        let Some(value) = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        else {
+            continue;
+        };
+        for (event, command) in hook_commands(&value) {
+            if !command_resolves(&command, project_root) {
+                out.push(Dangling {
+                    file: file.clone(),
+                    event,
+                    command,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Shell builtins and keywords a command may start with.
+fn is_shell_word(word: &str) -> bool {
+    matches!(
+        word,
+        "cd" | "echo"
+            | "exit"
+            | "true"
+            | "false"
+            | "test"
+            | "["
+            | "export"
+            | "source"
+            | "."
+            | "if"
+            | "for"
+            | "while"
+            | "exec"
+            | "eval"
+            | "command"
+            | "printf"
+            | "set"
+            | ":"
+    )
 }
 
 fn group_json(spec: &HookSpec, hook_bin: &Path) -> Value {
