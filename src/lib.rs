@@ -7,6 +7,7 @@
 //! ([`mcp`]) and `wt-project` ([`init`]). [`config`] reads the environment, once.
 
 pub mod child;
+pub mod claude_memory;
 pub mod cli;
 pub mod client;
 pub mod config;

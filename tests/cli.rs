@@ -1824,3 +1824,130 @@ fn the_previous_systems_store_is_found_and_migrated_from_a_copy() {
         "the hint stops once migrated"
     );
 }
+
+/// Claude Code's auto memory, laid out as Claude Code writes it (`MEMORY.md` and topic files with
+/// a `name`/`description`/`type` frontmatter under `<config>/projects/<slug>/memory/`): each topic
+/// file becomes one memory, redacted like every write; a second run changes nothing; a changed
+/// file replaces its memory, a deleted one's is forgotten; SessionStart imports a new file
+/// (issue 31).
+#[test]
+fn claude_code_auto_memory_is_imported_updated_and_forgotten() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("automem");
+    let root = repo.canonicalize().unwrap();
+    let slug: String = root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = env.path().join("config/projects").join(slug).join("memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("MEMORY.md"),
+        "- [Test database](feedback_testing.md) — integration tests hit a real database\n- [Deploys](project_deploys.md) — release freeze\n",
+    )
+    .unwrap();
+    let testing = dir.join("feedback_testing.md");
+    std::fs::write(
+        &testing,
+        "---\nname: Test database\ndescription: integration tests hit a real database, never mocks\ntype: feedback\n---\n\nNever mock the database in integration tests.\n**Why:** a mocked suite passed while the prod migration failed.\n",
+    )
+    .unwrap();
+    let deploys = dir.join("project_deploys.md");
+    std::fs::write(
+        &deploys,
+        "---\nname: Release freeze\ndescription: no merges to main during the release freeze\ntype: project\n---\n\nFreeze starts 2026-03-05; the staging token is ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789.\n",
+    )
+    .unwrap();
+
+    let first = env.wt_ok(&repo, &["import", "--claude-memory"], None);
+    assert!(
+        first.contains("2 added, 0 updated, 0 forgotten, 0 unchanged"),
+        "{first}"
+    );
+    let all = env.wt_json(&repo, &["list", "--limit", "100"], None);
+    let all = all.as_array().unwrap();
+    assert_eq!(
+        all.len(),
+        2,
+        "MEMORY.md is Claude Code's own index, not imported"
+    );
+    let text = serde_json::to_string(all).unwrap();
+    assert!(
+        !text.contains("ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"),
+        "{text}"
+    );
+    let testing_mem = all
+        .iter()
+        .find(|m| m["metadata"]["claude_memory_file"] == "feedback_testing.md")
+        .unwrap();
+    assert!(
+        testing_mem["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Test database: integration tests hit a real database"),
+        "{testing_mem}"
+    );
+    assert_eq!(testing_mem["experience_type"], "Learning");
+    let tags = testing_mem["tags"].to_string();
+    assert!(
+        tags.contains("source:claude-auto-memory") && tags.contains("claude:feedback"),
+        "{tags}"
+    );
+    let found = env.wt_json(
+        &repo,
+        &["recall", "can I mock the database in integration tests?"],
+        None,
+    );
+    assert_eq!(found[0]["id"], testing_mem["id"], "{found}");
+
+    let again = env.wt_ok(&repo, &["import", "--claude-memory"], None);
+    assert!(
+        again.contains("0 added, 0 updated, 0 forgotten, 2 unchanged"),
+        "{again}"
+    );
+
+    std::fs::write(
+        &testing,
+        "---\nname: Test database\ndescription: integration tests hit a real database\ntype: feedback\n---\n\nUse the docker compose Postgres on port 5433 for integration tests.\n",
+    )
+    .unwrap();
+    std::fs::remove_file(&deploys).unwrap();
+    let changed = env.wt_ok(&repo, &["import", "--claude-memory"], None);
+    assert!(
+        changed.contains("0 added, 1 updated, 1 forgotten, 0 unchanged"),
+        "{changed}"
+    );
+    let all = env.wt_json(&repo, &["list", "--limit", "100"], None);
+    let all = all.as_array().unwrap();
+    assert_eq!(all.len(), 1);
+    assert!(
+        all[0]["content"].as_str().unwrap().contains("port 5433"),
+        "{}",
+        all[0]
+    );
+
+    // A new topic file: the next SessionStart takes it in before it answers.
+    std::fs::write(
+        dir.join("reference_dashboards.md"),
+        "---\nname: Dashboards\ndescription: latency dashboards live in Grafana under api-latency\ntype: reference\n---\n\nhttps://grafana.example.com/d/api-latency\n",
+    )
+    .unwrap();
+    let payload = serde_json::json!({"session_id": "s-automem", "transcript_path": "", "cwd": repo,
+        "hook_event_name": "SessionStart", "source": "startup"});
+    let out = support::run(
+        env.cmd("wt-hook-memory", &repo).arg("SessionStart"),
+        Some(&payload.to_string()),
+    );
+    assert!(out.status.success());
+    let ctx = String::from_utf8_lossy(&out.stdout);
+    assert!(ctx.contains("holds 2 memories"), "{ctx}");
+    let all = env.wt_json(&repo, &["list", "--limit", "100"], None);
+    assert!(
+        all.as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["metadata"]["claude_memory_file"] == "reference_dashboards.md"),
+        "{all}"
+    );
+}

@@ -19,11 +19,16 @@ pub enum Cmd {
         #[arg(long)]
         exclude_private: bool,
     },
-    /// Import an export file (records already present are skipped).
+    /// Import an export file (records already present are skipped); with --claude-memory, Claude
+    /// Code's auto-memory topic files of this project instead.
     Import {
         file: Option<PathBuf>,
         #[arg(long)]
         dry_run: bool,
+        /// Claude Code's auto memory (default: this project's folder under ~/.claude/projects):
+        /// each topic file one memory, updated when it changes, forgotten when it is deleted.
+        #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["file", "dry_run"])]
+        claude_memory: Option<Option<PathBuf>>,
         /// The operation named in the undo snapshot.
         #[arg(long, hide = true, default_value = "import", value_name = "OPERATION")]
         snapshot_as: String,
@@ -71,10 +76,33 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }
         }
         Cmd::Import {
+            claude_memory: Some(dir),
+            ..
+        } => {
+            let dir = match dir {
+                Some(dir) => dir,
+                None => crate::claude_memory::default_dir(client.project()).ok_or_else(|| {
+                    crate::error::bad_input(
+                        "import --claude-memory: not in a git repository; name the folder: --claude-memory DIR",
+                    )
+                })?,
+            };
+            let done = crate::claude_memory::import(client, &dir)?;
+            println!(
+                "Claude Code's auto memory ({}): {} added, {} updated, {} forgotten, {} unchanged.",
+                dir.display(),
+                done.added,
+                done.updated,
+                done.forgotten,
+                done.unchanged
+            );
+        }
+        Cmd::Import {
             file,
             dry_run,
             snapshot_as,
             no_snapshot,
+            ..
         } => {
             let Some(path) = file else {
                 return Err(crate::error::bad_input(

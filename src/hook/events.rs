@@ -135,6 +135,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     let mut parts = Vec::new();
     let mut left = PROMPT_BUDGET.total;
 
+    refresh_claude_memory(ctx);
     match memory::map(ctx) {
         Ok(map) => {
             if let Some(text) = format::memory_map(&map) {
@@ -191,6 +192,32 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     }
     save_session(ctx, &[], &state);
     Ok(Some(parts.join("\n\n")))
+}
+
+/// Claude Code's auto memory of this project, imported again when its folder changed since the
+/// last SessionStart (a stamp of names, sizes and times in the runtime directory).
+fn refresh_claude_memory(ctx: &Ctx) {
+    let project = crate::project::resolve(&ctx.project_dir, None);
+    let Some(dir) = crate::claude_memory::default_dir(&project) else {
+        return;
+    };
+    let Some(stamp) = crate::claude_memory::stamp(&dir) else {
+        return; // no auto memory for this project
+    };
+    let key = crate::wire::store_key(&project.store_dir);
+    let stamp_file = crate::paths::runtime_dir().join(format!("claude-memory-{key}.stamp"));
+    if std::fs::read_to_string(&stamp_file).is_ok_and(|old| old == stamp) {
+        return;
+    }
+    match memory::import_claude_memory(ctx, &dir) {
+        Ok(done) => {
+            log::debug(&ctx.event, &format!("claude auto memory: {done:?}"));
+            if let Err(e) = crate::paths::write_atomic_volatile(&stamp_file, stamp.as_bytes()) {
+                log::error(&ctx.event, &format!("claude auto memory stamp: {e}"));
+            }
+        }
+        Err(e) => log::error(&ctx.event, &format!("claude auto memory: {e}")),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

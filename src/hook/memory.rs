@@ -127,6 +127,17 @@ pub fn tiers(
     found
 }
 
+/// Take Claude Code's auto-memory topic files in `dir` into the store (see [`crate::claude_memory`]).
+pub fn import_claude_memory(
+    ctx: &Ctx,
+    dir: &std::path::Path,
+) -> Result<crate::claude_memory::Report, String> {
+    with_client(ctx, "claude memory import", |c| {
+        c.set_source("claude-auto-memory");
+        crate::claude_memory::import(c, dir)
+    })
+}
+
 /// The store at a glance (how many memories, of which types, about which topics).
 pub fn map(ctx: &Ctx) -> Result<crate::ops::MemoryMap, String> {
     with_client(ctx, "map", |c| c.map())
