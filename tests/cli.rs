@@ -1730,6 +1730,11 @@ fn the_previous_systems_store_is_found_and_migrated_from_a_copy() {
     );
     let doctor = String::from_utf8_lossy(&env.wt(&repo, &["doctor"], None).stdout).to_string();
     assert!(doctor.contains("previous wt-tools"), "{doctor}");
+    let first_open = env.wt(&repo, &["list"], None);
+    assert!(
+        String::from_utf8_lossy(&first_open.stderr).contains("wt-memory migrate --from-legacy"),
+        "the first open of the empty store points at the old one"
+    );
     let projects = env.wt_ok(&repo, &["projects"], None);
     assert!(
         projects.contains("shopapp: (unavailable: a store of the previous wt-tools, not opened"),

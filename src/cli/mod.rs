@@ -147,6 +147,15 @@ pub fn main() -> ExitCode {
     let migrates = matches!(command, Cmd::Maintenance(maintenance::Cmd::Migrate { .. }));
     mode.daemon &= !cli.no_daemon;
     mode.daemon_only_if_running = cli.no_migrate || migrates;
+    // Before the first write of a store, the previous system's memories may sit next to it
+    // (`status` and `migrate` say so themselves).
+    let says_itself =
+        migrates || matches!(command, Cmd::Maintenance(maintenance::Cmd::Status { .. }));
+    if !says_itself && !crate::store::exists(&project.store_dir) {
+        if let Some(old) = crate::legacy_store::pending(&project) {
+            eprintln!("wt-memory: note: {}", crate::legacy_store::hint(&old));
+        }
+    }
     let mut client = Client::open(project, mode);
     let result = match command {
         Cmd::Memories(c) => memories::run(&mut client, c),
