@@ -1261,3 +1261,36 @@ fn dangling_hook_commands_fail_doctor_and_init_removes_them_on_request() {
         doctor()
     );
 }
+
+/// Before init, the previous system's MCP server is registered: `doctor` says it is not ours
+/// instead of `ok MCP server registered`; after init, ours is (issue 31).
+#[test]
+fn doctor_tells_the_previous_systems_mcp_server_from_ours() {
+    let h = Harness::new();
+    let repo = h.env.git_repo("oldmcp");
+    std::fs::write(
+        repo.join(".mcp.json"),
+        r#"{"mcpServers": {"wt-memory": {"command": "python3", "args": ["-m", "wt_memory_mcp"]}}}"#,
+    )
+    .unwrap();
+    let doctor = || {
+        let out = run(
+            h.env
+                .cmd("wt-memory", &repo)
+                .arg("doctor")
+                .env("PATH", path_with_bins())
+                .env("HOME", h.env.path().join("home")),
+            None,
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let before = doctor();
+    assert!(
+        before.contains("the MCP server registered as wt-memory runs `python3 -m wt_memory_mcp`, not this wt-mcp-server"),
+        "{before}"
+    );
+    h.project_ok(&repo, &["init"], true);
+    let after = doctor();
+    assert!(after.contains("MCP server registered for"), "{after}");
+    assert!(!after.contains("not this wt-mcp-server"), "{after}");
+}
