@@ -309,7 +309,6 @@ pub fn memory_map(map: &crate::ops::MemoryMap) -> Option<String> {
         }
         text.push('\n');
         text.push_str(MAP_HOW);
-        let text = crate::redact::redact(&text);
         if text.chars().count() <= MAP_CHARS {
             return Some(text);
         }

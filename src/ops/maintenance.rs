@@ -88,9 +88,18 @@ pub fn memory_map(view: &store::RankView) -> MemoryMap {
     }
     let mut topics = most_used(view.tally.tags.iter().filter(|(tag, _)| !tag.contains(':')));
     topics.truncate(MAP_TOPICS);
+    // Names shown are redacted here, where a resident service has the patterns ready: every write
+    // redacts tags already, and this is the second line of defence, as for records going out.
+    let redacted = |items: Vec<(String, usize)>| -> Vec<(String, usize)> {
+        items
+            .into_iter()
+            .map(|(name, n)| (crate::redact::redact(&name), n))
+            .collect()
+    };
+    let topics = redacted(topics);
     MemoryMap {
         total: view.records.len(),
-        types: most_used(view.tally.types.iter()),
+        types: redacted(most_used(view.tally.types.iter())),
         topics,
     }
 }
