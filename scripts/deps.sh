@@ -33,6 +33,8 @@ wt_missing_apt() {
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
   # uv is installed into a venv (PEP 668: Debian's python refuses `pip install` outside one).
   command -v uv >/dev/null 2>&1 || python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+  # tests/plugin.rs and tests/init.rs check the plugin's manifests against Claude Code's schemas.
+  python3 -c 'import jsonschema' >/dev/null 2>&1 || missing+=(python3-jsonschema)
   # tests/report.rs renders the HTML metrics report in headless chromium.
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   # tests/tui.rs drives `wt-memory tui` in a real terminal.

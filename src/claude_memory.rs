@@ -31,10 +31,7 @@ const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// Where Claude Code keeps `project`'s auto memory.
 pub fn default_dir(project: &Project) -> Option<PathBuf> {
     let root = project.main_root.as_ref().or(project.toplevel.as_ref())?;
-    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".claude")))?;
+    let config = &crate::config::get().claude_dir;
     let slug: String = root
         .to_string_lossy()
         .chars()

@@ -40,6 +40,7 @@ pub fn count_of(project: &Project) -> Result<usize> {
             }
             let options = OpenOptions {
                 migrate: false,
+                read_from_copy: true,
                 ..OpenOptions::default()
             };
             let mut direct = Direct::new(project.clone(), options, Holding::UntilDropped);

@@ -128,20 +128,48 @@ pub fn run(client: &mut Client) -> Vec<Section> {
     }
 
     let root = project.files_root();
-    let hooks = std::fs::read_to_string(root.join(".claude/settings.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .is_some_and(|v| settings::has_our_hooks(&v));
+    let settings_with_hooks: Vec<&str> = [".claude/settings.json", ".claude/settings.local.json"]
+        .into_iter()
+        .filter(|file| {
+            std::fs::read_to_string(root.join(file))
+                .ok()
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+                .is_some_and(|v| settings::has_our_hooks(&v))
+        })
+        .collect();
     let target = project
         .main_root
         .clone()
         .or(project.toplevel.clone())
         .unwrap_or_else(|| project.cwd.clone());
-    let registrations = mcp_registration::find_registrations(&target).unwrap_or_default();
-    let mut wiring = vec![
-        Check::new(hooks, "hooks in .claude/settings.json", "wt-project init"),
-        mcp_check(&registrations, &target),
-    ];
+    let mut wiring = match crate::plugin::enabled(&root) {
+        Some(key) if settings_with_hooks.is_empty() => vec![
+            Check::new(true, format!("wired by the plugin {key} (hooks and MCP server)"), ""),
+            launcher_check(&key),
+        ],
+        Some(key) => vec![
+            Check::new(
+                false,
+                format!(
+                    "wired twice: the plugin {key} and init's hooks in {} (those step aside while the plugin is enabled)",
+                    settings_with_hooks.join(" and ")
+                ),
+                "wt-project init (removes its own hooks while the plugin is enabled)",
+            ),
+            launcher_check(&key),
+        ],
+        None => {
+            let registrations = mcp_registration::find_registrations(&target).unwrap_or_default();
+            vec![
+                Check::new(
+                    !settings_with_hooks.is_empty(),
+                    "wired by settings: hooks in .claude/settings.json",
+                    "wt-project init, or the plugin: /plugin install wt-tools@wt-tools in Claude Code",
+                ),
+                mcp_check(&registrations, &target),
+            ]
+        }
+    };
     wiring.extend(hook_command_checks(&root));
 
     let environment = config::ENV_VARS
@@ -176,6 +204,49 @@ pub fn run(client: &mut Client) -> Vec<Section> {
             checks: environment,
         },
     ]
+}
+
+/// Does the installed plugin's launcher find programs to run (what its hooks will run)?
+fn launcher_check(key: &str) -> Check {
+    let Some(copy) = crate::plugin::installed_copy(key) else {
+        return Check::new(
+            false,
+            format!("the plugin {key} is enabled but not installed on this machine"),
+            &format!("/plugin install {key} in Claude Code"),
+        );
+    };
+    let launcher = copy.join("bin/wt-launch");
+    let output = std::process::Command::new("sh")
+        .arg(&launcher)
+        .args(["--which", "wt-hook-memory"])
+        .env("CLAUDE_PLUGIN_ROOT", &copy)
+        .env("CLAUDE_PLUGIN_DATA", crate::plugin::data_dir(key))
+        .stdin(std::process::Stdio::null())
+        .output();
+    match output {
+        Ok(out) if out.status.success() => Check::new(
+            true,
+            format!(
+                "the plugin's launcher runs {}",
+                String::from_utf8_lossy(&out.stdout).trim()
+            ),
+            "",
+        ),
+        Ok(out) => Check::new(
+            false,
+            format!(
+                "the plugin's launcher ({}) finds no programs: {}",
+                launcher.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            "start a Claude Code session (its first run downloads the pinned release), or install the programs (cargo install --path .), or set WT_TOOLS_BIN_DIR",
+        ),
+        Err(e) => Check::new(
+            false,
+            format!("cannot run the plugin's launcher {}: {e}", launcher.display()),
+            "reinstall the plugin (/plugin install in Claude Code)",
+        ),
+    }
 }
 
 /// Is the MCP server registered for `target` ours (`wt-mcp-server`, or our image under Docker)?

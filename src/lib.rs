@@ -32,6 +32,7 @@ pub mod metrics;
 pub mod migrate;
 pub mod model;
 pub mod ops;
+pub mod plugin;
 pub mod rank;
 pub mod recall;
 pub mod record;

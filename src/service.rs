@@ -228,6 +228,8 @@ pub struct Direct {
     options: OpenOptions,
     holding: Holding,
     store: Option<Store>,
+    /// The open store is a read copy (`OpenOptions::read_from_copy`): a write opens the store.
+    reading_copy: bool,
     recorder: Recorder,
 }
 
@@ -246,6 +248,7 @@ impl Direct {
             options,
             holding,
             store: None,
+            reading_copy: false,
         }
     }
 
@@ -292,11 +295,21 @@ impl Direct {
     /// `create` is false.
     fn with<T>(&mut self, create: bool, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
         let spooled = crate::spool::waiting(&self.project);
+        // Hook writes waiting in the spool are applied by the first opening of the store itself.
+        let copy = self.options.read_from_copy && !create && !spooled;
+        if self.reading_copy && !copy {
+            self.store = None;
+        }
         if self.store.is_none() {
             if !create && !spooled && !store::exists(&self.project.store_dir) {
                 return Ok(None);
             }
-            self.store = Some(ops::open_store(&self.project, &self.options)?);
+            self.store = Some(if copy {
+                ops::open_read_copy(&self.project, &self.options)?
+            } else {
+                ops::open_store(&self.project, &self.options)?
+            });
+            self.reading_copy = copy;
         }
         let store = self.store.as_ref().expect("opened above");
         if spooled {

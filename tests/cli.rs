@@ -1956,3 +1956,69 @@ fn claude_code_auto_memory_is_imported_updated_and_forgotten() {
         "{all}"
     );
 }
+
+/// A command that only reads, working in this process, leaves every file of the store as it was
+/// (the engine rewrites its own files whenever it opens a store: reads go to a private copy), and
+/// the copy is gone afterwards (issue 31).
+#[test]
+fn read_only_commands_leave_the_store_byte_identical() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("readonly");
+    let id = env.remember(
+        &repo,
+        "Billing retries invoices with exponential backoff, five attempts",
+        "Learning",
+        "billing",
+    );
+    env.remember(&repo, "The API gateway runs on port 8443", "Context", "");
+    // Leave no service holding the store, then look at its files.
+    let stop = env.wt(&repo, &["daemon", "stop"], None);
+    assert!(stop.status.success(), "{}", String::from_utf8_lossy(&stop.stderr));
+    let store = env.store_root().join("readonly");
+    let before = tree_bytes(&store);
+    assert!(!before.is_empty());
+    let reads: [&[&str]; 9] = [
+        &["list"],
+        &["recall", "how are invoices retried"],
+        &["get", &id],
+        &["status"],
+        &["stats"],
+        &["health"],
+        &["audit"],
+        &["context"],
+        &["projects"],
+    ];
+    for args in reads {
+        let out = env
+            .cmd("wt-memory", &repo)
+            .env("WT_MEMORY_DAEMON", "0")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if args[0] == "recall" {
+            assert!(String::from_utf8_lossy(&out.stdout).contains("exponential backoff"));
+        }
+        let after = tree_bytes(&store);
+        let changed: Vec<_> = after
+            .iter()
+            .filter(|f| !before.contains(f))
+            .map(|(p, _)| p.strip_prefix(&store).unwrap().display().to_string())
+            .collect();
+        assert!(changed.is_empty() && after.len() == before.len(), "{args:?} changed {changed:?}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(env.store_root())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "readonly")
+        .collect();
+    assert!(leftovers.is_empty(), "read copies left behind: {leftovers:?}");
+    // A write still goes to the store itself.
+    env.remember(&repo, "Deploys need the release tag signed", "Decision", "");
+    assert_ne!(tree_bytes(&store), before);
+}

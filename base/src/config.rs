@@ -145,6 +145,9 @@ pub struct Config {
     pub claude_project_dir: Option<PathBuf>,
     /// Claude Code's user configuration file (`$CLAUDE_CONFIG_DIR/.claude.json` or `~/.claude.json`).
     pub claude_user_config: PathBuf,
+    /// Claude Code's user folder (`$CLAUDE_CONFIG_DIR` or `~/.claude`): user settings, plugins,
+    /// per-project auto memory.
+    pub claude_dir: PathBuf,
     pub machine: Option<String>,
     /// Front ends go through the project's daemon.
     pub daemon: bool,
@@ -191,10 +194,12 @@ impl Config {
             // SAFETY: getuid has no preconditions and cannot fail.
             None => std::env::temp_dir().join(format!("wt-tools-{}", unsafe { libc::getuid() })),
         };
-        let claude_user_config = match abs_dir("CLAUDE_CONFIG_DIR") {
+        let claude_config_dir = abs_dir("CLAUDE_CONFIG_DIR");
+        let claude_user_config = match &claude_config_dir {
             Some(dir) => dir.join(".claude.json"),
             None => home.join(".claude.json"),
         };
+        let claude_dir = claude_config_dir.unwrap_or_else(|| home.join(".claude"));
         Config {
             storage_root: abs_dir("WT_MEMORY_HOME")
                 .or_else(|| abs_dir("SHODH_STORAGE"))
@@ -208,6 +213,7 @@ impl Config {
                 .map(Duration::from_secs_f64)
                 .unwrap_or(DEFAULT_LOCK_WAIT),
             claude_project_dir: abs_dir("CLAUDE_PROJECT_DIR"),
+            claude_dir,
             claude_user_config,
             machine: var("WT_MEMORY_MACHINE"),
             daemon: !var("WT_MEMORY_DAEMON")

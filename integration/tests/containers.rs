@@ -794,3 +794,122 @@ async fn docker_registered_projects_do_not_share_memories() -> Result<()> {
     );
     Ok(())
 }
+
+/// 8. The plugin from a fresh `CLAUDE_PLUGIN_DATA`: its MCP server's first run downloads the
+///    archive `scripts/dist.sh` made (pinned in the plugin's `dist.lock`, served from `file://`),
+///    verifies and unpacks it, and serves; the plugin's hook then injects what the server
+///    remembered. No program of the image's own is on PATH, and memory stays out of the plugin's
+///    data folder.
+#[tokio::test(flavor = "multi_thread")]
+async fn plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir() -> Result<()> {
+    if !docker_or_skip("plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir").await {
+        return Ok(());
+    }
+    let image = project_image().await?;
+    let tmp = tempfile::tempdir()?;
+    let plugin = repo_root().join("plugin");
+    let lock = tmp.path().join("dist.lock");
+    std::fs::copy(plugin.join("dist.lock"), &lock)?;
+    let dist = std::process::Command::new(repo_root().join("scripts/dist.sh"))
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .arg("--bin-dir")
+        .arg(wt_memory_integration::bin_dir())
+        .arg("--shodh-dir")
+        .arg(shodh_dir()?)
+        .arg("--lock")
+        .arg(&lock)
+        .output()?;
+    assert!(
+        dist.status.success(),
+        "scripts/dist.sh: {}",
+        String::from_utf8_lossy(&dist.stderr)
+    );
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for entry in std::fs::read_dir(tmp.path().join("out"))? {
+        let path = entry?.path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        files.push((format!("/dist/{name}"), std::fs::read(&path)?));
+    }
+    files.push(("/plugin/dist.lock".into(), std::fs::read(&lock)?));
+    for rel in [
+        ".claude-plugin/plugin.json",
+        "hooks/hooks.json",
+        ".mcp.json",
+        "bin/wt-launch",
+        "bin/wt-memory",
+        "bin/wt-hook-memory",
+        "bin/wt-mcp-server",
+        "bin/wt-project",
+    ] {
+        files.push((format!("/plugin/{rel}"), std::fs::read(plugin.join(rel))?));
+    }
+    let b = Sandbox::start(
+        &image,
+        BoxSpec {
+            files,
+            // Files copied in belong to root; the plugin's folder is Claude Code's anyway.
+            user: Some("root".into()),
+            ..BoxSpec::default()
+        },
+    )
+    .await?;
+    b.sh(&format!("chmod +x /plugin/bin/*; {}", git_repo_script(WORKSPACE)))
+        .await?
+        .ok("plugin files and a repository");
+    b.sh("ls /usr/local/bin/wt-memory").await?.ok("the image has its own programs");
+
+    // Claude Code's environment for the plugin: its root and data folder; PATH without the
+    // image's programs, and no model path of the image's.
+    let plugin_env = "cd /workspace && env -u SHODH_PACKAGE_DIR PATH=/usr/bin:/bin \
+                      CLAUDE_PLUGIN_ROOT=/plugin CLAUDE_PLUGIN_DATA=/plugin-data \
+                      WT_TOOLS_DIST_BASE=file:///dist CLAUDE_PROJECT_DIR=/workspace";
+    let server = |script: &str| -> Vec<String> {
+        vec![
+            "docker".into(),
+            "exec".into(),
+            "-i".into(),
+            b.container.id().to_string(),
+            "sh".into(),
+            "-c".into(),
+            format!("{plugin_env} {script}"),
+        ]
+    };
+    // The MCP server's command as `.mcp.json` has it, after Claude Code's substitution.
+    let argv = server("/plugin/bin/wt-mcp-server 2>>/tmp/server.err");
+    mcp_call(
+        &argv,
+        "remember",
+        serde_json::json!({"content": FACT, "type": "Learning"}),
+    )
+    .await?;
+    let err = b.sh("cat /tmp/server.err").await?.stdout;
+    assert_eq!(err.matches("downloading").count(), 1, "{err}");
+    let installed = b
+        .sh("ls /plugin-data/dist/*/*/bin/wt-memory && ls -A /plugin-data")
+        .await?
+        .ok("the archive is unpacked in the plugin's data folder");
+    assert_eq!(installed.stdout.lines().last(), Some("dist"), "{}", installed.stdout);
+
+    // The hook's command as `hooks/hooks.json` has it, run by `sh -c` as Claude Code does.
+    let payload = serde_json::json!({
+        "session_id": "plugin-session",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Where is the retry logic for sync push implemented?",
+        "cwd": WORKSPACE,
+    });
+    let out = b
+        .sh(&format!(
+            "echo '{payload}' | {plugin_env} sh -c '\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" UserPromptSubmit'"
+        ))
+        .await?
+        .ok("the plugin's UserPromptSubmit hook");
+    let v = hook_json(&out.stdout, "plugin UserPromptSubmit").expect("the plugin's hook injected nothing");
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(ctx.contains("exponential backoff"), "{ctx}");
+    let again = b.sh("cat /tmp/server.err").await?.stdout;
+    assert_eq!(again.matches("downloading").count(), 1, "downloaded again: {again}");
+    Ok(())
+}

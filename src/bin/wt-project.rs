@@ -24,6 +24,16 @@ enum ScopeArg {
     User,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum HooksArg {
+    /// The plugin's when it is enabled (user, project or local settings), else init's own.
+    Auto,
+    /// Init's hooks in the settings and its MCP registration, plugin or not.
+    Settings,
+    /// The plugin's: init writes no hooks or MCP server, and removes its own.
+    Plugin,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Write the memory hooks, register the MCP server, add the CLAUDE.md block, clean up old setups.
@@ -51,6 +61,14 @@ enum Command {
         /// program no longer exists; without it they are only named.
         #[arg(long)]
         remove_dangling_hooks: bool,
+        /// Who runs the memory hooks and the MCP server: the wt-tools plugin or init's settings.
+        #[arg(long, value_enum, default_value = "auto")]
+        hooks: HooksArg,
+        /// Enable the wt-tools plugin for everyone who clones the project (its marketplace and
+        /// `enabledPlugins` in the committed .claude/settings.json). SOURCE: owner/repo, a git
+        /// URL or a directory holding the marketplace.
+        #[arg(long, value_name = "SOURCE", num_args = 0..=1, default_missing_value = wt_memory::plugin::MARKETPLACE_REPO)]
+        team_plugin: Option<String>,
     },
     /// Remove exactly what init added: hook entries, MCP registration, the managed CLAUDE.md block.
     Uninstall {
@@ -74,6 +92,8 @@ fn main() -> ExitCode {
             scope,
             docker,
             remove_dangling_hooks,
+            hooks,
+            team_plugin,
         } => init::init(&init::InitOptions {
             path: path.unwrap_or_else(here),
             dry_run,
@@ -86,6 +106,12 @@ fn main() -> ExitCode {
             },
             docker_image: docker,
             remove_dangling_hooks,
+            hooks: match hooks {
+                HooksArg::Auto => init::Wiring::Auto,
+                HooksArg::Settings => init::Wiring::Settings,
+                HooksArg::Plugin => init::Wiring::Plugin,
+            },
+            team_plugin,
         }),
         Command::Uninstall { path, dry_run } => {
             init::uninstall(&path.unwrap_or_else(here), dry_run)

@@ -139,6 +139,9 @@ pub fn main() -> ExitCode {
     let project = project::resolve(&cwd, cli.project.as_deref());
     let options = OpenOptions {
         migrate: !cli.no_migrate,
+        // Working in this process, a command that only reads reads a copy: it leaves the store's
+        // files as they were.
+        read_from_copy: true,
         ..OpenOptions::default()
     };
     let mut mode = Mode::configured(options, Holding::UntilDropped);

@@ -14,6 +14,7 @@ pub mod format;
 pub mod input;
 pub mod memory;
 pub mod metrics;
+mod once;
 pub mod query;
 pub mod transcript;
 
@@ -145,8 +146,11 @@ fn run(args: &[String]) {
     arm_watchdog(deadline, argv_event.unwrap_or("").to_string());
     let tag = argv_event.unwrap_or("");
 
-    let parsed = read_stdin().and_then(|raw| input::HookInput::parse(&raw));
-    let input = match parsed {
+    let raw = match read_stdin() {
+        Ok(raw) => raw,
+        Err(e) => return log::error(tag, &e),
+    };
+    let input = match input::HookInput::parse(&raw) {
         Ok(i) => i,
         Err(e) => return log::error(tag, &e),
     };
@@ -176,11 +180,16 @@ fn run(args: &[String]) {
             Ordering::SeqCst,
         );
     }
+    let project_dir = crate::config::project_dir(input.text("cwd").map(std::path::Path::new)).path;
+    if let Some(why) = steps_aside(&event, &input, &raw, &project_dir) {
+        return log::debug(&event, why);
+    }
+    drop(raw);
     let session = input
         .str("session_id")
         .and_then(|id| cache::SessionCache::new(&crate::paths::runtime_dir(), id));
     let ctx = Ctx {
-        project_dir: crate::config::project_dir(input.text("cwd").map(std::path::Path::new)).path,
+        project_dir,
         event: event.clone(),
         deadline,
         session,
@@ -199,6 +208,28 @@ fn run(args: &[String]) {
         emit(&event, &text, deadline);
     }
     log::debug(&event, &format!("done in {:?}", started.elapsed()));
+}
+
+/// Why this run leaves the event to another one, if it does: a handler registered in settings
+/// while the plugin is enabled (the plugin's own runs), or a second copy of an event another run
+/// has just claimed.
+fn steps_aside(
+    event: &str,
+    input: &input::HookInput,
+    raw: &[u8],
+    project_dir: &std::path::Path,
+) -> Option<&'static str> {
+    if !crate::plugin::started_by_plugin() && crate::plugin::enabled(project_dir).is_some() {
+        return Some("the wt-tools plugin is enabled: its own hook handles this event");
+    }
+    let claims = crate::paths::runtime_dir().join("hook-claims");
+    if event == "SessionStart" {
+        once::sweep(&claims);
+    }
+    if !once::claim(&claims, &once::key(event, input, raw)) {
+        return Some("another copy of this hook is handling this event");
+    }
+    None
 }
 
 /// Entry point of the `wt-hook-memory` binary; `args` excludes the program name. Never panics

@@ -18,7 +18,12 @@ const END_PREFIX: &str = "<!-- wt-memory:managed end";
 
 /// The managed block, markers included, ending with a newline.
 pub fn managed_block() -> String {
-    let body = r#"## Project memory
+    format!("{START_MARKER}\n{}{END_MARKER}\n", guidance())
+}
+
+/// What the agent is told about its memory: the CLAUDE.md section, and the plugin's skill.
+pub fn guidance() -> &'static str {
+    r#"## Project memory
 
 This project has a persistent memory. Claude Code hooks fill it and read from it automatically.
 
@@ -45,8 +50,7 @@ This project has a persistent memory. Claude Code hooks fill it and read from it
   `wt-memory forget <id>` removes a wrong entry. When a new fact replaces an older memory (`remember`
   lists older ones on the same subject as `similar`), link them with the `supersede` tool or
   `wt-memory supersede <new-id> <old-id>`, so the stale one stops being injected.
-"#;
-    format!("{START_MARKER}\n{body}{END_MARKER}\n")
+"#
 }
 
 fn legacy_heading() -> &'static Regex {

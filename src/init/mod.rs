@@ -14,6 +14,7 @@ pub mod claude_md;
 pub mod diff;
 pub mod legacy;
 pub mod mcp_registration;
+pub mod plugin_files;
 pub mod settings;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -143,6 +144,22 @@ pub struct InitOptions {
     pub docker_image: Option<String>,
     /// Remove hook entries (any tool's) whose program no longer exists.
     pub remove_dangling_hooks: bool,
+    /// Who runs the hooks and the MCP server: init (settings) or the plugin.
+    pub hooks: Wiring,
+    /// Enable the plugin for everyone who clones the project, from this marketplace source
+    /// (`owner/repo`, a git URL or a directory).
+    pub team_plugin: Option<String>,
+}
+
+/// Who runs the memory hooks and the MCP server of a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wiring {
+    /// The plugin when it is enabled in the user's or the project's settings, else init's own.
+    Auto,
+    /// Init's hooks in the settings and its MCP registration.
+    Settings,
+    /// The plugin: init writes neither (and removes its own), the CLAUDE.md section stays.
+    Plugin,
 }
 
 /// What a run did (or, with `--dry-run`, would do).
@@ -428,6 +445,20 @@ pub fn init(opts: &InitOptions) -> Result<Outcome> {
         out.warnings.push(crate::legacy_store::hint(&old));
     }
     dangling_hooks(&targets[0], opts, &mut out)?;
+    let by_plugin = match opts.hooks {
+        Wiring::Settings => None,
+        Wiring::Plugin => Some("--hooks plugin".to_string()),
+        Wiring::Auto => match &opts.team_plugin {
+            Some(_) => Some("--team-plugin".to_string()),
+            None => crate::plugin::enabled(&targets[0]).map(|key| format!("{key} is enabled")),
+        },
+    };
+    if let Some(why) = by_plugin {
+        return init_for_plugin(opts, &targets, &why, out);
+    }
+    if opts.team_plugin.is_some() {
+        bail!("--team-plugin enables the plugin, which runs the hooks: it cannot go with --hooks settings");
+    }
     let (hook_bin, hooks_need_path) = command_for("wt-hook-memory", &mut out.warnings);
     let (launch, server_needs_path) = match &opts.docker_image {
         Some(image) => (Launch::Docker(image.clone()), None),
@@ -570,43 +601,12 @@ pub fn uninstall(path: &Path, dry_run: bool) -> Result<Outcome> {
             plan_settings_uninstall(&mut ws, target, file, None, &mut n)?;
         }
         claude_md::plan_uninstall(&mut ws, target, &mut n)?;
-        match &claude {
-            Some(_) => {
-                let registered = mcp_registration::find_registrations(target).is_none_or(|regs| {
-                    regs.iter()
-                        .any(|r| r.name == mcp_registration::SERVER_NAME && r.scope != Scope::User)
-                });
-                if registered {
-                    cli_targets.push(target.clone());
-                }
-            }
-            None => mcp_registration::plan_mcp_json_removal(&mut ws, target, &mut n)?,
-        }
+        plan_mcp_removal(&mut ws, target, claude.is_some(), &mut n, &mut cli_targets)?;
         notes.push((target.clone(), n));
     }
     out.changed = !ws.changes().is_empty() || !cli_targets.is_empty();
-    if dry_run {
-        out.lines.extend(diff_lines(&ws, &targets));
-        for target in &cli_targets {
-            out.lines.push(format!(
-                "would run in {}: claude mcp remove {}",
-                target.display(),
-                mcp_registration::SERVER_NAME
-            ));
-        }
-    } else {
-        ws.apply()?;
-        for target in &cli_targets {
-            let n = &mut notes
-                .iter_mut()
-                .find(|(t, _)| t == target)
-                .expect("every target has notes")
-                .1;
-            let claude = claude
-                .as_deref()
-                .expect("CLI targets only exist with a CLI");
-            mcp_registration::unregister_with_cli(claude, target, n, &mut out.warnings);
-        }
+    finish_removal(&ws, &targets, claude.as_deref(), &cli_targets, &mut notes, &mut out, dry_run)?;
+    if !dry_run {
         for target in &targets {
             // `.claude/` is removed only if init's files were all it held.
             let _ = std::fs::remove_dir(target.join(".claude"));
@@ -614,6 +614,149 @@ pub fn uninstall(path: &Path, dry_run: bool) -> Result<Outcome> {
     }
     report(&mut out, notes, dry_run, "uninstall");
     Ok(out)
+}
+
+/// Our MCP registration of `target` goes: through the `claude` CLI when there is one (queued in
+/// `cli_targets`), else out of `.mcp.json`.
+fn plan_mcp_removal(
+    ws: &mut Workspace,
+    target: &Path,
+    have_cli: bool,
+    notes: &mut Vec<String>,
+    cli_targets: &mut Vec<PathBuf>,
+) -> Result<()> {
+    if !have_cli {
+        return mcp_registration::plan_mcp_json_removal(ws, target, notes);
+    }
+    let registered = mcp_registration::find_registrations(target).is_none_or(|regs| {
+        regs.iter()
+            .any(|r| r.name == mcp_registration::SERVER_NAME && r.scope != Scope::User)
+    });
+    if registered {
+        cli_targets.push(target.to_path_buf());
+    }
+    Ok(())
+}
+
+/// Write the planned files and run the queued `claude mcp remove` calls (or, dry, show them).
+fn finish_removal(
+    ws: &Workspace,
+    targets: &[PathBuf],
+    claude: Option<&Path>,
+    cli_targets: &[PathBuf],
+    notes: &mut [(PathBuf, Vec<String>)],
+    out: &mut Outcome,
+    dry_run: bool,
+) -> Result<()> {
+    if dry_run {
+        out.lines.extend(diff_lines(ws, targets));
+        for target in cli_targets {
+            out.lines.push(format!(
+                "would run in {}: claude mcp remove {}",
+                target.display(),
+                mcp_registration::SERVER_NAME
+            ));
+        }
+        return Ok(());
+    }
+    ws.apply()?;
+    for target in cli_targets {
+        let n = &mut notes
+            .iter_mut()
+            .find(|(t, _)| t == target)
+            .expect("every target has notes")
+            .1;
+        let claude = claude.expect("CLI targets only exist with a CLI");
+        mcp_registration::unregister_with_cli(claude, target, n, &mut out.warnings);
+    }
+    Ok(())
+}
+
+/// `init` of a project whose memory the plugin wires: init's own hooks and MCP registration go
+/// (the plugin's would run beside them), the CLAUDE.md section and the legacy cleanup stay.
+fn init_for_plugin(
+    opts: &InitOptions,
+    targets: &[PathBuf],
+    why: &str,
+    mut out: Outcome,
+) -> Result<Outcome> {
+    let claude = which::which("claude").ok();
+    let mut ws = Workspace::default();
+    let mut notes: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    let mut cli_targets = Vec::new();
+    for target in targets {
+        let mut n = Vec::new();
+        for file in [SettingsFile::Shared, SettingsFile::Local] {
+            plan_settings_uninstall(&mut ws, target, file, None, &mut n)?;
+        }
+        if let Some(source) = &opts.team_plugin {
+            plan_team_plugin(&mut ws, target, source, &mut n)?;
+        }
+        legacy::plan(&mut ws, target, &mut n, &mut out.warnings)?;
+        claude_md::plan_install(&mut ws, target, &mut n)?;
+        plan_mcp_removal(&mut ws, target, claude.is_some(), &mut n, &mut cli_targets)?;
+        notes.push((target.clone(), n));
+    }
+    out.lines.push(format!(
+        "memory is wired by the {} plugin ({why}): init writes no hooks and no MCP server of its own",
+        crate::plugin::NAME
+    ));
+    out.changed = !ws.changes().is_empty() || !cli_targets.is_empty();
+    finish_removal(&ws, targets, claude.as_deref(), &cli_targets, &mut notes, &mut out, opts.dry_run)?;
+    report(&mut out, notes, opts.dry_run, "init");
+    Ok(out)
+}
+
+/// The marketplace entry `--team-plugin SOURCE` writes: `owner/repo` is on GitHub, a URL is a git
+/// repository, anything else a directory.
+pub fn marketplace_source(source: &str) -> Result<serde_json::Value> {
+    use serde_json::json;
+    let github = source.split('/').count() == 2
+        && !source.starts_with('.')
+        && !source.contains(':')
+        && source.split('/').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
+        && !Path::new(source).exists();
+    if github {
+        return Ok(json!({"source": "github", "repo": source}));
+    }
+    if source.contains("://") || source.starts_with("git@") {
+        return Ok(json!({"source": "git", "url": source}));
+    }
+    let dir = Path::new(source);
+    if !dir.join(".claude-plugin/marketplace.json").is_file() {
+        bail!(
+            "--team-plugin {source}: not owner/repo, a git URL, or a directory holding .claude-plugin/marketplace.json"
+        );
+    }
+    let dir = dir.canonicalize()?;
+    Ok(json!({"source": "directory", "path": dir.to_string_lossy()}))
+}
+
+/// `.claude/settings.json` (committed) makes Claude Code offer the marketplace and enable the
+/// plugin for everyone who trusts the project.
+fn plan_team_plugin(
+    ws: &mut Workspace,
+    target: &Path,
+    source: &str,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let path = SettingsFile::Shared.path(target);
+    let name = rel(target, &path);
+    let original = ws.read(&path)?;
+    let source = marketplace_source(source)?;
+    if let Some(new) = settings::with_team_plugin(original.as_deref(), source, &name)? {
+        ws.write(&path, new);
+        notes.push(format!(
+            "{name}: the {} plugin enabled for everyone who clones the project",
+            crate::plugin::NAME
+        ));
+    }
+    Ok(())
 }
 
 fn report(out: &mut Outcome, notes: Vec<(PathBuf, Vec<String>)>, dry_run: bool, verb: &str) {

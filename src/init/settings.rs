@@ -211,18 +211,10 @@ pub struct Dangling {
     pub command: String,
 }
 
-/// The settings files Claude Code reads hooks from, for a project.
+/// The settings files Claude Code reads hooks from, for a project: the user's, the project's,
+/// the project's local one (lowest precedence first).
 pub fn settings_files(project_root: &Path) -> Vec<PathBuf> {
-    let user_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".claude")));
-    let mut files = vec![
-        project_root.join(".claude/settings.json"),
-        project_root.join(".claude/settings.local.json"),
-    ];
-    files.extend(user_dir.map(|d| d.join("settings.json")));
-    files
+    crate::plugin::settings_files(project_root)
 }
 
 /// Hook entries, in every settings file of the project and the user, whose program is missing.
@@ -274,9 +266,29 @@ fn is_shell_word(word: &str) -> bool {
 }
 
 fn group_json(spec: &HookSpec, hook_bin: &Path) -> Value {
+    group_with_command(spec, hook_command(hook_bin, spec.event))
+}
+
+/// The plugin's hook groups: the same specs, each running the plugin's launcher.
+pub fn plugin_hooks() -> Value {
+    let mut events = Map::new();
+    for spec in canonical_specs(false) {
+        let command = format!("\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" {}", spec.event);
+        let group = group_with_command(&spec, command);
+        match events.get_mut(spec.event).and_then(Value::as_array_mut) {
+            Some(groups) => groups.push(group),
+            None => {
+                events.insert(spec.event.into(), Value::Array(vec![group]));
+            }
+        }
+    }
+    Value::Object(events)
+}
+
+fn group_with_command(spec: &HookSpec, command: String) -> Value {
     let mut handler = Map::new();
     handler.insert("type".into(), json!("command"));
-    handler.insert("command".into(), json!(hook_command(hook_bin, spec.event)));
+    handler.insert("command".into(), json!(command));
     handler.insert("timeout".into(), json!(spec.timeout_secs));
     if spec.run_async {
         handler.insert("async".into(), json!(true));
@@ -409,6 +421,40 @@ pub fn render_default(value: &Value) -> String {
 /// Pretty JSON in the formatting of `original` (files we edit).
 pub fn render_like(value: &Value, original: Option<&str>) -> String {
     render(value, &detect_style(original))
+}
+
+/// The settings text with the plugin's marketplace known and the plugin enabled (None: already
+/// so).
+pub fn with_team_plugin(original: Option<&str>, source: Value, name: &str) -> Result<Option<String>> {
+    let mut root = match original {
+        Some(text) => parse(text, name)?,
+        None => Map::new(),
+    };
+    let before = root.clone();
+    let mut set = |key: &str, entry: &str, value: Value| -> Result<()> {
+        let section = root
+            .entry(key.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Some(section) = section.as_object_mut() else {
+            bail!("{name}: \"{key}\" is not an object; fix it first, nothing was changed");
+        };
+        section.insert(entry.to_string(), value);
+        Ok(())
+    };
+    set(
+        "extraKnownMarketplaces",
+        crate::plugin::MARKETPLACE,
+        json!({ "source": source }),
+    )?;
+    set(
+        "enabledPlugins",
+        &format!("{}@{}", crate::plugin::NAME, crate::plugin::MARKETPLACE),
+        json!(true),
+    )?;
+    if original.is_some() && root == before {
+        return Ok(None);
+    }
+    Ok(Some(render_like(&Value::Object(root), original)))
 }
 
 /// The settings text after merging our hooks into `original` (None: no file yet).

@@ -372,7 +372,10 @@ pub fn projects(count: impl Fn(&Project) -> Result<usize>) -> Vec<ProjectCount> 
     let mut names: Vec<String> = std::fs::read_dir(&root)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
-                .filter(|e| store::exists(&e.path()))
+                .filter(|e| {
+                    // Read copies (`.read-copy-…`) and other dot-folders are not projects.
+                    !e.file_name().to_string_lossy().starts_with('.') && store::exists(&e.path())
+                })
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect()
         })

@@ -54,6 +54,9 @@ pub struct OpenOptions {
     pub lock_wait: Duration,
     /// Run pending migrations (with an undo snapshot first).
     pub migrate: bool,
+    /// Serve reads from a private copy of the store, so a command that only reads leaves the
+    /// store's files as they were (the CLI; a service or an MCP server holds its store).
+    pub read_from_copy: bool,
 }
 
 impl Default for OpenOptions {
@@ -61,6 +64,7 @@ impl Default for OpenOptions {
         OpenOptions {
             lock_wait: crate::config::get().lock_wait,
             migrate: true,
+            read_from_copy: false,
         }
     }
 }
@@ -87,6 +91,15 @@ pub fn open_store(project: &Project, opts: &OpenOptions) -> Result<Store> {
         eprintln!(" done ({n} migration(s) applied)");
     }
     Ok(store)
+}
+
+/// A private copy of the project's existing store, for reads (see [`Store::open_copy`]); the store
+/// itself when migrations are pending (the command migrates it, as any first opening does).
+pub fn open_read_copy(project: &Project, opts: &OpenOptions) -> Result<Store> {
+    if opts.migrate && !migrate::pending(&project.store_dir).is_empty() {
+        return open_store(project, opts);
+    }
+    Ok(Store::open_copy(project, opts.lock_wait)?)
 }
 
 /// `2026-01-31` or RFC 3339, as UTC.

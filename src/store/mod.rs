@@ -149,6 +149,8 @@ pub struct Store {
     dirty: std::sync::atomic::AtomicBool,
     // Declared last: dropped after the engine has flushed and closed.
     _lock: ProjectLock,
+    /// A read copy's folder, removed after the engine has closed (see [`Store::open_copy`]).
+    _copy: Option<tempfile::TempDir>,
 }
 
 impl Drop for Store {
@@ -177,6 +179,59 @@ fn lock_wait() -> std::time::Duration {
 }
 
 const BM25_DIR: &str = "bm25_index";
+
+/// Read copies live next to the stores under this prefix (a dot: `projects` skips them).
+pub const READ_COPY_PREFIX: &str = ".read-copy-";
+
+/// Copy the store `from` into `to`, without its undo snapshots (the engine does not read them).
+fn copy_store(from: &Path, to: &Path) -> anyhow::Result<()> {
+    copy_tree(from, to, &[crate::snapshot::DIR])
+}
+
+/// Copy `from` into `to`, except the top-level entries named in `skip`: RocksDB's table files,
+/// which are never changed once written, as hard links; everything else as bytes.
+fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let (source, target) = (entry.path(), to.join(&name));
+        let kind = entry.file_type()?;
+        if skip.iter().any(|n| name == *n) {
+            continue;
+        }
+        if kind.is_dir() {
+            copy_tree(&source, &target, &[])?;
+        } else if kind.is_file() {
+            let table = source.extension().is_some_and(|e| e == "sst");
+            if !(table && std::fs::hard_link(&source, &target).is_ok()) {
+                std::fs::copy(&source, &target)
+                    .with_context(|| format!("cannot copy {}", source.display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Read copies left by a process that was killed (older than an hour) go.
+fn sweep_stale_copies(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let stale = name.to_string_lossy().starts_with(READ_COPY_PREFIX)
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|at| at.elapsed().ok())
+                .is_some_and(|age| age > std::time::Duration::from_secs(3600));
+        if stale {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
 const VECTOR_DIR: &str = "vector_index";
 
 /// Open the engine. A lexical (BM25) index that does not open is derived data: it is set aside
@@ -237,6 +292,32 @@ impl Store {
         Self::open_locked(project, lock)
     }
 
+    /// Open a private copy of the project's store, for a command that only reads: the engine
+    /// rewrites its own files whenever it opens a store, so reading the store itself would change
+    /// it. The copy is taken under the project lock (immutable table files hard-linked, the rest
+    /// copied), next to the store (one filesystem), and removed when the copy is dropped.
+    pub fn open_copy(project: &Project, wait: std::time::Duration) -> anyhow::Result<Store> {
+        let root = project
+            .store_dir
+            .parent()
+            .context("a store directory has a parent")?;
+        sweep_stale_copies(root);
+        let copy = tempfile::Builder::new()
+            .prefix(READ_COPY_PREFIX)
+            .tempdir_in(root)
+            .with_context(|| format!("cannot make a read copy in {}", root.display()))?;
+        let mut shadow = project.clone();
+        shadow.store_dir = copy.path().join("store");
+        {
+            let _lock = ProjectLock::acquire(&lock::store_lock_path(project), wait)?;
+            copy_store(&project.store_dir, &shadow.store_dir)?;
+        }
+        let lock = ProjectLock::acquire(&copy.path().join("lock"), wait)?;
+        let mut store = Self::open_locked(&shadow, lock)?;
+        store._copy = Some(copy);
+        Ok(store)
+    }
+
     fn open_locked(project: &Project, lock: ProjectLock) -> anyhow::Result<Store> {
         std::fs::create_dir_all(&project.store_dir)
             .with_context(|| format!("cannot create {}", project.store_dir.display()))?;
@@ -261,6 +342,7 @@ impl Store {
             batching: std::sync::atomic::AtomicBool::new(false),
             dirty: std::sync::atomic::AtomicBool::new(false),
             _lock: lock,
+            _copy: None,
         };
         store.check_at_open()?;
         Ok(store)
