@@ -438,8 +438,12 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::Stats => json(ops::stats(&direct.read(|s| Ok(s.records()?))?)),
         R::Map => json(direct.read(|s| Ok(ops::memory_map(&*s.rank_view()?)))?),
         R::Count => json(direct.read(|s| Ok(s.count()))?),
-        R::Health => json(direct.write(|s| Ok(ops::health(s)))?),
-        R::IndexReport => json(direct.write(|s| Ok(s.index_report()))?),
+        R::Health => json(
+            direct
+                .with(false, |s| Ok(ops::health(s)))?
+                .unwrap_or_else(ops::health_without_store),
+        ),
+        R::IndexReport => json(direct.read(|s| Ok(s.index_report()))?),
         R::Audit { threshold } => {
             ops::check_unit("threshold", *threshold)?;
             json(ops::audit(&direct.read(|s| Ok(s.records()?))?, *threshold)?)

@@ -223,7 +223,7 @@ fn steps_aside(
         return Some("the wt-tools plugin is enabled: its own hook handles this event");
     }
     let claims = crate::paths::runtime_dir().join("hook-claims");
-    if event == "SessionStart" {
+    if matches!(event, "SessionStart" | "Stop") {
         once::sweep(&claims);
     }
     if !once::claim(&claims, &once::key(event, input, raw)) {

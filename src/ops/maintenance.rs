@@ -183,6 +183,15 @@ pub fn health(store: &Store) -> Health {
     }
 }
 
+/// `health` of a project with no store yet: nothing to check but the model.
+pub fn health_without_store() -> Health {
+    let mut lines = vec!["ok (no store yet)".to_string()];
+    if crate::config::engine_assets().is_none() {
+        lines.push(format!("warning: recall is {}", semantic_line(None)));
+    }
+    Health { ok: true, lines }
+}
+
 /// `cleanup`'s result: what was (or, with `dry_run`, would be) deleted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]

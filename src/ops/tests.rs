@@ -333,7 +333,7 @@ fn a_store_held_elsewhere_is_a_busy_error_after_the_wait() {
     .unwrap();
     let options = OpenOptions {
         lock_wait: Duration::from_millis(200),
-        migrate: true,
+        ..OpenOptions::default()
     };
     let mut c = Client::direct(f.project.clone(), options, Holding::PerCall);
     let started = std::time::Instant::now();
