@@ -91,9 +91,18 @@ pub fn installed_copy(key: &str) -> Option<PathBuf> {
 pub fn data_dir(key: &str) -> PathBuf {
     let id: String = key
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
-    crate::config::get().claude_dir.join("plugins/data").join(id)
+    crate::config::get()
+        .claude_dir
+        .join("plugins/data")
+        .join(id)
 }
 
 #[cfg(test)]
@@ -109,16 +118,41 @@ mod tests {
     #[test]
     fn a_later_file_overrides_an_earlier_one() {
         let dir = tempfile::tempdir().unwrap();
-        let user = write(dir.path(), "user.json", r#"{"enabledPlugins":{"wt-tools@wt-tools":true}}"#);
-        let local = write(dir.path(), "local.json", r#"{"enabledPlugins":{"wt-tools@wt-tools":false}}"#);
-        let other = write(dir.path(), "other.json", r#"{"enabledPlugins":{"wt-tools@acme":true,"x@y":true}}"#);
-        assert_eq!(enabled_in(&[user.clone()]).as_deref(), Some("wt-tools@wt-tools"));
+        let user = write(
+            dir.path(),
+            "user.json",
+            r#"{"enabledPlugins":{"wt-tools@wt-tools":true}}"#,
+        );
+        let local = write(
+            dir.path(),
+            "local.json",
+            r#"{"enabledPlugins":{"wt-tools@wt-tools":false}}"#,
+        );
+        let other = write(
+            dir.path(),
+            "other.json",
+            r#"{"enabledPlugins":{"wt-tools@acme":true,"x@y":true}}"#,
+        );
+        assert_eq!(
+            enabled_in(&[user.clone()]).as_deref(),
+            Some("wt-tools@wt-tools")
+        );
         assert_eq!(enabled_in(&[user.clone(), local.clone()]), None);
-        assert_eq!(enabled_in(&[local.clone(), user.clone()]).as_deref(), Some("wt-tools@wt-tools"));
+        assert_eq!(
+            enabled_in(&[local.clone(), user.clone()]).as_deref(),
+            Some("wt-tools@wt-tools")
+        );
         // Any marketplace's copy counts; other plugins do not.
-        assert_eq!(enabled_in(&[local, other]).as_deref(), Some("wt-tools@acme"));
+        assert_eq!(
+            enabled_in(&[local, other]).as_deref(),
+            Some("wt-tools@acme")
+        );
         let broken = write(dir.path(), "broken.json", "{not json");
-        let theirs = write(dir.path(), "theirs.json", r#"{"enabledPlugins":{"wt-tools-extra@m":true}}"#);
+        let theirs = write(
+            dir.path(),
+            "theirs.json",
+            r#"{"enabledPlugins":{"wt-tools-extra@m":true}}"#,
+        );
         assert_eq!(enabled_in(&[broken, theirs]), None);
     }
 }

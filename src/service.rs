@@ -441,7 +441,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::Health => json(
             direct
                 .with(false, |s| Ok(ops::health(s)))?
-                .unwrap_or_else(ops::health_without_store),
+                .unwrap_or_else(|| ops::health_without_store(&direct.project.store_dir)),
         ),
         R::IndexReport => json(direct.read(|s| Ok(s.index_report()))?),
         R::Audit { threshold } => {

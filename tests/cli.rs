@@ -1973,12 +1973,21 @@ fn read_only_commands_leave_the_store_byte_identical() {
     env.remember(&repo, "The API gateway runs on port 8443", "Context", "");
     // Leave no service holding the store, then look at its files.
     let stop = env.wt(&repo, &["daemon", "stop"], None);
-    assert!(stop.status.success(), "{}", String::from_utf8_lossy(&stop.stderr));
+    assert!(
+        stop.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
     let store = std::fs::read_dir(env.store_root())
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("readonly"))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("readonly")
+        })
         .expect("the project's store");
     let before = tree_bytes(&store);
     assert!(!before.is_empty());
@@ -2014,7 +2023,10 @@ fn read_only_commands_leave_the_store_byte_identical() {
             .filter(|f| !before.contains(f))
             .map(|(p, _)| p.strip_prefix(&store).unwrap().display().to_string())
             .collect();
-        assert!(changed.is_empty() && after.len() == before.len(), "{args:?} changed {changed:?}");
+        assert!(
+            changed.is_empty() && after.len() == before.len(),
+            "{args:?} changed {changed:?}"
+        );
     }
     let leftovers: Vec<_> = std::fs::read_dir(env.store_root())
         .unwrap()
@@ -2022,7 +2034,10 @@ fn read_only_commands_leave_the_store_byte_identical() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with(".read-copy"))
         .collect();
-    assert!(leftovers.is_empty(), "read copies left behind: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "read copies left behind: {leftovers:?}"
+    );
     // A write still goes to the store itself.
     env.remember(&repo, "Deploys need the release tag signed", "Decision", "");
     assert_ne!(tree_bytes(&store), before);

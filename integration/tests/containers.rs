@@ -854,10 +854,15 @@ async fn plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir() -> Result<()> {
         },
     )
     .await?;
-    b.sh(&format!("chmod +x /plugin/bin/*; {}", git_repo_script(WORKSPACE)))
+    b.sh(&format!(
+        "chmod +x /plugin/bin/*; {}",
+        git_repo_script(WORKSPACE)
+    ))
+    .await?
+    .ok("plugin files and a repository");
+    b.sh("ls /usr/local/bin/wt-memory")
         .await?
-        .ok("plugin files and a repository");
-    b.sh("ls /usr/local/bin/wt-memory").await?.ok("the image has its own programs");
+        .ok("the image has its own programs");
 
     // Claude Code's environment for the plugin: its root and data folder; PATH without the
     // image's programs, and no model path of the image's.
@@ -889,7 +894,12 @@ async fn plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir() -> Result<()> {
         .sh("ls /plugin-data/dist/*/*/bin/wt-memory && ls -A /plugin-data")
         .await?
         .ok("the archive is unpacked in the plugin's data folder");
-    assert_eq!(installed.stdout.lines().last(), Some("dist"), "{}", installed.stdout);
+    assert_eq!(
+        installed.stdout.lines().last(),
+        Some("dist"),
+        "{}",
+        installed.stdout
+    );
 
     // The hook's command as `hooks/hooks.json` has it, run by `sh -c` as Claude Code does.
     let payload = serde_json::json!({
@@ -904,12 +914,17 @@ async fn plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir() -> Result<()> {
         ))
         .await?
         .ok("the plugin's UserPromptSubmit hook");
-    let v = hook_json(&out.stdout, "plugin UserPromptSubmit").expect("the plugin's hook injected nothing");
+    let v = hook_json(&out.stdout, "plugin UserPromptSubmit")
+        .expect("the plugin's hook injected nothing");
     let ctx = v["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap_or_default();
     assert!(ctx.contains("exponential backoff"), "{ctx}");
     let again = b.sh("cat /tmp/server.err").await?.stdout;
-    assert_eq!(again.matches("downloading").count(), 1, "downloaded again: {again}");
+    assert_eq!(
+        again.matches("downloading").count(),
+        1,
+        "downloaded again: {again}"
+    );
     Ok(())
 }

@@ -226,7 +226,8 @@ fn steps_aside(
     if matches!(event, "SessionStart" | "Stop") {
         once::sweep(&claims);
     }
-    if !once::claim(&claims, &once::key(event, input, raw)) {
+    let session = input.str("session_id").unwrap_or("");
+    if once::needs_claim(event) && !once::claim(&claims, &once::key(session, event, raw)) {
         return Some("another copy of this hook is handling this event");
     }
     None

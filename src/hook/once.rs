@@ -2,7 +2,6 @@
 //! and in settings (or by two copies of the plugin) runs twice, concurrently. The first run claims
 //! the event with an exclusive marker file; a copy that finds a fresh claim steps aside.
 
-use super::input::HookInput;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -14,17 +13,24 @@ const FRESH: Duration = Duration::from_secs(2);
 /// Claims older than this are swept at SessionStart.
 const SWEEP_AFTER: Duration = Duration::from_secs(600);
 
-/// What makes two runs the same event: the session, the event and the tool call, or the prompt,
-/// or else the whole payload.
-pub fn key(event: &str, input: &HookInput, raw: &[u8]) -> String {
-    let session = input.str("session_id").unwrap_or("");
-    let what = match (input.str("tool_use_id"), input.str("prompt")) {
-        (Some(tool_use), _) => format!("tool:{tool_use}"),
-        (None, Some(prompt)) => format!("prompt:{:x}", Sha256::digest(prompt.as_bytes())),
-        (None, None) => format!("payload:{:x}", Sha256::digest(raw)),
-    };
-    let digest = Sha256::digest(format!("{session}\n{event}\n{what}").as_bytes());
+/// What makes two runs the same event: Claude Code hands every copy of one event the same
+/// payload, and two different events never share one (each tool call has its own id, each prompt
+/// its own text; within a session, a later turn's identical payload comes long after [`FRESH`]).
+pub fn key(session: &str, event: &str, raw: &[u8]) -> String {
+    let digest = Sha256::new()
+        .chain_update(session.as_bytes())
+        .chain_update([0])
+        .chain_update(event.as_bytes())
+        .chain_update([0])
+        .chain_update(raw)
+        .finalize();
     format!("{digest:x}")[..32].to_string()
+}
+
+/// Events whose handlers are idempotent themselves (Stop extracts only transcript lines no run
+/// has taken yet): no claim needed.
+pub fn needs_claim(event: &str) -> bool {
+    !matches!(event, "Stop" | "SubagentStop" | "SessionEnd")
 }
 
 fn marker(dir: &Path, key: &str) -> PathBuf {
@@ -42,7 +48,8 @@ fn is_fresh(path: &Path) -> bool {
 /// Claim the event `key` in `dir`: false when another run claimed it a moment ago. Any failure
 /// to record the claim lets this run go ahead (a duplicate is better than no memory).
 pub fn claim(dir: &Path, key: &str) -> bool {
-    if std::fs::create_dir_all(dir).is_err() {
+    // Never into a folder another user could have made (or read).
+    if crate::paths::ensure_private_dir(dir).is_err() {
         return true;
     }
     let path = marker(dir, key);
@@ -107,27 +114,12 @@ mod tests {
     }
 
     #[test]
-    fn keys_tell_tool_calls_and_prompts_apart() {
-        let parse = |s: &str| HookInput::parse(s.as_bytes()).unwrap();
-        let a = parse(r#"{"session_id":"s","tool_use_id":"t1","tool_name":"Bash"}"#);
-        let b = parse(r#"{"session_id":"s","tool_use_id":"t2","tool_name":"Bash"}"#);
-        let p = parse(r#"{"session_id":"s","prompt":"hello"}"#);
-        let q = parse(r#"{"session_id":"s","prompt":"hello there"}"#);
-        let other_session = parse(r#"{"session_id":"t","prompt":"hello"}"#);
-        let keys = [
-            key("PreToolUse", &a, b"a"),
-            key("PreToolUse", &b, b"b"),
-            key("PostToolUse", &a, b"a"),
-            key("UserPromptSubmit", &p, b"p"),
-            key("UserPromptSubmit", &q, b"q"),
-            key("UserPromptSubmit", &other_session, b"o"),
-        ];
-        for (i, k) in keys.iter().enumerate() {
-            for other in &keys[i + 1..] {
-                assert_ne!(k, other);
-            }
-        }
-        // The same event read twice (another copy of the payload) is the same key.
-        assert_eq!(key("PreToolUse", &a, b"x"), key("PreToolUse", &a, b"y"));
+    fn keys_tell_events_and_sessions_apart() {
+        let a = key("s", "PreToolUse", br#"{"tool_use_id":"t1"}"#);
+        assert_eq!(a, key("s", "PreToolUse", br#"{"tool_use_id":"t1"}"#));
+        assert_ne!(a, key("s", "PreToolUse", br#"{"tool_use_id":"t2"}"#));
+        assert_ne!(a, key("s", "PostToolUse", br#"{"tool_use_id":"t1"}"#));
+        assert_ne!(a, key("t", "PreToolUse", br#"{"tool_use_id":"t1"}"#));
+        assert!(needs_claim("UserPromptSubmit") && !needs_claim("Stop"));
     }
 }

@@ -605,7 +605,15 @@ pub fn uninstall(path: &Path, dry_run: bool) -> Result<Outcome> {
         notes.push((target.clone(), n));
     }
     out.changed = !ws.changes().is_empty() || !cli_targets.is_empty();
-    finish_removal(&ws, &targets, claude.as_deref(), &cli_targets, &mut notes, &mut out, dry_run)?;
+    finish_removal(
+        &ws,
+        &targets,
+        claude.as_deref(),
+        &cli_targets,
+        &mut notes,
+        &mut out,
+        dry_run,
+    )?;
     if !dry_run {
         for target in &targets {
             // `.claude/` is removed only if init's files were all it held.
@@ -702,7 +710,15 @@ fn init_for_plugin(
         crate::plugin::NAME
     ));
     out.changed = !ws.changes().is_empty() || !cli_targets.is_empty();
-    finish_removal(&ws, targets, claude.as_deref(), &cli_targets, &mut notes, &mut out, opts.dry_run)?;
+    finish_removal(
+        &ws,
+        targets,
+        claude.as_deref(),
+        &cli_targets,
+        &mut notes,
+        &mut out,
+        opts.dry_run,
+    )?;
     report(&mut out, notes, opts.dry_run, "init");
     Ok(out)
 }

@@ -50,8 +50,14 @@ pub fn files() -> Vec<(&'static str, String)> {
         claude_md::guidance()
     );
     vec![
-        (".claude-plugin/marketplace.json", settings::render_default(&marketplace)),
-        ("plugin/.claude-plugin/plugin.json", settings::render_default(&manifest)),
+        (
+            ".claude-plugin/marketplace.json",
+            settings::render_default(&marketplace),
+        ),
+        (
+            "plugin/.claude-plugin/plugin.json",
+            settings::render_default(&manifest),
+        ),
         ("plugin/hooks/hooks.json", settings::render_default(&hooks)),
         ("plugin/.mcp.json", settings::render_default(&mcp)),
         ("plugin/skills/memory/SKILL.md", skill),

@@ -273,7 +273,10 @@ fn group_json(spec: &HookSpec, hook_bin: &Path) -> Value {
 pub fn plugin_hooks() -> Value {
     let mut events = Map::new();
     for spec in canonical_specs(false) {
-        let command = format!("\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" {}", spec.event);
+        let command = format!(
+            "\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" {}",
+            spec.event
+        );
         let group = group_with_command(&spec, command);
         match events.get_mut(spec.event).and_then(Value::as_array_mut) {
             Some(groups) => groups.push(group),
@@ -425,7 +428,11 @@ pub fn render_like(value: &Value, original: Option<&str>) -> String {
 
 /// The settings text with the plugin's marketplace known and the plugin enabled (None: already
 /// so).
-pub fn with_team_plugin(original: Option<&str>, source: Value, name: &str) -> Result<Option<String>> {
+pub fn with_team_plugin(
+    original: Option<&str>,
+    source: Value,
+    name: &str,
+) -> Result<Option<String>> {
     let mut root = match original {
         Some(text) => parse(text, name)?,
         None => Map::new(),

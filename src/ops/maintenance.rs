@@ -183,8 +183,26 @@ pub fn health(store: &Store) -> Health {
     }
 }
 
-/// `health` of a project with no store yet: nothing to check but the model.
-pub fn health_without_store() -> Health {
+/// `health` of a project with no store yet: whether one can be made there, and the model.
+pub fn health_without_store(store_dir: &std::path::Path) -> Health {
+    // The nearest folder that exists must take the store (nothing is created to find out).
+    let existing = store_dir.ancestors().find(|a| a.exists());
+    let unusable = match existing {
+        Some(dir) if !dir.is_dir() => Some(format!("{} is not a directory", dir.display())),
+        Some(dir) if !crate::paths::writable(dir) => {
+            Some(format!("{} is not writable", dir.display()))
+        }
+        _ => None,
+    };
+    if let Some(why) = unusable {
+        return Health {
+            ok: false,
+            lines: vec![format!(
+                "error: no store can be made at {}: {why}; set WT_MEMORY_HOME to a folder you can write",
+                store_dir.display()
+            )],
+        };
+    }
     let mut lines = vec!["ok (no store yet)".to_string()];
     if crate::config::engine_assets().is_none() {
         lines.push(format!("warning: recall is {}", semantic_line(None)));

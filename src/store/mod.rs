@@ -192,7 +192,9 @@ fn copy_store(from: &Path, to: &Path) -> anyhow::Result<()> {
 /// which are never changed once written, as hard links; everything else as bytes.
 fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> anyhow::Result<()> {
     std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))? {
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
+    {
         let entry = entry?;
         let name = entry.file_name();
         let (source, target) = (entry.path(), to.join(&name));
