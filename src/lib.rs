@@ -19,6 +19,7 @@ pub mod enrich;
 pub mod error;
 pub mod eval;
 pub mod exchange;
+pub mod failure;
 pub mod hook;
 pub mod hygiene;
 pub mod init;

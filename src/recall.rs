@@ -70,8 +70,15 @@ fn in_range(r: &MemoryRecord, q: &RecallQuery) -> bool {
     q.since.is_none_or(|s| t >= s) && q.until.is_none_or(|u| t <= u)
 }
 
+/// The tag of the failure records the hooks write themselves (`hook/guard.rs`).
+pub const AUTO_FAILURE_TAG: &str = "auto-failure";
+
 fn passes_filters(r: &MemoryRecord, q: &RecallQuery) -> bool {
-    q.tags.iter().all(|t| r.has_tag(t))
+    // The hooks' own failure records answer queries about failures only (tagged `failure`):
+    // elsewhere they would crowd out what was written to be read.
+    let asks_failures = q.tags.iter().any(|t| t.starts_with("failure"));
+    (asks_failures || !r.has_tag(AUTO_FAILURE_TAG))
+        && q.tags.iter().all(|t| r.has_tag(t))
         && q.min_importance.is_none_or(|m| r.importance >= m)
         && in_range(r, q)
 }

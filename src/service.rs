@@ -292,11 +292,12 @@ impl Direct {
     }
 
     /// Run `f` on the store; `None`, without creating anything, when there is no store and
-    /// `create` is false.
-    fn with<T>(&mut self, create: bool, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
+    /// `access` does not create one.
+    fn with<T>(&mut self, access: Access, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
         let spooled = crate::spool::waiting(&self.project);
+        let create = access == Access::Create;
         // Hook writes waiting in the spool are applied by the first opening of the store itself.
-        let copy = self.options.read_from_copy && !create && !spooled;
+        let copy = self.options.read_from_copy && access == Access::Read && !spooled;
         if self.reading_copy && !copy {
             self.store = None;
         }
@@ -326,13 +327,35 @@ impl Direct {
         out.map(Some)
     }
 
+    /// A read: the default when there is no store.
     fn read<T: Default>(&mut self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
-        Ok(self.with(false, f)?.unwrap_or_default())
+        Ok(self.with(Access::Read, f)?.unwrap_or_default())
     }
 
-    fn write<T>(&mut self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
-        Ok(self.with(true, f)?.expect("created when missing"))
+    /// A read: None when there is no store.
+    fn peek<T>(&mut self, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
+        self.with(Access::Read, f)
     }
+
+    /// A write that creates the store when there is none.
+    fn write<T>(&mut self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        Ok(self.with(Access::Create, f)?.expect("created when missing"))
+    }
+
+    /// A write to the store there is: None when there is none.
+    fn change<T>(&mut self, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
+        self.with(Access::Write, f)
+    }
+}
+
+/// What a request does with the store: read copies serve only [`Access::Read`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    /// Change the store there is.
+    Write,
+    /// Change it, creating it when there is none.
+    Create,
 }
 
 /// An answer as JSON.
@@ -406,7 +429,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         }
         R::SetKeys { id, keys } => {
             let id = ops::checked_id("set-keys", id)?;
-            match direct.with(false, |s| ops::set_keys(s, &id, keys))? {
+            match direct.change(|s| ops::set_keys(s, &id, keys))? {
                 Some(done) => json(done),
                 None => Err(crate::error::not_found(format!("no memory {id}"))),
             }
@@ -414,7 +437,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::Supersede { newer, older } => {
             let newer = ops::checked_id("supersede", newer)?;
             let older = ops::checked_id("supersede", older)?;
-            match direct.with(false, |s| ops::supersede(s, &newer, &older))? {
+            match direct.change(|s| ops::supersede(s, &newer, &older))? {
                 Some(done) => json(done),
                 None => Err(crate::error::not_found(format!(
                     "supersede: no memory {newer}; nothing changed (see `wt-memory list`)"
@@ -423,7 +446,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         }
         R::Forget { req } => {
             req.check()?;
-            match direct.with(false, |s| ops::forget(s, req))? {
+            match direct.change(|s| ops::forget(s, req))? {
                 Some(done) => json(done),
                 None => json(req.nothing_found()?),
             }
@@ -432,7 +455,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
             if let Some(t) = topic {
                 ops::check_query("context", t)?;
             }
-            json(direct.with(false, |s| ops::context(s, topic.as_deref()))?)
+            json(direct.peek(|s| ops::context(s, topic.as_deref()))?)
         }
         R::Brain => json(ops::brain(direct.read(|s| Ok(s.records()?))?)),
         R::Stats => json(ops::stats(&direct.read(|s| Ok(s.records()?))?)),
@@ -440,7 +463,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::Count => json(direct.read(|s| Ok(s.count()))?),
         R::Health => json(
             direct
-                .with(false, |s| Ok(ops::health(s)))?
+                .peek(|s| Ok(ops::health(s)))?
                 .unwrap_or_else(|| ops::health_without_store(&direct.project.store_dir)),
         ),
         R::IndexReport => json(direct.read(|s| Ok(s.index_report()))?),
@@ -450,7 +473,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         }
         R::Dedup { threshold, dry_run } => {
             ops::check_unit("threshold", *threshold)?;
-            json(direct.with(false, |s| ops::dedup(s, *threshold, *dry_run))?)
+            json(direct.change(|s| ops::dedup(s, *threshold, *dry_run))?)
         }
         R::Cleanup {
             threshold,
@@ -458,14 +481,14 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
             dry_run,
         } => {
             ops::check_unit("threshold", *threshold as f64)?;
-            let done = direct.with(false, |s| {
+            let done = direct.change(|s| {
                 ops::cleanup(s, *threshold, *min_length, *dry_run)
             })?;
             json(done.unwrap_or(ops::NOTHING_CLEANED))
         }
         R::Export { exclude_private } => {
             let name = direct.project.name.clone();
-            let doc = direct.with(false, |s| ops::export(s, *exclude_private))?;
+            let doc = direct.peek(|s| ops::export(s, *exclude_private))?;
             json(doc.unwrap_or_else(|| ops::empty_export(&name)))
         }
         R::Import { req } => {
@@ -525,9 +548,9 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::TodoList => json(direct.read(ops::todo_list)?),
         R::TodoDone { id } => json(direct.write(|s| ops::todo_done(s, id))?),
         R::TodoClear => json(direct.write(ops::todo_clear)?),
-        R::StoreChecks => json(direct.with(false, |s| Ok(ops::checks::store_checks(s)))?),
+        R::StoreChecks => json(direct.peek(|s| Ok(ops::checks::store_checks(s)))?),
         R::Warm => {
-            direct.with(false, |s| Ok(s.embed("wt-memory warm-up")?))?;
+            direct.peek(|s| Ok(s.embed("wt-memory warm-up")?))?;
             json(())
         }
         R::Record { events } => {

@@ -869,6 +869,17 @@ fn metrics_lines<'a>(report: &Report) -> Vec<Line<'a>> {
         "Sessions: {}   memories: {}",
         report.sessions, report.memories
     )));
+    let m = &report.repeat_mistakes;
+    if m.failures > 0 || m.guarded > 0 {
+        lines.push(Line::from(vec![
+            "Repeat mistakes: ".bold(),
+            format!("{:.0}%", m.repeat_rate.unwrap_or(0.0) * 100.0).yellow().bold(),
+            Span::raw(format!(
+                " ({} of {} failures repeated, {} warnings)",
+                m.repeated, m.failures, m.guarded
+            )),
+        ]));
+    }
     if !report.most_used.is_empty() {
         lines.push(Line::default());
         lines.push("Most used (sessions used/injected):".bold().into());

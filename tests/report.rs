@@ -132,6 +132,7 @@ fn realistic() -> Report {
         never_injected: list(2),
         never_injected_count: 23,
         injected_never_used: list(3),
+        repeat_mistakes: Default::default(),
     }
 }
 

@@ -28,6 +28,20 @@ pub struct SessionState {
     /// that follows (its input carries no task text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_subagent_prompt: Option<String>,
+    /// Commands that failed this session, waiting for a form of them that works (the fix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<SessionFailure>,
+    /// Signatures of the failures the guard warned about this session.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub guarded: BTreeSet<String>,
+}
+
+/// A command that failed this session (see [`crate::failure`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SessionFailure {
+    pub signature: String,
+    pub command: String,
+    pub error: String,
 }
 
 /// First 16 hex digits of sha256 of `"<event>:<tool>:<query>"`.

@@ -96,7 +96,7 @@ fn full_only(full: Vec<MemoryRecord>) -> Tiers {
 }
 
 /// Record dedup keys and MEM ids in the session cache (merged under its lock).
-fn save_session(ctx: &Ctx, keys: &[String], state: &SessionState) {
+pub(super) fn save_session(ctx: &Ctx, keys: &[String], state: &SessionState) {
     let Some(cache) = &ctx.session else { return };
     let now = chrono::Utc::now().timestamp();
     let result = cache.update(ctx.deadline, |s| {
@@ -115,8 +115,16 @@ fn save_session(ctx: &Ctx, keys: &[String], state: &SessionState) {
     }
 }
 
-fn load_session(ctx: &Ctx) -> SessionState {
+pub(super) fn load_session(ctx: &Ctx) -> SessionState {
     ctx.session.as_ref().map(|c| c.load()).unwrap_or_default()
+}
+
+/// Change the session cache under its lock (nothing without a session).
+pub(super) fn store_session(ctx: &Ctx, f: impl FnOnce(&mut SessionState)) -> Result<(), String> {
+    match &ctx.session {
+        Some(cache) => cache.update(ctx.deadline, f),
+        None => Ok(()),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -363,10 +371,27 @@ fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> 
         }
         return Ok(None);
     }
-    let Some(query) = query::tool(&ctx.project_dir, tool, input, &["Bash", "Edit", "Write"]) else {
-        return Ok(None);
+    // Before a Bash command: what failed before in a form close to it (the guard runs alone when
+    // init registered it without `--pretool`).
+    let warning = if tool == "Bash" {
+        super::guard::warn(ctx, input).unwrap_or_else(|e| {
+            log::error(&ctx.event, &format!("guard: {e}"));
+            None
+        })
+    } else {
+        None
     };
-    tool_memory(ctx, tool, &query)
+    if ctx.guard_only {
+        return Ok(warning);
+    }
+    let Some(query) = query::tool(&ctx.project_dir, tool, input, &["Bash", "Edit", "Write"]) else {
+        return Ok(warning);
+    };
+    let recalled = tool_memory(ctx, tool, &query)?;
+    Ok(match (warning, recalled) {
+        (Some(w), Some(r)) => Some(format!("{w}\n\n{r}")),
+        (w, r) => w.or(r),
+    })
 }
 
 fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
@@ -380,6 +405,9 @@ fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     if tool == "Bash" {
         if let Some(command) = input.tool_input_str("command") {
             save_commit(ctx, command, input.tool_input_str("description"));
+            if let Err(e) = super::guard::link_fix(ctx, command) {
+                log::error(&ctx.event, &format!("fix link: {e}"));
+            }
         }
     }
     injected
@@ -422,13 +450,23 @@ fn post_tool_use_failure(ctx: &Ctx, input: &HookInput) -> Result<Option<String>,
     if input.is_true("is_interrupt") {
         return Ok(None);
     }
-    let Some(query) = input.str("error").and_then(query::error) else {
-        return Ok(None);
-    };
     // No dedup by design: a fix may have been stored since the last identical failure. A plain
     // recall, not proactive's gates: only the relevance floor of the injected lines applies.
-    let found = memory::recall(ctx, &query.text, query.spec.kind, query.spec.limit, None)?;
-    Ok(inject_for_tool(ctx, query.spec.header, &full_only(found)))
+    let text = match input.str("error").and_then(query::error) {
+        Some(query) => {
+            let found =
+                memory::recall(ctx, &query.text, query.spec.kind, query.spec.limit, None)?;
+            inject_for_tool(ctx, query.spec.header, &full_only(found))
+        }
+        None => None,
+    };
+    // After the recall, so this failure's own record is not offered as its fix.
+    if input.str("tool_name") == Some("Bash") {
+        if let Err(e) = super::guard::record_failure(ctx, input) {
+            log::error(&ctx.event, &format!("failure record: {e}"));
+        }
+    }
+    Ok(text)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -166,6 +166,17 @@ pub fn recall(
     traced(ctx, query, with_client(ctx, "recall", |c| c.recall(&req)))
 }
 
+/// The memories carrying `tag`, newest first (no ranking).
+pub fn tagged(ctx: &Ctx, tag: &str, limit: usize) -> Result<Vec<MemoryRecord>, String> {
+    let req = Recall {
+        tags: vec![tag.to_string()],
+        tags_only: true,
+        limit,
+        ..Recall::default()
+    };
+    with_client(ctx, "tagged", |c| c.recall(&req))
+}
+
 /// Store `content` with its retrieval `keys`; returns the id (the existing one when the same
 /// content is stored already). `source` names the writer in the metrics log (commit, extraction).
 pub fn remember(
@@ -183,12 +194,18 @@ pub fn remember(
         keys: keys.to_vec(),
         ..Remember::default()
     };
+    remember_as(ctx, req, source).map(|(id, _)| id)
+}
+
+/// Store `req`; returns the id and whether the same content was stored already (false when
+/// the write was spooled).
+pub fn remember_as(ctx: &Ctx, req: Remember, source: &str) -> Result<(String, bool), String> {
     let stored = with_client(ctx, "remember", |c| {
         c.set_source(source);
         c.remember(&req)
     });
     match stored {
-        Ok(done) => Ok(done.id),
+        Ok(done) => Ok((done.id, done.duplicate)),
         // The store could not take it in time: keep it for the next opening of the store.
         Err(e) if ctx.memory_down.borrow().is_some() => {
             let client = ctx.client.borrow();
@@ -199,7 +216,7 @@ pub fn remember(
             crate::spool::add(project, &req, source, branch.as_deref())
                 .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
             super::log::info(&ctx.event, &format!("{e}; the write is spooled"));
-            Ok(String::new())
+            Ok((String::new(), false))
         }
         Err(e) => Err(e),
     }

@@ -11,6 +11,7 @@ pub mod commits;
 mod events;
 pub mod extract;
 pub mod format;
+mod guard;
 pub mod input;
 pub mod memory;
 pub mod metrics;
@@ -58,6 +59,9 @@ pub struct Ctx {
     pub trace: RefCell<metrics::Trace>,
     /// Why memory did not answer, once it has not: later calls of this run are not tried.
     pub memory_down: RefCell<Option<String>>,
+    /// PreToolUse registered for the repeat-mistake guard alone (`--guard-only`, init without
+    /// `--pretool`): no recall for the tool call.
+    pub guard_only: bool,
 }
 
 impl Ctx {
@@ -65,6 +69,9 @@ impl Ctx {
         self.deadline.saturating_duration_since(Instant::now())
     }
 }
+
+/// The argument of a PreToolUse handler registered for the guard alone.
+pub const GUARD_ONLY: &str = "--guard-only";
 
 /// Output finished this long after the internal deadline is dropped, not printed.
 const EMIT_GRACE: Duration = Duration::from_millis(200);
@@ -196,6 +203,7 @@ fn run(args: &[String]) {
         client: RefCell::new(None),
         trace: RefCell::default(),
         memory_down: RefCell::new(None),
+        guard_only: args.iter().skip(1).any(|a| a == GUARD_ONLY),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
     let output = events::dispatch(&ctx, &input);

@@ -20,6 +20,18 @@ pub struct HookSpec {
     pub timeout_secs: u32,
     /// Run in the background (Stop: the extraction must not delay the next prompt).
     pub run_async: bool,
+    /// After the event on the command line (`--guard-only`).
+    pub args: Option<&'static str>,
+}
+
+impl HookSpec {
+    /// What follows the program on the command line.
+    fn argv_tail(&self) -> String {
+        match self.args {
+            Some(args) => format!("{} {args}", self.event),
+            None => self.event.to_string(),
+        }
+    }
 }
 
 /// The groups `init` writes, in the order they are added to a fresh file.
@@ -29,6 +41,7 @@ pub fn canonical_specs(pretool: bool) -> Vec<HookSpec> {
         matcher,
         timeout_secs,
         run_async,
+        args: None,
     };
     let mut specs = vec![
         spec("SessionStart", None, 10, false),
@@ -36,6 +49,13 @@ pub fn canonical_specs(pretool: bool) -> Vec<HookSpec> {
     ];
     if pretool {
         specs.push(spec("PreToolUse", Some("Bash|Edit|Write"), 5, false));
+    } else {
+        // Before every Bash command, only the repeat-mistake guard (a warning when a close form
+        // of the command failed before); `--pretool` adds recall for the tool calls.
+        specs.push(HookSpec {
+            args: Some(crate::hook::GUARD_ONLY),
+            ..spec("PreToolUse", Some("Bash"), 5, false)
+        });
     }
     specs.extend([
         spec("PostToolUse", Some("Read"), 5, false),
@@ -61,9 +81,10 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
-/// The shell-form command of one handler (Claude Code runs it through `sh -c`).
-pub fn hook_command(hook_bin: &Path, event: &str) -> String {
-    format!("{} {}", shell_quote(&hook_bin.to_string_lossy()), event)
+/// The shell-form command of one handler (Claude Code runs it through `sh -c`): the program,
+/// the event and its arguments.
+pub fn hook_command(hook_bin: &Path, event_and_args: &str) -> String {
+    format!("{} {}", shell_quote(&hook_bin.to_string_lossy()), event_and_args)
 }
 
 /// True when `command` runs our hook handler of any generation: `wt-hook-memory <Event>` under any
@@ -266,7 +287,7 @@ fn is_shell_word(word: &str) -> bool {
 }
 
 fn group_json(spec: &HookSpec, hook_bin: &Path) -> Value {
-    group_with_command(spec, hook_command(hook_bin, spec.event))
+    group_with_command(spec, hook_command(hook_bin, &spec.argv_tail()))
 }
 
 /// The plugin's hook groups: the same specs, each running the plugin's launcher.

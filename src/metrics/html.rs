@@ -337,10 +337,14 @@ fn usage(report: &Report) -> String {
     out += &stat(u.echoed.to_string(), "echoed");
     out += "</div>";
     out += &format!(
-        "<p class=\"note\">{} sessions, {} characters injected per session.</p><h3>Writes by source</h3>",
+        "<p class=\"note\">{} sessions, {} characters injected per session.</p>",
         report.sessions,
         num(report.chars_per_session, 0)
     );
+    if let Some(line) = report.repeat_mistakes.line() {
+        out += &format!("<h3>Repeat mistakes</h3><p class=\"note\">{}</p>", esc(&line));
+    }
+    out += "<h3>Writes by source</h3>";
     if report.writes.is_empty() {
         return out + &empty("No writes recorded in this window.");
     }
@@ -494,6 +498,7 @@ mod tests {
             )],
             never_injected_count: 1,
             injected_never_used: vec![memory("aaaabbbbccccdddd", "old note", 4, 0)],
+            repeat_mistakes: Default::default(),
         }
     }
 

@@ -35,6 +35,21 @@ pub enum Event {
     Run(HookRun),
     Write(Write),
     Used(Used),
+    Mistake(Mistake),
+}
+
+/// A failed command's signature seen by the hooks: `failed` (PostToolUseFailure), `repeated`
+/// (it failed before, in any session), `guarded` (PreToolUse warned before a close form of it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mistake {
+    pub at_ms: i64,
+    pub session: String,
+    pub signature: String,
+    /// `program subcommand`.
+    pub head: String,
+    pub kind: String,
+    /// The guard had warned about it earlier in the session.
+    pub after_guard: bool,
 }
 
 /// One hook run that asked memory something.
@@ -158,6 +173,14 @@ CREATE TABLE IF NOT EXISTS usage(
     how TEXT NOT NULL,
     PRIMARY KEY(session, memory));
 CREATE INDEX IF NOT EXISTS usage_at ON usage(at_ms);
+CREATE TABLE IF NOT EXISTS mistakes(
+    at_ms INTEGER NOT NULL,
+    session TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    head TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    after_guard INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS mistakes_at ON mistakes(at_ms);
 ";
 
 fn sql_err(path: &Path, e: rusqlite::Error) -> crate::error::Error {
@@ -259,10 +282,18 @@ impl Log {
                     )
                     .map_err(err)?;
                 }
+                Event::Mistake(m) => {
+                    tx.execute(
+                        "INSERT INTO mistakes(at_ms, session, signature, head, kind, after_guard)
+                         VALUES (?1,?2,?3,?4,?5,?6)",
+                        params![m.at_ms, m.session, m.signature, m.head, m.kind, m.after_guard],
+                    )
+                    .map_err(err)?;
+                }
             }
         }
         let cutoff = now_ms() - RETENTION_DAYS * 86_400_000;
-        for table in ["runs", "injections", "writes", "usage"] {
+        for table in ["runs", "injections", "writes", "usage", "mistakes"] {
             tx.execute(&format!("DELETE FROM {table} WHERE at_ms < ?1"), [cutoff])
                 .map_err(err)?;
         }

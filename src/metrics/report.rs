@@ -34,6 +34,51 @@ pub struct Report {
     pub never_injected_count: usize,
     /// Injected in at least two sessions and never used: candidates to forget.
     pub injected_never_used: Vec<MemoryStats>,
+    /// Failed commands: how often the guard warned, how often a mistake came back.
+    pub repeat_mistakes: RepeatMistakes,
+}
+
+/// `metrics --json`'s `repeat_mistakes`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RepeatMistakes {
+    /// Warnings before a command close to a recorded failure.
+    pub guarded: u64,
+    /// Failures of a signature that had failed before.
+    pub repeated: u64,
+    /// Of those, after the guard had warned in the same session.
+    pub repeated_after_guard: u64,
+    /// Every failure seen.
+    pub failures: u64,
+    /// `repeated / failures` (None before the first failure).
+    pub repeat_rate: Option<f64>,
+    /// The signatures that failed most often.
+    pub signatures: Vec<MistakeStats>,
+}
+
+impl RepeatMistakes {
+    /// One line for the text report and the TUI (None before the first failure or warning).
+    pub fn line(&self) -> Option<String> {
+        if self.failures == 0 && self.guarded == 0 {
+            return None;
+        }
+        Some(format!(
+            "Repeat mistakes: {} command failures, {} of them repeats ({:.0}%, {} after a warning); {} warnings before a command that failed before",
+            self.failures,
+            self.repeated,
+            self.repeat_rate.unwrap_or(0.0) * 100.0,
+            self.repeated_after_guard,
+            self.guarded
+        ))
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MistakeStats {
+    pub signature: String,
+    pub head: String,
+    pub failures: u64,
+    pub repeated: u64,
+    pub guarded: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -204,6 +249,9 @@ impl Report {
                 .map(|(source, n)| format!("{source} {n}"))
                 .collect();
             out.push_str(&format!("Writes: {}\n", parts.join(", ")));
+        }
+        if let Some(line) = self.repeat_mistakes.line() {
+            out.push_str(&format!("{line}\n"));
         }
         let mut list = |title: &str, items: &[MemoryStats]| {
             if items.is_empty() {
@@ -394,6 +442,8 @@ fn fill(
         .map(|r| memory_stats(by_id, &r.id, 0, 0))
         .collect();
 
+    report.repeat_mistakes = repeat_mistakes(db, since_ms)?;
+
     let mut stmt = db.prepare(
         "SELECT source, SUM(count) FROM writes WHERE at_ms >= ?1 GROUP BY source ORDER BY source",
     )?;
@@ -404,4 +454,51 @@ fn fill(
             .insert(row.get(0)?, row.get::<_, i64>(1)? as u64);
     }
     Ok(())
+}
+
+fn repeat_mistakes(db: &rusqlite::Connection, since_ms: i64) -> rusqlite::Result<RepeatMistakes> {
+    let mut out = RepeatMistakes::default();
+    let mut by_signature: BTreeMap<String, MistakeStats> = BTreeMap::new();
+    let mut stmt = db.prepare(
+        "SELECT signature, head, kind, after_guard FROM mistakes WHERE at_ms >= ?1 ORDER BY at_ms",
+    )?;
+    let mut rows = stmt.query([since_ms])?;
+    while let Some(row) = rows.next()? {
+        let (signature, head, kind): (String, String, String) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        let after_guard: bool = row.get(3)?;
+        let stats = by_signature
+            .entry(signature.clone())
+            .or_insert_with(|| MistakeStats {
+                signature,
+                head,
+                ..MistakeStats::default()
+            });
+        match kind.as_str() {
+            "failed" => {
+                out.failures += 1;
+                stats.failures += 1;
+            }
+            "repeated" => {
+                out.repeated += 1;
+                stats.repeated += 1;
+                out.repeated_after_guard += u64::from(after_guard);
+            }
+            "guarded" => {
+                out.guarded += 1;
+                stats.guarded += 1;
+            }
+            _ => {}
+        }
+    }
+    out.repeat_rate = (out.failures > 0).then(|| out.repeated as f64 / out.failures as f64);
+    let mut signatures: Vec<MistakeStats> = by_signature.into_values().collect();
+    signatures.sort_by(|a, b| {
+        (b.failures + b.guarded)
+            .cmp(&(a.failures + a.guarded))
+            .then(a.head.cmp(&b.head))
+    });
+    signatures.truncate(LIST);
+    out.signatures = signatures;
+    Ok(out)
 }

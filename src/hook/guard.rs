@@ -1,0 +1,251 @@
+//! Mistakes caught before they repeat. A Bash command that fails leaves one failure record per
+//! signature (program, subcommand and the error line, see [`crate::failure`]); a later form of
+//! it that works in the same session is stored as its fix; and before a command close to a
+//! recorded failure runs (PreToolUse), the agent is told what failed and what worked. Guard hits
+//! and repeats go to the metrics log.
+
+use super::cache::SessionFailure;
+use super::input::HookInput;
+use super::{log, memory, Ctx};
+use crate::failure::{self, Command};
+use crate::hygiene::truncate_chars;
+use crate::metrics::{self, Event, Mistake};
+use crate::ops::Remember;
+use crate::record::MemoryRecord;
+use std::collections::HashMap;
+
+
+/// Every failure record and fix carries this tag (the guard asks for it).
+pub const FAILURE_TAG: &str = "failure";
+/// Records the hooks wrote themselves: only queries about failures see them (`recall::passes`).
+pub const AUTO_TAG: &str = crate::recall::AUTO_FAILURE_TAG;
+/// Metadata: the command that failed, the one that worked instead, the signature.
+pub const FAILED_COMMAND: &str = "failure_command";
+pub const FIX_COMMAND: &str = "fix_command";
+pub const SIGNATURE: &str = "failure_signature";
+
+/// Failures of one session kept waiting for their fix.
+const SESSION_FAILURES: usize = 20;
+/// Records the guard looks at for one command.
+const CANDIDATES: usize = 8;
+/// Longest command kept in a record.
+const COMMAND_CHARS: usize = 240;
+
+fn signature_tag(signature: &str) -> String {
+    format!("failure:{signature}")
+}
+
+fn mistake(ctx: &Ctx, input: &HookInput, signature: &str, head: &str, kind: &str, after_guard: bool) {
+    if !metrics::enabled() {
+        return;
+    }
+    let event = Event::Mistake(Mistake {
+        at_ms: metrics::now_ms(),
+        session: input.str("session_id").unwrap_or("").to_string(),
+        signature: signature.to_string(),
+        head: head.to_string(),
+        kind: kind.to_string(),
+        after_guard,
+    });
+    if let Some(client) = ctx.client.borrow_mut().as_mut() {
+        if let Err(e) = client.record(vec![event]) {
+            log::error(&ctx.event, &format!("metrics: {e}"));
+        }
+    }
+}
+
+/// PostToolUseFailure of a Bash command: store its failure record, unless one with its signature
+/// is there (then it is a repeat, counted), and keep it in the session for its fix.
+pub fn record_failure(ctx: &Ctx, input: &HookInput) -> Result<(), String> {
+    let (Some(line), Some(error)) = (input.tool_input_str("command"), input.str("error")) else {
+        return Ok(());
+    };
+    let (Some(command), Some(error_line)) = (failure::parse(line), failure::error_line(error))
+    else {
+        return Ok(());
+    };
+    let signature = failure::signature(&command, &error_line);
+    let line = truncate_chars(line.trim(), COMMAND_CHARS).to_string();
+    let state = super::events::load_session(ctx);
+    let guarded = state.guarded.contains(&signature);
+    let known = !memory::tagged(ctx, &signature_tag(&signature), 1)?.is_empty();
+    if known {
+        mistake(ctx, input, &signature, &command.head(), "repeated", guarded);
+    } else {
+        let req = Remember {
+            content: format!("Command `{line}` failed: {error_line}"),
+            memory_type: "Learning".into(),
+            tags: vec![
+                FAILURE_TAG.into(),
+                AUTO_TAG.into(),
+                signature_tag(&signature),
+                "source:hook".into(),
+            ],
+            metadata: HashMap::from([
+                (FAILED_COMMAND.to_string(), line.clone()),
+                (SIGNATURE.to_string(), signature.clone()),
+            ]),
+            failure: true,
+            keys: vec![line.clone()],
+            ..Remember::default()
+        };
+        memory::remember_as(ctx, req, "failure")?;
+    }
+    mistake(ctx, input, &signature, &command.head(), "failed", guarded);
+    super::events::store_session(ctx, |s| {
+        s.failures.retain(|f| f.signature != signature);
+        s.failures.push(SessionFailure {
+            signature: signature.clone(),
+            command: line.clone(),
+            error: error_line.clone(),
+        });
+        let excess = s.failures.len().saturating_sub(SESSION_FAILURES);
+        s.failures.drain(..excess);
+    })
+}
+
+/// PostToolUse of a Bash command that worked: when it is another form of a command that failed
+/// this session (same program and subcommand), store it as that failure's fix.
+pub fn link_fix(ctx: &Ctx, line: &str) -> Result<(), String> {
+    let Some(worked) = failure::parse(line) else {
+        return Ok(());
+    };
+    let state = super::events::load_session(ctx);
+    let line = truncate_chars(line.trim(), COMMAND_CHARS).to_string();
+    let Some(failed) = state.failures.iter().rev().find(|f| {
+        f.command != line
+            && failure::parse(&f.command).is_some_and(|c| c.head() == worked.head())
+    }) else {
+        return Ok(());
+    };
+    let req = Remember {
+        content: format!(
+            "Command `{}` failed ({}); `{line}` worked instead.",
+            failed.command, failed.error
+        ),
+        memory_type: "Learning".into(),
+        tags: vec![
+            FAILURE_TAG.into(),
+            AUTO_TAG.into(),
+            signature_tag(&failed.signature),
+            "failure-fix".into(),
+            "source:hook".into(),
+        ],
+        metadata: HashMap::from([
+            (FAILED_COMMAND.to_string(), failed.command.clone()),
+            (FIX_COMMAND.to_string(), line.clone()),
+            (SIGNATURE.to_string(), failed.signature.clone()),
+        ]),
+        keys: vec![failed.command.clone(), line.clone()],
+        ..Remember::default()
+    };
+    memory::remember_as(ctx, req, "failure")?;
+    let signature = failed.signature.clone();
+    super::events::store_session(ctx, |s| s.failures.retain(|f| f.signature != signature))
+}
+
+/// The command a failure record or a failure-tagged memory is about: its metadata, else the first
+/// `code span` of its content.
+fn failed_command(record: &MemoryRecord) -> Option<Command> {
+    if let Some(line) = record.metadata.get(FAILED_COMMAND) {
+        return failure::parse(line);
+    }
+    let mut spans = record.content.split('`');
+    spans.next()?;
+    failure::parse(spans.next()?)
+}
+
+/// PreToolUse of a Bash command: what failed before in a form close to it, and what worked.
+pub fn warn(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
+    let Some(line) = input.tool_input_str("command") else {
+        return Ok(None);
+    };
+    let Some(next) = failure::parse(line) else {
+        return Ok(None);
+    };
+    let query = truncate_chars(line.trim(), COMMAND_CHARS);
+    let found = memory::recall(
+        ctx,
+        query,
+        crate::rank::QueryKind::Command,
+        CANDIDATES,
+        Some(FAILURE_TAG),
+    )?;
+    // Per signature: the failure and, if one was found, what worked.
+    let mut hits: Vec<(String, Option<&MemoryRecord>, Option<&MemoryRecord>)> = Vec::new();
+    for record in &found {
+        if !failed_command(record).is_some_and(|failed| failure::is_close(&next, &failed)) {
+            continue;
+        }
+        let signature = record
+            .metadata
+            .get(SIGNATURE)
+            .cloned()
+            .unwrap_or_else(|| record.id.clone());
+        let at = match hits.iter().position(|(s, _, _)| *s == signature) {
+            Some(at) => at,
+            None => {
+                hits.push((signature, None, None));
+                hits.len() - 1
+            }
+        };
+        let slot = if record.metadata.contains_key(FIX_COMMAND) {
+            &mut hits[at].2
+        } else {
+            &mut hits[at].1
+        };
+        slot.get_or_insert(record);
+    }
+    if hits.is_empty() {
+        return Ok(None);
+    }
+    let mut state = super::events::load_session(ctx);
+    let mut ids = super::format::IdBook::new(Some(&mut state.mem_ids));
+    let mut lines = vec!["=== MEMORY: This command failed before ===".to_string()];
+    let mut signatures = Vec::new();
+    for (signature, failed, fix) in hits.iter().take(2) {
+        let Some(shown) = failed.or(*fix) else {
+            continue;
+        };
+        let what = match failed {
+            Some(f) => truncate_chars(&f.content, 300).to_string(),
+            None => format!(
+                "`{}` failed",
+                shown.metadata.get(FAILED_COMMAND).map_or("", String::as_str)
+            ),
+        };
+        lines.push(format!("- [MEM#{}] {what}", ids.assign(&shown.id)));
+        if let Some(fix) = fix.and_then(|f| f.metadata.get(FIX_COMMAND)) {
+            lines.push(format!("  What worked: `{}`", truncate_chars(fix, COMMAND_CHARS)));
+        }
+        signatures.push(signature.clone());
+    }
+    drop(ids);
+    super::events::save_session(ctx, &[], &state);
+    super::events::store_session(ctx, |s| s.guarded.extend(signatures.iter().cloned()))?;
+    for signature in &signatures {
+        mistake(ctx, input, signature, &next.head(), "guarded", true);
+    }
+    Ok(Some(lines.join("\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memorys_command_is_its_metadata_or_its_first_code_span() {
+        let mut record = MemoryRecord {
+            content: "Never run `cargo test --all-features`: the pg feature needs a server".into(),
+            ..MemoryRecord::default()
+        };
+        assert_eq!(failed_command(&record).unwrap().head(), "cargo test");
+        record
+            .metadata
+            .insert(FAILED_COMMAND.into(), "npm run build".into());
+        assert_eq!(failed_command(&record).unwrap().head(), "npm run");
+        record.metadata.clear();
+        record.content = "No command here".into();
+        assert!(failed_command(&record).is_none());
+    }
+}
