@@ -6,6 +6,7 @@
 //! warns before a command close to a recorded failure runs (README, "Repeat mistakes").
 
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 
 /// What a command line runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,10 +31,55 @@ impl Command {
 
 /// Programs whose first plain word is a subcommand.
 const WITH_SUBCOMMANDS: &[&str] = &[
-    "apt", "apt-get", "brew", "bun", "bundle", "cargo", "composer", "conda", "deno", "docker",
-    "docker-compose", "dotnet", "flutter", "gh", "git", "go", "gradle", "helm", "kubectl", "make",
-    "mix", "mvn", "nix", "npm", "npx", "pip", "pip3", "pnpm", "poetry", "rails", "rake", "rustup",
-    "swift", "systemctl", "terraform", "uv", "wt-memory", "yarn",
+    "apt",
+    "apt-get",
+    "brew",
+    "bun",
+    "bundle",
+    "cargo",
+    "composer",
+    "conda",
+    "deno",
+    "docker",
+    "docker-compose",
+    "dotnet",
+    "flutter",
+    "gh",
+    "git",
+    "go",
+    "gradle",
+    "helm",
+    "kubectl",
+    "make",
+    "mix",
+    "mvn",
+    "nix",
+    "npm",
+    "npx",
+    "pip",
+    "pip3",
+    "pnpm",
+    "poetry",
+    "rails",
+    "rake",
+    "rustup",
+    "swift",
+    "systemctl",
+    "terraform",
+    "uv",
+    "wt-memory",
+    "yarn",
+];
+
+/// Options before a subcommand that take the next word as their value.
+const OPTIONS_WITH_VALUES: &[&str] = &[
+    "-C",
+    "-c",
+    "-f",
+    "--git-dir",
+    "--work-tree",
+    "--manifest-path",
+    "--file",
 ];
 
 /// Words that only set up the command that follows them.
@@ -57,7 +103,9 @@ fn segments(line: &str) -> Vec<Vec<String>> {
     let mut chars = line.chars().peekable();
     let end_word = |word: &mut String, in_word: &mut bool, out: &mut Vec<Vec<String>>| {
         if *in_word {
-            out.last_mut().expect("one segment").push(std::mem::take(word));
+            out.last_mut()
+                .expect("one segment")
+                .push(std::mem::take(word));
             *in_word = false;
         }
     };
@@ -144,7 +192,8 @@ fn command_of(words: &[String]) -> Option<Command> {
     let first = rest.find(|w| {
         let skip = is_assignment(w)
             || WRAPPERS.contains(w)
-            || (after_wrapper && (w.starts_with('-') || w.chars().all(|c| c.is_ascii_digit() || c == 's')));
+            || (after_wrapper
+                && (w.starts_with('-') || w.chars().all(|c| c.is_ascii_digit() || c == 's')));
         after_wrapper |= WRAPPERS.contains(w);
         !skip
     })?;
@@ -161,13 +210,19 @@ fn command_of(words: &[String]) -> Option<Command> {
     }
     let mut subcommand = None;
     if WITH_SUBCOMMANDS.contains(&program.as_str()) {
-        if let Some(at) = args.iter().position(|a| !a.starts_with('-')) {
-            // `cargo +nightly test`, `git -C dir push`: options before the subcommand stay args.
-            let word = &args[at];
-            let plain = word.chars().all(|c| c.is_ascii_alphanumeric() || "-_:".contains(c));
-            if plain && !(at > 0 && args[at - 1] == "-C") {
-                subcommand = Some(args.remove(at));
-            }
+        // The first plain word that is not an option's value (`git -C dir push`, `cargo +nightly
+        // test`: the options before the subcommand stay arguments).
+        let at = (0..args.len()).find(|&i| {
+            let word = &args[i];
+            let value_of_option = i > 0 && OPTIONS_WITH_VALUES.contains(&args[i - 1].as_str());
+            !word.starts_with(['-', '+'])
+                && !value_of_option
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_:".contains(c))
+        });
+        if let Some(at) = at {
+            subcommand = Some(args.remove(at));
         }
     }
     Some(Command {
@@ -197,9 +252,27 @@ fn is_noise(line: &str) -> bool {
 }
 
 const ERROR_WORDS: &[&str] = &[
-    "error", "Error", "ERROR", "fatal", "FATAL", "FAILED", "failed", "panicked", "not found",
-    "No such", "denied", "refused", "cannot", "Cannot", "unknown", "Unknown", "invalid",
-    "Invalid", "missing", "timed out", "Traceback",
+    "error",
+    "Error",
+    "ERROR",
+    "fatal",
+    "FATAL",
+    "FAILED",
+    "failed",
+    "panicked",
+    "not found",
+    "No such",
+    "denied",
+    "refused",
+    "cannot",
+    "Cannot",
+    "unknown",
+    "Unknown",
+    "invalid",
+    "Invalid",
+    "missing",
+    "timed out",
+    "Traceback",
 ];
 
 /// The line of a failure's output that says what went wrong (the first that names an error,
@@ -242,28 +315,46 @@ pub fn signature(command: &Command, error: &str) -> String {
     format!("{digest:x}")[..16].to_string()
 }
 
-/// Is `next` close to `failed`: the same program and subcommand, and arguments that are not
-/// about something else (at least half of the smaller set of arguments shared; a bare command
-/// is close to any of its forms).
+/// An argument list as (flags, values): words split at `=`, those starting with `-` are flags.
+fn flags_and_values(c: &Command) -> (BTreeSet<&str>, BTreeSet<&str>) {
+    let mut flags = BTreeSet::new();
+    let mut values = BTreeSet::new();
+    for word in c
+        .args
+        .iter()
+        .flat_map(|a| a.split('='))
+        .filter(|w| !w.is_empty())
+    {
+        if word.starts_with('-') {
+            flags.insert(word);
+        } else {
+            values.insert(word);
+        }
+    }
+    (flags, values)
+}
+
+/// More than half of the smaller set shared.
+fn mostly_shared(a: &BTreeSet<&str>, b: &BTreeSet<&str>) -> bool {
+    a.intersection(b).count() * 2 > a.len().min(b.len())
+}
+
+/// Is `next` close to `failed`: the same program and subcommand, and about the same things
+/// (more than half of the smaller set of values shared: `-p auth` is not `-p billing`); with no
+/// values to compare, the same flags; a bare command is close to any of its forms.
 pub fn is_close(next: &Command, failed: &Command) -> bool {
     if next.program != failed.program || next.subcommand != failed.subcommand {
         return false;
     }
-    let words = |c: &Command| -> std::collections::BTreeSet<String> {
-        c.args
-            .iter()
-            .flat_map(|a| a.split('='))
-            .filter(|a| !a.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    let (a, b) = (words(next), words(failed));
-    let smaller = a.len().min(b.len());
-    if smaller == 0 {
+    if next.args.is_empty() || failed.args.is_empty() {
         return true;
     }
-    let shared = a.intersection(&b).count();
-    shared * 2 >= smaller
+    let (next_flags, next_values) = flags_and_values(next);
+    let (failed_flags, failed_values) = flags_and_values(failed);
+    if !next_values.is_empty() && !failed_values.is_empty() {
+        return mostly_shared(&next_values, &failed_values);
+    }
+    next_flags.is_empty() || failed_flags.is_empty() || mostly_shared(&next_flags, &failed_flags)
 }
 
 #[cfg(test)]
@@ -276,18 +367,29 @@ mod tests {
 
     #[test]
     fn commands_are_found_behind_set_up_and_wrappers() {
-        let c = cmd("cd crates/auth && RUST_LOG=debug cargo test -p auth --features pg 2>&1 | tail -20");
-        assert_eq!((c.program.as_str(), c.subcommand.as_deref()), ("cargo", Some("test")));
+        let c = cmd(
+            "cd crates/auth && RUST_LOG=debug cargo test -p auth --features pg 2>&1 | tail -20",
+        );
+        assert_eq!(
+            (c.program.as_str(), c.subcommand.as_deref()),
+            ("cargo", Some("test"))
+        );
         assert_eq!(c.args, ["-p", "auth", "--features", "pg"]);
         let c = cmd("source .venv/bin/activate; python -m pytest tests/test_api.py -x");
         assert_eq!(c.program, "python -m pytest");
         assert_eq!(c.subcommand, None);
         let c = cmd("sudo -E timeout 30 docker compose up -d");
-        assert_eq!((c.program.as_str(), c.subcommand.as_deref()), ("docker", Some("compose")));
+        assert_eq!(
+            (c.program.as_str(), c.subcommand.as_deref()),
+            ("docker", Some("compose"))
+        );
         let c = cmd("git -C ../other push origin main");
         assert_eq!(c.subcommand.as_deref(), Some("push"));
         let c = cmd("./scripts/test.sh --fast");
-        assert_eq!((c.program.as_str(), c.subcommand.as_deref()), ("test.sh", None));
+        assert_eq!(
+            (c.program.as_str(), c.subcommand.as_deref()),
+            ("test.sh", None)
+        );
         let c = cmd(r#"git commit -m "fix: handle the empty list; finally""#);
         assert_eq!(c.args, ["-m", "fix: handle the empty list; finally"]);
         assert!(parse("cd /tmp && ls").is_none());
@@ -301,7 +403,10 @@ mod tests {
             Some("error[E0425]: cannot find function `hash_password` in module `auth`")
         );
         assert_eq!(error_line("Exit code 1\n\n"), None);
-        assert_eq!(error_line("Exit code 2\nsomething odd").as_deref(), Some("something odd"));
+        assert_eq!(
+            error_line("Exit code 2\nsomething odd").as_deref(),
+            Some("something odd")
+        );
     }
 
     #[test]
@@ -312,17 +417,33 @@ mod tests {
         let e2 = "error: could not connect to server at 127.0.0.1:5433 (pid 977)";
         assert_eq!(signature(&a, e1), signature(&b, e2));
         assert_ne!(signature(&a, e1), signature(&cmd("cargo build"), e1));
-        assert_ne!(signature(&a, e1), signature(&a, "error: linker `cc` not found"));
+        assert_ne!(
+            signature(&a, e1),
+            signature(&a, "error: linker `cc` not found")
+        );
     }
 
     #[test]
     fn close_means_same_program_subcommand_and_mostly_the_same_arguments() {
         let failed = cmd("cargo test -p auth --features postgres");
-        assert!(is_close(&cmd("cargo test -p auth --features postgres --release"), &failed));
+        assert!(is_close(
+            &cmd("cargo test -p auth --features postgres --release"),
+            &failed
+        ));
         assert!(is_close(&cmd("cargo test --features=postgres"), &failed));
+        assert!(!is_close(
+            &cmd("cargo test -p billing --features postgres"),
+            &cmd("cargo test -p auth")
+        ));
         assert!(is_close(&cmd("cargo test"), &failed));
-        assert!(!is_close(&cmd("cargo test -p billing --features sqlite"), &failed));
-        assert!(!is_close(&cmd("cargo build -p auth --features postgres"), &failed));
+        assert!(!is_close(
+            &cmd("cargo test -p billing --features sqlite"),
+            &failed
+        ));
+        assert!(!is_close(
+            &cmd("cargo build -p auth --features postgres"),
+            &failed
+        ));
         assert!(!is_close(&cmd("npm test"), &failed));
     }
 }

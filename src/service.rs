@@ -293,7 +293,11 @@ impl Direct {
 
     /// Run `f` on the store; `None`, without creating anything, when there is no store and
     /// `access` does not create one.
-    fn with<T>(&mut self, access: Access, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
+    fn with<T>(
+        &mut self,
+        access: Access,
+        f: impl FnOnce(&Store) -> Result<T>,
+    ) -> Result<Option<T>> {
         let spooled = crate::spool::waiting(&self.project);
         let create = access == Access::Create;
         // Hook writes waiting in the spool are applied by the first opening of the store itself.
@@ -481,9 +485,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
             dry_run,
         } => {
             ops::check_unit("threshold", *threshold as f64)?;
-            let done = direct.change(|s| {
-                ops::cleanup(s, *threshold, *min_length, *dry_run)
-            })?;
+            let done = direct.change(|s| ops::cleanup(s, *threshold, *min_length, *dry_run))?;
             json(done.unwrap_or(ops::NOTHING_CLEANED))
         }
         R::Export { exclude_private } => {

@@ -873,7 +873,9 @@ fn metrics_lines<'a>(report: &Report) -> Vec<Line<'a>> {
     if m.failures > 0 || m.guarded > 0 {
         lines.push(Line::from(vec![
             "Repeat mistakes: ".bold(),
-            format!("{:.0}%", m.repeat_rate.unwrap_or(0.0) * 100.0).yellow().bold(),
+            format!("{:.0}%", m.repeat_rate.unwrap_or(0.0) * 100.0)
+                .yellow()
+                .bold(),
             Span::raw(format!(
                 " ({} of {} failures repeated, {} warnings)",
                 m.repeated, m.failures, m.guarded

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use support::{bin_path, fixtures_dir, git, run, TestEnv};
 
-const EVENTS: [&str; 7] = [
+const EVENTS: [&str; 8] = [
     "SessionStart",
     "UserPromptSubmit",
+    "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",
     "SubagentStart",
@@ -260,6 +261,11 @@ fn expected_memory_handlers(pretool: bool) -> Vec<Handler> {
     ];
     if pretool {
         v.push(h("PreToolUse", "Bash|Edit|Write", 5, false));
+    } else {
+        // Without --pretool, only the repeat-mistake guard before Bash commands.
+        let mut guard = h("PreToolUse", "Bash", 5, false);
+        guard.2 = format!("{} --guard-only", guard.2);
+        v.push(guard);
     }
     v.extend([
         h("PostToolUse", "Read", 5, false),
@@ -289,9 +295,9 @@ fn fresh_repo_gets_hooks_mcp_registration_and_claude_md() {
         s["hooks"].as_object().unwrap().keys().collect::<Vec<_>>(),
         EVENTS.to_vec()
     );
-    assert!(
-        s["hooks"].get("PreToolUse").is_none(),
-        "PreToolUse only with --pretool"
+    assert_eq!(
+        s["hooks"]["PreToolUse"][0]["matcher"], "Bash",
+        "without --pretool, PreToolUse runs the guard before Bash commands only"
     );
     assert!(
         !repo.join(".claude/settings.json.bak").exists(),
@@ -825,7 +831,7 @@ fn pretool_is_opt_in_and_removed_again_without_the_flag() {
         memory_handlers(&settings(&repo)),
         expected_memory_handlers(false)
     );
-    assert!(settings(&repo)["hooks"].get("PreToolUse").is_none());
+    assert_eq!(settings(&repo)["hooks"]["PreToolUse"][0]["matcher"], "Bash");
     assert!(h.calls().is_empty(), "--no-mcp must not call claude");
 }
 
@@ -974,7 +980,8 @@ fn expected_absolute_handlers() -> Vec<Handler> {
     expected_memory_handlers(false)
         .into_iter()
         .map(|mut h| {
-            h.2 = abs_hook_command(&h.0);
+            let args = h.2.strip_prefix(&hook_command(&h.0)).unwrap_or("").to_string();
+            h.2 = abs_hook_command(&h.0) + &args;
             h
         })
         .collect()
@@ -1376,7 +1383,7 @@ fn with_the_plugin_enabled_init_writes_no_hooks_and_takes_out_its_own() {
     h.project_ok(&repo, &["init", "--hooks", "settings"], true);
     assert_eq!(
         our_hook_commands(&repo.join(".claude/settings.json")).len(),
-        8
+        9
     );
 }
 

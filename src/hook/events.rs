@@ -454,8 +454,7 @@ fn post_tool_use_failure(ctx: &Ctx, input: &HookInput) -> Result<Option<String>,
     // recall, not proactive's gates: only the relevance floor of the injected lines applies.
     let text = match input.str("error").and_then(query::error) {
         Some(query) => {
-            let found =
-                memory::recall(ctx, &query.text, query.spec.kind, query.spec.limit, None)?;
+            let found = memory::recall(ctx, &query.text, query.spec.kind, query.spec.limit, None)?;
             inject_for_tool(ctx, query.spec.header, &full_only(found))
         }
         None => None,

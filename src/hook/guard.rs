@@ -14,7 +14,6 @@ use crate::ops::Remember;
 use crate::record::MemoryRecord;
 use std::collections::HashMap;
 
-
 /// Every failure record and fix carries this tag (the guard asks for it).
 pub const FAILURE_TAG: &str = "failure";
 /// Records the hooks wrote themselves: only queries about failures see them (`recall::passes`).
@@ -35,7 +34,14 @@ fn signature_tag(signature: &str) -> String {
     format!("failure:{signature}")
 }
 
-fn mistake(ctx: &Ctx, input: &HookInput, signature: &str, head: &str, kind: &str, after_guard: bool) {
+fn mistake(
+    ctx: &Ctx,
+    input: &HookInput,
+    signature: &str,
+    head: &str,
+    what: &str,
+    after_guard: bool,
+) {
     if !metrics::enabled() {
         return;
     }
@@ -44,7 +50,7 @@ fn mistake(ctx: &Ctx, input: &HookInput, signature: &str, head: &str, kind: &str
         session: input.str("session_id").unwrap_or("").to_string(),
         signature: signature.to_string(),
         head: head.to_string(),
-        kind: kind.to_string(),
+        what: what.to_string(),
         after_guard,
     });
     if let Some(client) = ctx.client.borrow_mut().as_mut() {
@@ -113,8 +119,7 @@ pub fn link_fix(ctx: &Ctx, line: &str) -> Result<(), String> {
     let state = super::events::load_session(ctx);
     let line = truncate_chars(line.trim(), COMMAND_CHARS).to_string();
     let Some(failed) = state.failures.iter().rev().find(|f| {
-        f.command != line
-            && failure::parse(&f.command).is_some_and(|c| c.head() == worked.head())
+        f.command != line && failure::parse(&f.command).is_some_and(|c| c.head() == worked.head())
     }) else {
         return Ok(());
     };
@@ -211,12 +216,18 @@ pub fn warn(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
             Some(f) => truncate_chars(&f.content, 300).to_string(),
             None => format!(
                 "`{}` failed",
-                shown.metadata.get(FAILED_COMMAND).map_or("", String::as_str)
+                shown
+                    .metadata
+                    .get(FAILED_COMMAND)
+                    .map_or("", String::as_str)
             ),
         };
         lines.push(format!("- [MEM#{}] {what}", ids.assign(&shown.id)));
         if let Some(fix) = fix.and_then(|f| f.metadata.get(FIX_COMMAND)) {
-            lines.push(format!("  What worked: `{}`", truncate_chars(fix, COMMAND_CHARS)));
+            lines.push(format!(
+                "  What worked: `{}`",
+                truncate_chars(fix, COMMAND_CHARS)
+            ));
         }
         signatures.push(signature.clone());
     }

@@ -84,7 +84,11 @@ pub fn shell_quote(s: &str) -> String {
 /// The shell-form command of one handler (Claude Code runs it through `sh -c`): the program,
 /// the event and its arguments.
 pub fn hook_command(hook_bin: &Path, event_and_args: &str) -> String {
-    format!("{} {}", shell_quote(&hook_bin.to_string_lossy()), event_and_args)
+    format!(
+        "{} {}",
+        shell_quote(&hook_bin.to_string_lossy()),
+        event_and_args
+    )
 }
 
 /// True when `command` runs our hook handler of any generation: `wt-hook-memory <Event>` under any

@@ -342,7 +342,10 @@ fn usage(report: &Report) -> String {
         num(report.chars_per_session, 0)
     );
     if let Some(line) = report.repeat_mistakes.line() {
-        out += &format!("<h3>Repeat mistakes</h3><p class=\"note\">{}</p>", esc(&line));
+        out += &format!(
+            "<h3>Repeat mistakes</h3><p class=\"note\">{}</p>",
+            esc(&line)
+        );
     }
     out += "<h3>Writes by source</h3>";
     if report.writes.is_empty() {

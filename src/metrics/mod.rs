@@ -47,7 +47,8 @@ pub struct Mistake {
     pub signature: String,
     /// `program subcommand`.
     pub head: String,
-    pub kind: String,
+    /// `failed`, `repeated` or `guarded`.
+    pub what: String,
     /// The guard had warned about it earlier in the session.
     pub after_guard: bool,
 }
@@ -178,7 +179,7 @@ CREATE TABLE IF NOT EXISTS mistakes(
     session TEXT NOT NULL,
     signature TEXT NOT NULL,
     head TEXT NOT NULL,
-    kind TEXT NOT NULL,
+    what TEXT NOT NULL,
     after_guard INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS mistakes_at ON mistakes(at_ms);
 ";
@@ -284,9 +285,16 @@ impl Log {
                 }
                 Event::Mistake(m) => {
                     tx.execute(
-                        "INSERT INTO mistakes(at_ms, session, signature, head, kind, after_guard)
+                        "INSERT INTO mistakes(at_ms, session, signature, head, what, after_guard)
                          VALUES (?1,?2,?3,?4,?5,?6)",
-                        params![m.at_ms, m.session, m.signature, m.head, m.kind, m.after_guard],
+                        params![
+                            m.at_ms,
+                            m.session,
+                            m.signature,
+                            m.head,
+                            m.what,
+                            m.after_guard
+                        ],
                     )
                     .map_err(err)?;
                 }

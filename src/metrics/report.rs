@@ -460,11 +460,11 @@ fn repeat_mistakes(db: &rusqlite::Connection, since_ms: i64) -> rusqlite::Result
     let mut out = RepeatMistakes::default();
     let mut by_signature: BTreeMap<String, MistakeStats> = BTreeMap::new();
     let mut stmt = db.prepare(
-        "SELECT signature, head, kind, after_guard FROM mistakes WHERE at_ms >= ?1 ORDER BY at_ms",
+        "SELECT signature, head, what, after_guard FROM mistakes WHERE at_ms >= ?1 ORDER BY at_ms",
     )?;
     let mut rows = stmt.query([since_ms])?;
     while let Some(row) = rows.next()? {
-        let (signature, head, kind): (String, String, String) =
+        let (signature, head, what): (String, String, String) =
             (row.get(0)?, row.get(1)?, row.get(2)?);
         let after_guard: bool = row.get(3)?;
         let stats = by_signature
@@ -474,7 +474,7 @@ fn repeat_mistakes(db: &rusqlite::Connection, since_ms: i64) -> rusqlite::Result
                 head,
                 ..MistakeStats::default()
             });
-        match kind.as_str() {
+        match what.as_str() {
             "failed" => {
                 out.failures += 1;
                 stats.failures += 1;

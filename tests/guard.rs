@@ -1,0 +1,255 @@
+//! The repeat-mistake guard through the real hook handler and the real store: failures recorded
+//! at PostToolUseFailure (one record per signature), a fix linked when another form of the
+//! command works, warnings at PreToolUse on the set in `testdata/guard/cases.json`, the counts in
+//! `metrics --json`, and failure records kept out of ordinary injections.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::Path;
+use support::{run, TestEnv};
+
+fn hook(env: &TestEnv, repo: &Path, event: &str, args: &[&str], payload: &Value) -> String {
+    let mut cmd = env.cmd("wt-hook-memory", repo);
+    cmd.arg(event).args(args).env("CLAUDE_PROJECT_DIR", repo);
+    let out = run(&mut cmd, Some(&payload.to_string()));
+    assert_eq!(out.status.code(), Some(0));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fail(env: &TestEnv, repo: &Path, session: &str, call: &str, command: &str, error: &str) {
+    let payload = json!({
+        "session_id": session, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+        "tool_use_id": call, "tool_input": {"command": command}, "error": error,
+    });
+    hook(env, repo, "PostToolUseFailure", &[], &payload);
+}
+
+fn succeed(env: &TestEnv, repo: &Path, session: &str, call: &str, command: &str) {
+    let payload = json!({
+        "session_id": session, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_use_id": call, "tool_input": {"command": command},
+        "tool_response": {"stdout": "ok", "stderr": "", "interrupted": false},
+    });
+    hook(env, repo, "PostToolUse", &[], &payload);
+}
+
+/// The guard's warning before `command` runs ("" when none).
+fn before(env: &TestEnv, repo: &Path, session: &str, call: &str, command: &str) -> String {
+    let payload = json!({
+        "session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_use_id": call, "tool_input": {"command": command},
+    });
+    let out = hook(env, repo, "PreToolUse", &["--guard-only"], &payload);
+    if out.trim().is_empty() {
+        return String::new();
+    }
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn failure_records(env: &TestEnv, repo: &Path) -> Vec<Value> {
+    let listed = env.wt_json(repo, &["list", "--limit", "200"], None);
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["tags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t == "auto-failure")
+        })
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_guard_warns_before_repeats_and_stays_quiet_otherwise() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("guarded");
+    env.remember(
+        &repo,
+        "The API gateway listens on port 8443 in every environment",
+        "Context",
+        "",
+    );
+    let set: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/guard/cases.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let failures = set["failures"].as_array().unwrap();
+    for (i, f) in failures.iter().enumerate() {
+        let (command, error) = (f["command"].as_str().unwrap(), f["error"].as_str().unwrap());
+        fail(
+            &env,
+            &repo,
+            &format!("fail-{i}"),
+            &format!("f{i}"),
+            command,
+            error,
+        );
+    }
+    assert_eq!(
+        failure_records(&env, &repo).len(),
+        failures.len(),
+        "one record per failure"
+    );
+    let command_of = |id: &str| {
+        failures.iter().find(|f| f["id"] == id).unwrap()["command"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+
+    let (mut repeats, mut hits, mut quiet_cases, mut false_warnings) = (0, 0, 0, 0);
+    let mut misses = Vec::new();
+    for (i, p) in set["probes"].as_array().unwrap().iter().enumerate() {
+        let command = p["command"].as_str().unwrap();
+        let said = before(
+            &env,
+            &repo,
+            &format!("probe-{i}"),
+            &format!("p{i}"),
+            command,
+        );
+        match p["warn"].as_str() {
+            Some(id) => {
+                repeats += 1;
+                if said.contains(&format!("`{}`", command_of(id))) {
+                    hits += 1;
+                } else {
+                    misses.push(format!("{command}: {said:?}"));
+                }
+            }
+            None => {
+                quiet_cases += 1;
+                if !said.is_empty() {
+                    false_warnings += 1;
+                    misses.push(format!("{command} (should be quiet): {said:?}"));
+                }
+            }
+        }
+    }
+    let hit_rate = hits as f64 / repeats as f64;
+    let false_rate = false_warnings as f64 / quiet_cases as f64;
+    eprintln!(
+        "guard: {hits}/{repeats} repeats warned ({hit_rate:.2}), {false_warnings}/{quiet_cases} unrelated commands warned ({false_rate:.2})"
+    );
+    assert!(repeats >= 20 && quiet_cases >= 20);
+    assert!(hit_rate >= 0.9, "guard hit {hit_rate:.2}: {misses:#?}");
+    assert!(
+        false_rate <= 0.1,
+        "false warnings {false_rate:.2}: {misses:#?}"
+    );
+
+    // The counts: every failure once, every warning, and a mistake that comes back after a
+    // warning in the same session.
+    let warned_session = "probe-0";
+    let first = &failures[0];
+    fail(
+        &env,
+        &repo,
+        warned_session,
+        "again",
+        "cargo test -p auth --features postgres --release",
+        // The same mistake: only the port and the error number differ.
+        &first["error"].as_str().unwrap().replace("5432", "5433"),
+    );
+    assert_eq!(
+        failure_records(&env, &repo).len(),
+        failures.len(),
+        "a repeat adds no record"
+    );
+    let metrics = env.wt_json(&repo, &["metrics", "--json"], None);
+    let m = &metrics["repeat_mistakes"];
+    assert_eq!(m["failures"], json!(failures.len() + 1), "{m}");
+    assert_eq!(m["repeated"], json!(1), "{m}");
+    assert_eq!(m["repeated_after_guard"], json!(1), "{m}");
+    assert_eq!(m["guarded"], json!(hits + false_warnings), "{m}");
+    assert!(m["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["head"] == "cargo test"));
+
+    // Failure records stay out of ordinary injections.
+    let prompt = json!({
+        "session_id": "prompt", "hook_event_name": "UserPromptSubmit",
+        "prompt": "why does cargo test -p auth --features postgres fail to connect to the server?",
+    });
+    let said = hook(&env, &repo, "UserPromptSubmit", &[], &prompt);
+    assert!(!said.contains("failed: error: could not connect"), "{said}");
+}
+
+#[test]
+fn a_form_that_works_is_stored_as_the_fix_and_shown_with_the_warning() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("fixes");
+    fail(
+        &env,
+        &repo,
+        "s1",
+        "t1",
+        "npm run build",
+        "Exit code 1\nError: Cannot find module 'webpack-cli'",
+    );
+    // The same command again is no fix; another form of it that works is.
+    succeed(&env, &repo, "s1", "t2", "npm run build");
+    succeed(&env, &repo, "s1", "t3", "npx --yes webpack-cli build");
+    succeed(
+        &env,
+        &repo,
+        "s1",
+        "t4",
+        "npm run build -- --config webpack.prod.js",
+    );
+    let fixes: Vec<Value> = failure_records(&env, &repo)
+        .into_iter()
+        .filter(|r| {
+            r["tags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t == "failure-fix")
+        })
+        .collect();
+    assert_eq!(fixes.len(), 1, "{fixes:?}");
+    assert_eq!(
+        fixes[0]["metadata"]["fix_command"],
+        "npm run build -- --config webpack.prod.js"
+    );
+    let said = before(&env, &repo, "s2", "t5", "npm run build");
+    assert!(
+        said.starts_with("=== MEMORY: This command failed before ===\n- [MEM#"),
+        "{said}"
+    );
+    assert!(said.contains("Cannot find module 'webpack-cli'"), "{said}");
+    assert!(
+        said.contains("What worked: `npm run build -- --config webpack.prod.js`"),
+        "{said}"
+    );
+    // A memory someone wrote about a failing command guards too.
+    env.remember(
+        &repo,
+        "Never run `terraform apply -auto-approve` against prod: it skips the plan review",
+        "Decision",
+        "failure,terraform",
+    );
+    let said = before(
+        &env,
+        &repo,
+        "s3",
+        "t6",
+        "terraform apply -auto-approve -var-file=prod.tfvars",
+    );
+    assert!(said.contains("skips the plan review"), "{said}");
+    assert_eq!(before(&env, &repo, "s3", "t7", "terraform fmt"), "");
+}
