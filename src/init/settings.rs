@@ -300,7 +300,7 @@ pub fn plugin_hooks() -> Value {
     for spec in canonical_specs(false) {
         let command = format!(
             "\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" {}",
-            spec.event
+            spec.argv_tail()
         );
         let group = group_with_command(&spec, command);
         match events.get_mut(spec.event).and_then(Value::as_array_mut) {
