@@ -367,6 +367,11 @@ impl Client {
         self.call(Request::IndexReport)
     }
 
+    /// Memories whose code anchors changed or vanished (`audit --stale`).
+    pub fn stale(&mut self) -> Result<Vec<ops::Stale>> {
+        self.call(Request::Stale)
+    }
+
     pub fn audit(&mut self, threshold: f64) -> Result<Audit> {
         ops::check_unit("threshold", threshold)?;
         self.call(Request::Audit { threshold })

@@ -6,6 +6,7 @@
 //! The binaries are thin: `wt-memory` ([`cli`]), `wt-hook-memory` ([`hook`]), `wt-mcp-server`
 //! ([`mcp`]) and `wt-project` ([`init`]). [`config`] reads the environment, once.
 
+pub mod anchors;
 pub mod child;
 pub mod claude_memory;
 pub mod cli;

@@ -1,13 +1,20 @@
 //! Store migrations (the previous system's ids and meaning), recorded in `<store>/.migrations`.
 //! 001 tags every memory that has no `branch:*` tag with `branch:unknown`, in place.
+//! 002 gives every memory that names files of the repository its code anchors, taken now.
 
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
 
-pub const MIGRATIONS: &[(&str, &str)] = &[(
-    "001",
-    "tag memories without a branch tag with branch:unknown",
-)];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "001",
+        "tag memories without a branch tag with branch:unknown",
+    ),
+    (
+        "002",
+        "anchor memories to the repository files they name (their blob ids now)",
+    ),
+];
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Applied {
@@ -44,6 +51,13 @@ fn run_one(store: &Store, id: &str) -> anyhow::Result<()> {
                 let mut tags = m.experience.tags.clone();
                 tags.push("branch:unknown".into());
                 store.set_tags(&m, tags)?;
+            }
+        }
+    }
+    if id == "002" {
+        for m in store.all()? {
+            if !m.experience.metadata.contains_key(crate::anchors::ANCHORS) {
+                store.set_anchors(&m)?;
             }
         }
     }

@@ -73,6 +73,8 @@ pub enum Request {
     Audit {
         threshold: f64,
     },
+    /// Memories whose code anchors changed or vanished.
+    Stale,
     Dedup {
         threshold: f64,
         dry_run: bool,
@@ -147,6 +149,7 @@ impl Request {
             R::Health => "health",
             R::IndexReport => "index_report",
             R::Audit { .. } => "audit",
+            R::Stale => "stale",
             R::Dedup { .. } => "dedup",
             R::Cleanup { .. } => "cleanup",
             R::Export { .. } => "export",
@@ -471,6 +474,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
                 .unwrap_or_else(|| ops::health_without_store(&direct.project.store_dir)),
         ),
         R::IndexReport => json(direct.read(|s| Ok(s.index_report()))?),
+        R::Stale => json(direct.read(ops::stale)?),
         R::Audit { threshold } => {
             ops::check_unit("threshold", *threshold)?;
             json(ops::audit(&direct.read(|s| Ok(s.records()?))?, *threshold)?)
@@ -565,13 +569,12 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::Metrics { days } => {
             direct.recorder.flush()?;
             let records = direct.read(|s| Ok(s.records()?))?;
+            let stale = direct.read(ops::stale)?;
             let log = metrics::Log::open_existing(&metrics::db_path(&direct.project))?;
-            json(metrics::Report::build(
-                &direct.project.name,
-                log.as_ref(),
-                &records,
-                *days,
-            )?)
+            let mut report =
+                metrics::Report::build(&direct.project.name, log.as_ref(), &records, *days)?;
+            report.stale = stale;
+            json(report)
         }
     }
 }

@@ -869,6 +869,13 @@ fn metrics_lines<'a>(report: &Report) -> Vec<Line<'a>> {
         "Sessions: {}   memories: {}",
         report.sessions, report.memories
     )));
+    if !report.stale.is_empty() {
+        lines.push(Line::from(vec![
+            "Stale: ".bold(),
+            format!("{}", report.stale.len()).yellow().bold(),
+            Span::raw(" memories name files that changed or vanished (audit --stale)"),
+        ]));
+    }
     let m = &report.repeat_mistakes;
     if m.failures > 0 || m.guarded > 0 {
         lines.push(Line::from(vec![

@@ -728,6 +728,22 @@ async fn remember_keeps_a_title_for_the_hooks_index_and_refuses_a_long_one() {
     let env = TestEnv::new();
     let repo = env.git_repo("titled");
     let client = start_for(&env, &repo).await;
+    // A memory naming a file of the repository gets its code anchor, through MCP too.
+    let anchored = call_json(
+        &client,
+        "remember",
+        json!({"content": "The README.md is the only place the release steps are written down"}),
+    )
+    .await;
+    let record = call_json(&client, "get_memory", json!({"id": anchored["id"]})).await;
+    assert!(
+        record["metadata"]["anchors"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("README.md@")),
+        "{record}"
+    );
+    let stale = call_json(&client, "audit", json!({"stale": true})).await;
+    assert_eq!(stale, json!([]));
     let stored = call_json(
         &client,
         "remember",

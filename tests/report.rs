@@ -133,6 +133,7 @@ fn realistic() -> Report {
         never_injected_count: 23,
         injected_never_used: list(3),
         repeat_mistakes: Default::default(),
+        stale: Vec::new(),
     }
 }
 

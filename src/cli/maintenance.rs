@@ -43,6 +43,9 @@ pub enum Cmd {
         threshold: f64,
         #[arg(long)]
         json: bool,
+        /// List the memories whose code anchors changed or vanished instead of duplicates.
+        #[arg(long)]
+        stale: bool,
     },
     /// Remove near-duplicates, keeping one survivor per cluster with the merged tags.
     Dedup {
@@ -162,7 +165,33 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         }
         Cmd::Health { index } => return health(client, index),
         Cmd::Repair { accept_loss } => return repair(client, accept_loss),
-        Cmd::Audit { threshold, json } => {
+        Cmd::Audit {
+            json, stale: true, ..
+        } => {
+            let stale = client.stale()?;
+            if json {
+                print_json(&stale);
+            } else if stale.is_empty() {
+                println!("No memory names a file that changed or vanished since it was written.");
+            } else {
+                println!(
+                    "{} {} files that changed or vanished since written:",
+                    stale.len(),
+                    if stale.len() == 1 { "memory names" } else { "memories name" }
+                );
+                for m in &stale {
+                    let mut what = Vec::new();
+                    if !m.changed.is_empty() {
+                        what.push(format!("changed: {}", m.changed.join(", ")));
+                    }
+                    if !m.gone.is_empty() {
+                        what.push(format!("gone: {}", m.gone.join(", ")));
+                    }
+                    println!("  {} {} ({})", crate::record::short_id(&m.id), m.preview, what.join("; "));
+                }
+            }
+        }
+        Cmd::Audit { threshold, json, .. } => {
             let report = client.audit(threshold)?;
             if json {
                 print_json(&report);

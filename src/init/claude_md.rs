@@ -36,6 +36,8 @@ This project has a persistent memory. Claude Code hooks fill it and read from it
   3. **Cite** a matching entry as "From memory: …" and build on it instead of re-investigating.
   4. **Research** only what memory does not already answer.
 - Entries marked `⚠️ HEURISTIC` are earlier judgements, not verified facts: they suggest, they never conclude.
+- **MEMORY: This command failed before** arrives before a Bash command that failed in a similar form: do
+  not run it unchanged; follow its `What worked` line, or fix the cause first.
 - At session start a **MEMORY MAP** says how many memories the project holds and their main topics.
 - **When to recall**: before non-trivial work, when a task touches code or decisions earlier sessions may
   have covered, and when stuck on an error. The `wt-tools` MCP server's `recall` (search by meaning) and

@@ -688,6 +688,7 @@ mod tests {
             [
                 "SessionStart",
                 "UserPromptSubmit",
+                "PreToolUse",
                 "PostToolUse",
                 "PostToolUseFailure",
                 "SubagentStart",
@@ -742,7 +743,7 @@ mod tests {
     }
 
     #[test]
-    fn pretool_is_added_on_request_and_removed_without_it() {
+    fn pretool_recall_is_added_on_request_and_the_guard_stays_without_it() {
         let with = install(None, &bin(), true, "s").unwrap().unwrap();
         let v: Value = serde_json::from_str(&with).unwrap();
         assert_eq!(
@@ -751,7 +752,13 @@ mod tests {
         );
         let without = install(Some(&with), &bin(), false, "s").unwrap().unwrap();
         let v: Value = serde_json::from_str(&without).unwrap();
-        assert!(v["hooks"].get("PreToolUse").is_none());
+        let groups = v["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0]["matcher"], json!("Bash"));
+        assert_eq!(
+            groups[0]["hooks"][0]["command"],
+            json!("/opt/wt/bin/wt-hook-memory PreToolUse --guard-only")
+        );
     }
 
     #[test]

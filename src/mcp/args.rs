@@ -201,6 +201,10 @@ pub struct AuditArgs {
     #[schemars(range(min = 0.0, max = 1.0))]
     #[serde(default = "default_similarity")]
     pub threshold: f64,
+    /// List the memories whose code anchors (files they name) changed or vanished since they
+    /// were written, instead of duplicates.
+    #[serde(default)]
+    pub stale: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -94,7 +94,7 @@ impl MemoryServer {
     }
 
     #[tool(
-        description = "Find near-duplicate memories without changing anything. Returns JSON: total, clusters, redundant, dedup_ratio and the largest clusters (ids, survivor). Follow up with dedup to merge them.",
+        description = "Find near-duplicate memories without changing anything. Returns JSON: total, clusters, redundant, dedup_ratio and the largest clusters (ids, survivor). Follow up with dedup to merge them. With stale=true: the memories whose files (code anchors) changed or vanished since they were written, with the paths.",
         annotations(
             title = "Audit duplicates",
             read_only_hint = true,
@@ -105,6 +105,9 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<AuditArgs>,
     ) -> Result<CallToolResult, ErrorData> {
+        if args.stale {
+            return self.json(move |c| c.stale()).await;
+        }
         self.json(move |c| c.audit(args.threshold)).await
     }
 

@@ -502,6 +502,7 @@ mod tests {
             never_injected_count: 1,
             injected_never_used: vec![memory("aaaabbbbccccdddd", "old note", 4, 0)],
             repeat_mistakes: Default::default(),
+            stale: Vec::new(),
         }
     }
 

@@ -36,6 +36,9 @@ pub struct Report {
     pub injected_never_used: Vec<MemoryStats>,
     /// Failed commands: how often the guard warned, how often a mistake came back.
     pub repeat_mistakes: RepeatMistakes,
+    /// Memories whose files (code anchors) changed or vanished since they were written.
+    #[serde(default)]
+    pub stale: Vec<crate::ops::Stale>,
 }
 
 /// `metrics --json`'s `repeat_mistakes`.
@@ -252,6 +255,12 @@ impl Report {
         }
         if let Some(line) = self.repeat_mistakes.line() {
             out.push_str(&format!("{line}\n"));
+        }
+        if !self.stale.is_empty() {
+            out.push_str(&format!(
+                "Stale: {} memories name files that changed or vanished (wt-memory audit --stale)\n",
+                self.stale.len()
+            ));
         }
         let mut list = |title: &str, items: &[MemoryStats]| {
             if items.is_empty() {

@@ -517,6 +517,16 @@ pub fn recall(store: &Store, req: &Recall, caller: &Caller) -> Result<Vec<Memory
         return Ok(recall::filtered_newest(store, &q)?);
     }
     let mut found = recall::recall(store, &q)?;
+    for record in &mut found {
+        if let Some(note) = staleness(store, record).and_then(|f| f.note()) {
+            let reason = record.relevance_reason.take().unwrap_or_default();
+            record.relevance_reason = Some(if reason.is_empty() {
+                note
+            } else {
+                format!("{reason}; {note}")
+            });
+        }
+    }
     if req.mode == RecallMode::Temporal {
         // RFC 3339 times of one writer sort as text.
         found.sort_by(|a, b| b.created_at.cmp(&a.created_at));
@@ -534,7 +544,72 @@ pub fn proactive(
 ) -> Result<Vec<MemoryRecord>> {
     check_query("proactive", context)?;
     let branch = caller.branch.as_deref();
-    Ok(recall::proactive(store, context, kind, limit, branch)?)
+    let mut found = recall::proactive(store, context, kind, limit, branch)?;
+    let gone = mark_stale(store, &mut found);
+    found.retain(|r| !gone.contains(&r.id));
+    Ok(found)
+}
+
+/// How a memory's code anchors compare with the repository now (None: it has none, or the
+/// store does not know its repository).
+pub fn staleness(store: &Store, record: &MemoryRecord) -> Option<crate::anchors::Freshness> {
+    let value = record.metadata.get(crate::anchors::ANCHORS)?;
+    store.freshness(value)
+}
+
+/// Memories about to be injected, checked against the files they name: one whose file changed
+/// says so first (`(src/a.rs changed since) …`); the ids of those whose file is gone are
+/// returned (they are not injected in full) and their titles say so.
+fn mark_stale(store: &Store, records: &mut [MemoryRecord]) -> Vec<String> {
+    let mut gone = Vec::new();
+    for record in records {
+        let Some(state) = staleness(store, record) else {
+            continue;
+        };
+        let Some(note) = state.note() else { continue };
+        if state.gone.is_empty() {
+            record.content = format!("({note}) {}", record.content);
+        } else {
+            let title = match record.metadata.get(TITLE) {
+                Some(own) => own.clone(),
+                None => hygiene::truncate_chars(&record.content, MAX_TITLE_CHARS).to_string(),
+            };
+            record
+                .metadata
+                .insert(TITLE.to_string(), format!("({note}) {title}"));
+            gone.push(record.id.clone());
+        }
+    }
+    gone
+}
+
+/// A memory whose code anchors changed or vanished (`audit --stale`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stale {
+    pub id: String,
+    pub preview: String,
+    pub changed: Vec<String>,
+    pub gone: Vec<String>,
+}
+
+/// Every memory whose anchors changed or vanished, newest first.
+pub fn stale(store: &Store) -> Result<Vec<Stale>> {
+    let mut out = Vec::new();
+    for record in store.records()? {
+        let Some(state) = staleness(store, &record) else {
+            continue;
+        };
+        if state.is_fresh() {
+            continue;
+        }
+        out.push(Stale {
+            preview: crate::hygiene::truncate_chars(&record.content, 100).replace('\n', " "),
+            id: record.id,
+            changed: state.changed,
+            gone: state.gone,
+        });
+    }
+    Ok(out)
 }
 
 /// The memories a hook injects in full for `context` and up to `index_limit` it lists below them.
@@ -548,14 +623,14 @@ pub fn tiers(
 ) -> Result<recall::Tiers> {
     check_query("proactive", context)?;
     let branch = caller.branch.as_deref();
-    Ok(recall::tiers(
-        store,
-        context,
-        kind,
-        limit,
-        index_limit,
-        branch,
-    )?)
+    let mut tiers = recall::tiers(store, context, kind, limit, index_limit, branch)?;
+    // A memory whose file is gone is listed in the index at most, marked.
+    let gone = mark_stale(store, &mut tiers.full);
+    mark_stale(store, &mut tiers.index);
+    let (demoted, full): (Vec<_>, Vec<_>) = tiers.full.into_iter().partition(|r| gone.contains(&r.id));
+    tiers.full = full;
+    tiers.index.splice(0..0, demoted);
+    Ok(tiers)
 }
 
 /// `list`: newest first, optionally one type.

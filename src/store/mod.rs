@@ -147,6 +147,8 @@ pub struct Store {
     /// Written since the last [`Store::checkpoint`]: the engine's memtables and its vector index
     /// file lag behind the (durable) write-ahead log.
     dirty: std::sync::atomic::AtomicBool,
+    /// Blob ids of the repository's files, for code anchors (see [`crate::anchors`]).
+    hasher: Mutex<crate::anchors::Hasher>,
     // Declared last: dropped after the engine has flushed and closed.
     _lock: ProjectLock,
     /// A read copy's folder, removed after the engine has closed (see [`Store::open_copy`]).
@@ -343,6 +345,7 @@ impl Store {
             }),
             batching: std::sync::atomic::AtomicBool::new(false),
             dirty: std::sync::atomic::AtomicBool::new(false),
+            hasher: Mutex::new(crate::anchors::Hasher::default()),
             _lock: lock,
             _copy: None,
         };
@@ -506,7 +509,15 @@ impl Store {
     /// the caller. Identical (normalised) content returns the existing id instead of storing it
     /// twice.
     pub fn insert(&self, new: NewMemory) -> anyhow::Result<Inserted> {
-        let new = new.redacted();
+        let mut new = new.redacted();
+        // After redaction: an anchor is a path and a blob id, never a secret. An import keeps
+        // the anchors it brings (taken where the memory was written).
+        if !new.metadata.contains_key(crate::anchors::ANCHORS) {
+            // The content and the retrieval keys (a commit save keys the files it changed).
+            let keys = new.metadata.get(crate::record::KEYS).map_or("", String::as_str);
+            let text = format!("{}\n{keys}", new.content);
+            new.metadata.extend(self.anchors_for(&text));
+        }
         if new.content.trim().is_empty() {
             bail!("empty content");
         }
@@ -588,6 +599,50 @@ impl Store {
         self.ensure_embedder()?;
         updated.experience.image_embeddings = self.embed_keys(&updated.experience.metadata)?;
         self.replace(&updated)
+    }
+
+    /// The repository this store belongs to, when known (code anchors are taken there).
+    pub fn repository_root(&self) -> Option<PathBuf> {
+        self.project.toplevel.clone()
+    }
+
+    /// The anchor metadata for a memory with `content` written now (nothing outside a
+    /// repository, or when it names none of its files).
+    pub fn anchors_for(&self, content: &str) -> Vec<(String, String)> {
+        let Some(root) = self.repository_root() else {
+            return Vec::new();
+        };
+        let mut hasher = self.hasher.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(anchors) = crate::anchors::anchors_for(content, &root, &mut hasher) else {
+            return Vec::new();
+        };
+        let mut out = vec![(crate::anchors::ANCHORS.to_string(), anchors)];
+        out.extend(
+            crate::anchors::head_commit(&root)
+                .map(|c| (crate::anchors::ANCHOR_COMMIT.to_string(), c)),
+        );
+        out
+    }
+
+    /// How the anchors in `value` compare with the repository's files now.
+    pub fn freshness(&self, value: &str) -> Option<crate::anchors::Freshness> {
+        let root = self.repository_root()?;
+        let mut hasher = self.hasher.lock().unwrap_or_else(|e| e.into_inner());
+        Some(crate::anchors::check(value, &root, &mut hasher))
+    }
+
+    /// Give `memory` anchors taken now, in place (same id; the anchor migration).
+    pub fn set_anchors(&self, memory: &Memory) -> anyhow::Result<bool> {
+        let metadata = &memory.experience.metadata;
+        let keys = metadata.get(crate::record::KEYS).map_or("", String::as_str);
+        let anchors = self.anchors_for(&format!("{}\n{keys}", memory.experience.content));
+        if anchors.is_empty() {
+            return Ok(false);
+        }
+        let mut updated = memory.clone();
+        updated.experience.metadata.extend(anchors);
+        self.replace(&updated)?;
+        Ok(true)
     }
 
     /// Mark `memory` as the replacement of the memory `older` (same id; `supersede`).
