@@ -236,23 +236,37 @@ mod tests {
     #[test]
     fn blob_ids_are_gits() {
         // `printf 'hello\n' | git hash-object --stdin`
-        assert_eq!(blob_id(b"hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
+        assert_eq!(
+            blob_id(b"hello\n"),
+            "ce013625030ba8dba906f756967f9e9ca394464a"
+        );
     }
 
     #[test]
     fn anchors_follow_the_files_they_name() {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("src/billing")).unwrap();
-        std::fs::write(root.path().join("src/billing/invoice.rs"), "fn retry() {}\n").unwrap();
+        std::fs::write(
+            root.path().join("src/billing/invoice.rs"),
+            "fn retry() {}\n",
+        )
+        .unwrap();
         std::fs::write(root.path().join("Cargo.toml"), "[package]\n").unwrap();
         let text = "Retries live in src/billing/invoice.rs (see ./Cargo.toml, not src/nowhere.rs or /etc/passwd).";
-        assert_eq!(files_named(text, root.path()), ["src/billing/invoice.rs", "Cargo.toml"]);
+        assert_eq!(
+            files_named(text, root.path()),
+            ["src/billing/invoice.rs", "Cargo.toml"]
+        );
         let mut hasher = Hasher::default();
         let value = anchors_for(text, root.path(), &mut hasher).unwrap();
         assert!(value.starts_with("src/billing/invoice.rs@"), "{value}");
         assert!(check(&value, root.path(), &mut hasher).is_fresh());
 
-        std::fs::write(root.path().join("src/billing/invoice.rs"), "fn retry_twice() {}\n").unwrap();
+        std::fs::write(
+            root.path().join("src/billing/invoice.rs"),
+            "fn retry_twice() {}\n",
+        )
+        .unwrap();
         std::fs::remove_file(root.path().join("Cargo.toml")).unwrap();
         let state = check(&value, root.path(), &mut Hasher::default());
         assert_eq!(state.changed, ["src/billing/invoice.rs"]);

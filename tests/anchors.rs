@@ -31,7 +31,10 @@ fn record_with(env: &TestEnv, repo: &Path, needle: &str) -> Value {
 }
 
 fn anchors_of(record: &Value) -> String {
-    record["metadata"]["anchors"].as_str().unwrap_or("").to_string()
+    record["metadata"]["anchors"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
 }
 
 fn prompt(env: &TestEnv, repo: &Path, session: &str) -> String {
@@ -69,7 +72,11 @@ fn anchors_are_taken_at_every_write_path() {
     assert_eq!(anchors_of(&record_with(&env, &repo, "Tuesdays")), "");
 
     // A hook's commit save: anchored by the files the commit changed (its retrieval key).
-    std::fs::write(repo.join("src/billing/invoice.rs"), "fn retry() { backoff() }\n").unwrap();
+    std::fs::write(
+        repo.join("src/billing/invoice.rs"),
+        "fn retry() { backoff() }\n",
+    )
+    .unwrap();
     git(&repo, &["commit", "-qam", "Add backoff to the retry loop"]);
     let payload = json!({
         "session_id": "commit", "hook_event_name": "PostToolUse", "tool_name": "Bash",
@@ -98,9 +105,16 @@ fn anchors_are_taken_at_every_write_path() {
     env.wt_ok(&repo, &["import", file.to_str().unwrap()], None);
     let fresh = record_with(&env, &repo, "The retry cap");
     assert!(anchors_of(&fresh).starts_with("src/billing/invoice.rs@"));
-    assert_ne!(anchors_of(&fresh), format!("src/billing/invoice.rs@{blob}"), "taken now");
+    assert_ne!(
+        anchors_of(&fresh),
+        format!("src/billing/invoice.rs@{blob}"),
+        "taken now"
+    );
     let carried = record_with(&env, &repo, "from a teammate");
-    assert_eq!(anchors_of(&carried), format!("src/billing/invoice.rs@{blob}"));
+    assert_eq!(
+        anchors_of(&carried),
+        format!("src/billing/invoice.rs@{blob}")
+    );
 }
 
 #[test]
@@ -161,7 +175,10 @@ fn a_changed_or_vanished_file_is_said_before_the_memory_is_used() {
     assert_eq!(stale[0]["gone"], json!(["src/billing/invoice.rs"]));
     // Back as it was: fresh again.
     std::fs::write(repo.join("src/billing/invoice.rs"), "fn retry() {}\n").unwrap();
-    assert_eq!(env.wt_json(&repo, &["audit", "--stale", "--json"], None), json!([]));
+    assert_eq!(
+        env.wt_json(&repo, &["audit", "--stale", "--json"], None),
+        json!([])
+    );
 }
 
 #[test]
@@ -180,7 +197,12 @@ fn older_memories_get_anchors_by_the_migration() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("older"))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("older")
+        })
         .unwrap();
     std::fs::write(
         store.join(".migrations"),

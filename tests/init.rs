@@ -980,7 +980,10 @@ fn expected_absolute_handlers() -> Vec<Handler> {
     expected_memory_handlers(false)
         .into_iter()
         .map(|mut h| {
-            let args = h.2.strip_prefix(&hook_command(&h.0)).unwrap_or("").to_string();
+            let args =
+                h.2.strip_prefix(&hook_command(&h.0))
+                    .unwrap_or("")
+                    .to_string();
             h.2 = abs_hook_command(&h.0) + &args;
             h
         })

@@ -177,7 +177,11 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 println!(
                     "{} {} files that changed or vanished since written:",
                     stale.len(),
-                    if stale.len() == 1 { "memory names" } else { "memories name" }
+                    if stale.len() == 1 {
+                        "memory names"
+                    } else {
+                        "memories name"
+                    }
                 );
                 for m in &stale {
                     let mut what = Vec::new();
@@ -187,11 +191,18 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                     if !m.gone.is_empty() {
                         what.push(format!("gone: {}", m.gone.join(", ")));
                     }
-                    println!("  {} {} ({})", crate::record::short_id(&m.id), m.preview, what.join("; "));
+                    println!(
+                        "  {} {} ({})",
+                        crate::record::short_id(&m.id),
+                        m.preview,
+                        what.join("; ")
+                    );
                 }
             }
         }
-        Cmd::Audit { threshold, json, .. } => {
+        Cmd::Audit {
+            threshold, json, ..
+        } => {
             let report = client.audit(threshold)?;
             if json {
                 print_json(&report);

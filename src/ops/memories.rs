@@ -627,7 +627,8 @@ pub fn tiers(
     // A memory whose file is gone is listed in the index at most, marked.
     let gone = mark_stale(store, &mut tiers.full);
     mark_stale(store, &mut tiers.index);
-    let (demoted, full): (Vec<_>, Vec<_>) = tiers.full.into_iter().partition(|r| gone.contains(&r.id));
+    let (demoted, full): (Vec<_>, Vec<_>) =
+        tiers.full.into_iter().partition(|r| gone.contains(&r.id));
     tiers.full = full;
     tiers.index.splice(0..0, demoted);
     Ok(tiers)

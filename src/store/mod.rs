@@ -514,7 +514,10 @@ impl Store {
         // the anchors it brings (taken where the memory was written).
         if !new.metadata.contains_key(crate::anchors::ANCHORS) {
             // The content and the retrieval keys (a commit save keys the files it changed).
-            let keys = new.metadata.get(crate::record::KEYS).map_or("", String::as_str);
+            let keys = new
+                .metadata
+                .get(crate::record::KEYS)
+                .map_or("", String::as_str);
             let text = format!("{}\n{keys}", new.content);
             new.metadata.extend(self.anchors_for(&text));
         }
