@@ -20,6 +20,20 @@ import json, sys
 for line in open(sys.argv[1]):
     print(json.loads(line)["content"].replace("\n", " "))
 PY
+# The files the memories name exist in the repository, so their code anchors are taken at the
+# write and checked before each injection (README, Code anchors), as in a real project.
+python3 - "$tmp/notes.txt" "$repo" <<'PY'
+import os, re, sys
+repo = sys.argv[2]
+for note in open(sys.argv[1]):
+    for path in re.findall(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+\.[A-Za-z0-9]{1,6}", note):
+        target = os.path.join(repo, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w") as f:
+            f.write("// " + path + "\n")
+PY
+git -C "$repo" add -A && git -C "$repo" commit -q -m files
+echo "repository: $(git -C "$repo" ls-files | wc -l) files named by the memories"
 # --json: the answer, with any "similar older memory" notes, goes to stdout and is discarded
 while IFS= read -r note; do printf "%s" "$note" | "$bin/wt-memory" remember --type Learning --json >/dev/null; done < "$tmp/notes.txt"
 # WT_BENCH_SIZE=N (> 209): grow the store to N with variants of the dev memories, through import.
@@ -38,6 +52,7 @@ sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/post_tool_use.rea
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/user_prompt_submit.normal.json" > "$tmp/prompt.json"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/post_tool_use.bash.json" > "$tmp/bash.json"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/session_start.startup.json" > "$tmp/start.json"
+sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/pre_tool_use.bash.json" > "$tmp/pre.json"
 measure() { # name, command...
   local name="$1"; shift
   local start end rss max=0 times=()
@@ -65,6 +80,8 @@ fresh="find '$tmp/run/wt-tools' -maxdepth 1 -type f -delete 2>/dev/null;"
 before="$fresh"
 measure "wt-hook-memory PostToolUse (Read)" sh -c "'$bin/wt-hook-memory' PostToolUse < '$tmp/payload.json'"
 measure "wt-hook-memory PostToolUse (Bash)" sh -c "'$bin/wt-hook-memory' PostToolUse < '$tmp/bash.json'"
+# The repeat-mistake guard before a Bash command (what init registers without --pretool).
+measure "wt-hook-memory PreToolUse (Bash guard)" sh -c "'$bin/wt-hook-memory' PreToolUse --guard-only < '$tmp/pre.json'"
 measure "wt-hook-memory UserPromptSubmit" sh -c "'$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
 # A prompt never seen before: its embedding is computed, not taken from the daemon's cache.
 before="$fresh sed \"s/implemented?/implemented (\$(date +%N))?/\" '$tmp/prompt.json' > '$tmp/new.json'"

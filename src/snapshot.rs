@@ -17,11 +17,8 @@ pub const KEEP: usize = 5;
 /// File-name timestamp: fixed width, so names sort in time order.
 const STAMP: &str = "%Y%m%dT%H%M%S%.3fZ";
 
-/// The folder of a store's undo snapshots.
-pub const DIR: &str = "snapshots";
-
 pub fn dir(store_dir: &Path) -> PathBuf {
-    store_dir.join(DIR)
+    store_dir.join(crate::store::SNAPSHOT_DIR)
 }
 
 /// One snapshot file, as `restore --list` shows it.

@@ -185,9 +185,12 @@ const BM25_DIR: &str = "bm25_index";
 /// Read copies live next to the stores under this prefix (a dot: `projects` skips them).
 pub const READ_COPY_PREFIX: &str = ".read-copy-";
 
+/// The folder of a store's undo snapshots (written by `crate::snapshot`).
+pub const SNAPSHOT_DIR: &str = "snapshots";
+
 /// Copy the store `from` into `to`, without its undo snapshots (the engine does not read them).
 fn copy_store(from: &Path, to: &Path) -> anyhow::Result<()> {
-    copy_tree(from, to, &[crate::snapshot::DIR])
+    copy_tree(from, to, &[SNAPSHOT_DIR])
 }
 
 /// Copy `from` into `to`, except the top-level entries named in `skip`: RocksDB's table files,
