@@ -193,17 +193,7 @@ fn older_memories_get_anchors_by_the_migration() {
     // The store as an older version left it: only the first migration applied.
     let stop = env.wt(&repo, &["daemon", "stop"], None);
     assert!(stop.status.success());
-    let store = std::fs::read_dir(env.store_root())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("older")
-        })
-        .unwrap();
+    let store = env.store_dir_of("older");
     std::fs::write(
         store.join(".migrations"),
         r#"{"applied":["001"],"last_run":"2026-01-01T00:00:00Z"}"#,

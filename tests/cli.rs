@@ -1247,7 +1247,10 @@ fn migration_001_tags_unbranched_memories_once() {
         "--no-migrate after the subcommand works too"
     );
     let out = env.wt(&dir, &["list"], None);
-    assert!(stderr(&out).contains("2 migration(s) applied"), "001 and 002");
+    assert!(
+        stderr(&out).contains("2 migration(s) applied"),
+        "001 and 002"
+    );
     let tags = env.wt_json(&dir, &["get", &id], None)["tags"].clone();
     assert_eq!(tags, serde_json::json!(["branch:unknown"]));
     assert!(
@@ -1978,17 +1981,7 @@ fn read_only_commands_leave_the_store_byte_identical() {
         "{}",
         String::from_utf8_lossy(&stop.stderr)
     );
-    let store = std::fs::read_dir(env.store_root())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("readonly")
-        })
-        .expect("the project's store");
+    let store = env.store_dir_of("readonly");
     let before = tree_bytes(&store);
     assert!(!before.is_empty());
     let reads: [&[&str]; 9] = [

@@ -149,6 +149,19 @@ impl Harness {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// `wt-memory doctor`'s report for `repo`, with the binaries on PATH.
+    fn doctor(&self, repo: &Path) -> String {
+        let out = run(
+            self.env
+                .cmd("wt-memory", repo)
+                .arg("doctor")
+                .env("PATH", path_with_bins())
+                .env("HOME", self.env.path().join("home")),
+            None,
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// argv of every `claude` call so far.
     fn calls(&self) -> Vec<Vec<String>> {
         std::fs::read_to_string(self.log_path())
@@ -1216,17 +1229,7 @@ fn dangling_hook_commands_fail_doctor_and_init_removes_them_on_request() {
         serde_json::to_string_pretty(&s).unwrap(),
     )
     .unwrap();
-    let doctor = || {
-        let out = run(
-            h.env
-                .cmd("wt-memory", &repo)
-                .arg("doctor")
-                .env("PATH", path_with_bins())
-                .env("HOME", h.env.path().join("home")),
-            None,
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let doctor = || h.doctor(&repo);
     let report = doctor();
     assert!(
         report.contains("hook command not found: `wt-hook-skill` (UserPromptSubmit")
@@ -1283,17 +1286,7 @@ fn doctor_tells_the_previous_systems_mcp_server_from_ours() {
         r#"{"mcpServers": {"wt-memory": {"command": "python3", "args": ["-m", "wt_memory_mcp"]}}}"#,
     )
     .unwrap();
-    let doctor = || {
-        let out = run(
-            h.env
-                .cmd("wt-memory", &repo)
-                .arg("doctor")
-                .env("PATH", path_with_bins())
-                .env("HOME", h.env.path().join("home")),
-            None,
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let doctor = || h.doctor(&repo);
     let before = doctor();
     assert!(
         before.contains("the MCP server registered as wt-memory runs `python3 -m wt_memory_mcp`, not this wt-mcp-server"),
@@ -1335,17 +1328,7 @@ fn with_the_plugin_enabled_init_writes_no_hooks_and_takes_out_its_own() {
     let repo = h.env.git_repo("withplugin");
     h.project_ok(&repo, &["init"], true);
     assert!(!our_hook_commands(&repo.join(".claude/settings.json")).is_empty());
-    let doctor = || {
-        let out = run(
-            h.env
-                .cmd("wt-memory", &repo)
-                .arg("doctor")
-                .env("PATH", path_with_bins())
-                .env("HOME", h.env.path().join("home")),
-            None,
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let doctor = || h.doctor(&repo);
     assert!(doctor().contains("wired by settings"), "{}", doctor());
 
     // The user enables the plugin: doctor sees both, init takes its own out.

@@ -73,6 +73,14 @@ fn check_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// How long ago `path` was last modified (None when that cannot be told).
+pub fn age(path: &std::path::Path) -> Option<std::time::Duration> {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|at| at.elapsed().ok())
+}
+
 /// May this process create files in `dir`?
 pub fn writable(dir: &std::path::Path) -> bool {
     use std::os::unix::ffi::OsStrExt;

@@ -866,9 +866,11 @@ async fn plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir() -> Result<()> {
 
     // Claude Code's environment for the plugin: its root and data folder; PATH without the
     // image's programs, and no model path of the image's.
-    let plugin_env = "cd /workspace && env -u SHODH_PACKAGE_DIR PATH=/usr/bin:/bin \
+    // The resident service, as on a user's machine (the image turns it off for `docker run`).
+    let plugin_env = "env -u SHODH_PACKAGE_DIR PATH=/usr/bin:/bin \
                       CLAUDE_PLUGIN_ROOT=/plugin CLAUDE_PLUGIN_DATA=/plugin-data \
-                      WT_TOOLS_DIST_BASE=file:///dist CLAUDE_PROJECT_DIR=/workspace";
+                      WT_TOOLS_DIST_BASE=file:///dist CLAUDE_PROJECT_DIR=/workspace \
+                      WT_MEMORY_DAEMON=1";
     let server = |script: &str| -> Vec<String> {
         vec![
             "docker".into(),
@@ -877,7 +879,7 @@ async fn plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir() -> Result<()> {
             b.container.id().to_string(),
             "sh".into(),
             "-c".into(),
-            format!("{plugin_env} {script}"),
+            format!("cd {WORKSPACE} && {plugin_env} {script}"),
         ]
     };
     // The MCP server's command as `.mcp.json` has it, after Claude Code's substitution.
@@ -910,12 +912,19 @@ async fn plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir() -> Result<()> {
     });
     let out = b
         .sh(&format!(
-            "echo '{payload}' | {plugin_env} sh -c '\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" UserPromptSubmit'"
+            "cd {WORKSPACE} && echo '{payload}' | {plugin_env} sh -c '\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" UserPromptSubmit'"
         ))
         .await?
         .ok("the plugin's UserPromptSubmit hook");
-    let v = hook_json(&out.stdout, "plugin UserPromptSubmit")
-        .expect("the plugin's hook injected nothing");
+    let Some(v) = hook_json(&out.stdout, "plugin UserPromptSubmit") else {
+        let log = b
+            .sh("tail -20 /root/.local/state/wt-tools/*.log 2>&1")
+            .await?;
+        panic!(
+            "the plugin's hook injected nothing; stderr: {}\nlogs:\n{}",
+            out.stderr, log.stdout
+        );
+    };
     let ctx = v["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap_or_default();

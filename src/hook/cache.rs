@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 const PREFIX: &str = "session-";
 /// Cache files untouched for this long belong to finished sessions (the previous system never deleted them).
@@ -119,7 +119,6 @@ pub fn sweep_old(dir: &Path, max_age: Duration) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
-    let now = SystemTime::now();
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -127,12 +126,7 @@ pub fn sweep_old(dir: &Path, max_age: Duration) -> usize {
         if !name.starts_with(PREFIX) || !(name.ends_with(".json") || name.ends_with(".lock")) {
             continue;
         }
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| now.duration_since(t).ok())
-            .is_some_and(|age| age > max_age);
+        let old = crate::paths::age(&entry.path()).is_some_and(|age| age > max_age);
         if old && std::fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }

@@ -4,7 +4,7 @@
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// Copies of one event start within milliseconds of each other; a claim this old belongs to an
 /// earlier event (a later turn never repeats a payload this fast).
@@ -38,11 +38,7 @@ fn marker(dir: &Path, key: &str) -> PathBuf {
 }
 
 fn is_fresh(path: &Path) -> bool {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|at| SystemTime::now().duration_since(at).ok())
-        .is_some_and(|age| age < FRESH)
+    crate::paths::age(path).is_some_and(|age| age < FRESH)
 }
 
 /// Claim the event `key` in `dir`: false when another run claimed it a moment ago. Any failure
@@ -79,15 +75,8 @@ pub fn sweep(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let now = SystemTime::now();
     for entry in entries.flatten() {
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|at| now.duration_since(at).ok())
-            .is_some_and(|age| age > SWEEP_AFTER);
-        if old {
+        if crate::paths::age(&entry.path()).is_some_and(|age| age > SWEEP_AFTER) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -103,7 +92,7 @@ mod tests {
         assert!(claim(dir.path(), "k1"));
         assert!(!claim(dir.path(), "k1"), "a fresh claim holds");
         assert!(claim(dir.path(), "k2"), "another event is not affected");
-        let old = SystemTime::now() - Duration::from_secs(5);
+        let old = std::time::SystemTime::now() - Duration::from_secs(5);
         let f = std::fs::File::options()
             .write(true)
             .open(marker(dir.path(), "k1"))

@@ -228,11 +228,7 @@ fn sweep_stale_copies(root: &Path) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let stale = name.to_string_lossy().starts_with(READ_COPY_PREFIX)
-            && entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|at| at.elapsed().ok())
+            && crate::paths::age(&entry.path())
                 .is_some_and(|age| age > std::time::Duration::from_secs(3600));
         if stale {
             let _ = std::fs::remove_dir_all(entry.path());

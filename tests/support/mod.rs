@@ -94,6 +94,16 @@ impl TestEnv {
         self.wt_ok(cwd, &args, Some(content)).trim().to_string()
     }
 
+    /// The store directory of the project whose store name starts with `name`.
+    pub fn store_dir_of(&self, name: &str) -> PathBuf {
+        std::fs::read_dir(self.store_root())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(name))
+            .unwrap_or_else(|| panic!("no store of {name} under {}", self.store_root().display()))
+    }
+
     /// A fresh git repository at `<tmp>/<rel>` with one commit on `main`.
     pub fn git_repo(&self, rel: &str) -> PathBuf {
         let repo = self.path().join(rel);
