@@ -134,7 +134,7 @@ mod tests {
             r#"{"enabledPlugins":{"wt-tools@acme":true,"x@y":true}}"#,
         );
         assert_eq!(
-            enabled_in(&[user.clone()]).as_deref(),
+            enabled_in(std::slice::from_ref(&user)).as_deref(),
             Some("wt-tools@wt-tools")
         );
         assert_eq!(enabled_in(&[user.clone(), local.clone()]), None);
