@@ -33,8 +33,6 @@ wt_missing_apt() {
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
   # uv is installed into a venv (PEP 668: Debian's python refuses `pip install` outside one).
   command -v uv >/dev/null 2>&1 || python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
-  # tests/plugin.rs and tests/init.rs check the plugin's manifests against Claude Code's schemas.
-  python3 -c 'import jsonschema' >/dev/null 2>&1 || missing+=(python3-jsonschema)
   # tests/report.rs renders the HTML metrics report in headless chromium.
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   # tests/tui.rs drives `wt-memory tui` in a real terminal.
@@ -49,6 +47,7 @@ if [ "${1:-}" = "--check" ]; then
   missing="$(wt_missing_apt)"
   command -v uv >/dev/null 2>&1 || missing="$missing uv"
   command -v cargo >/dev/null 2>&1 || missing="$missing cargo"
+  python3 -c 'import jsonschema' >/dev/null 2>&1 || missing="$missing jsonschema"
   if [ -n "${missing// /}" ]; then
     echo "deps: missing:$missing" >&2
     return 1 2>/dev/null || exit 1
@@ -70,5 +69,18 @@ if ! command -v uv >/dev/null 2>&1; then
   python3 -m venv "$wt_uv_home"
   "$wt_uv_home/bin/python" -m pip install --quiet --disable-pip-version-check uv
   export PATH="$wt_uv_home/bin:$PATH"
+fi
+# tests/plugin.rs and tests/init.rs check the plugin's manifests against Claude Code's schemas with
+# Python's jsonschema, in the python3 first on PATH (uv's venv, once it is there).
+if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
+  if [ "$(command -v python3)" = "$wt_uv_home/bin/python3" ]; then
+    echo "deps: installing jsonschema into $wt_uv_home" >&2
+    "$wt_uv_home/bin/python" -m pip install --quiet --disable-pip-version-check jsonschema
+  else
+    echo "deps: installing python3-jsonschema with apt-get" >&2
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-jsonschema >/dev/null
+  fi
 fi
 command -v cargo >/dev/null 2>&1 || { echo "deps: cargo not found: install Rust with rustup (https://rustup.rs), then run this again" >&2; exit 1; }
