@@ -266,6 +266,14 @@ impl Client {
         })
     }
 
+    /// The failure record `id`'s command failed again, as `command`: count it, keep the form.
+    pub fn failed_again(&mut self, id: &str, command: &str) -> Result<MemoryRecord> {
+        self.call(Request::FailedAgain {
+            id: id.to_string(),
+            command: command.to_string(),
+        })
+    }
+
     /// Mark memory `newer` as the replacement of memory `older` (ids or prefixes).
     pub fn supersede(&mut self, newer: &str, older: &str) -> Result<ops::Superseded> {
         self.call(Request::Supersede {

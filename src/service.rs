@@ -52,6 +52,11 @@ pub enum Request {
         id: String,
         keys: Vec<String>,
     },
+    /// A failure record's command failed again (the hooks' guard): its count and latest form.
+    FailedAgain {
+        id: String,
+        command: String,
+    },
     /// Mark `newer` as the replacement of `older`.
     Supersede {
         newer: String,
@@ -139,6 +144,7 @@ impl Request {
             R::List { .. } => "list",
             R::Get { .. } => "get",
             R::SetKeys { .. } => "set_keys",
+            R::FailedAgain { .. } => "failed_again",
             R::Supersede { .. } => "supersede",
             R::Forget { .. } => "forget",
             R::Context { .. } => "context",
@@ -437,6 +443,13 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::SetKeys { id, keys } => {
             let id = ops::checked_id("set-keys", id)?;
             match direct.change(|s| ops::set_keys(s, &id, keys))? {
+                Some(done) => json(done),
+                None => Err(crate::error::not_found(format!("no memory {id}"))),
+            }
+        }
+        R::FailedAgain { id, command } => {
+            let id = ops::checked_id("failed-again", id)?;
+            match direct.change(|s| ops::failed_again(s, &id, command))? {
                 Some(done) => json(done),
                 None => Err(crate::error::not_found(format!("no memory {id}"))),
             }

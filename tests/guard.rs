@@ -168,12 +168,39 @@ fn the_guard_warns_before_repeats_and_stays_quiet_otherwise() {
         failures.len(),
         "a repeat adds no record"
     );
+    // It refreshes the one record: counted, with the latest form of the command.
+    let record = failure_records(&env, &repo)
+        .into_iter()
+        .find(|r| {
+            r["content"]
+                .as_str()
+                .unwrap()
+                .contains(first["command"].as_str().unwrap())
+        })
+        .unwrap();
+    assert_eq!(record["metadata"]["failure_count"], "2", "{record}");
+    assert_eq!(
+        record["metadata"]["failure_command"],
+        "cargo test -p auth --features postgres --release"
+    );
+    let said = before(
+        &env,
+        &repo,
+        "later",
+        "l1",
+        "cargo test -p auth --features postgres",
+    );
+    assert!(
+        said.contains("(2 times; last: `cargo test -p auth --features postgres --release`)"),
+        "{said}"
+    );
     let metrics = env.wt_json(&repo, &["metrics", "--json"], None);
     let m = &metrics["repeat_mistakes"];
     assert_eq!(m["failures"], json!(failures.len() + 1), "{m}");
     assert_eq!(m["repeated"], json!(1), "{m}");
     assert_eq!(m["repeated_after_guard"], json!(1), "{m}");
-    assert_eq!(m["guarded"], json!(hits + false_warnings), "{m}");
+    // Every warning of the set, and the one after the repeat.
+    assert_eq!(m["guarded"], json!(hits + false_warnings + 1), "{m}");
     assert!(m["signatures"]
         .as_array()
         .unwrap()

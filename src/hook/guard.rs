@@ -19,7 +19,7 @@ pub const FAILURE_TAG: &str = "failure";
 /// Records the hooks wrote themselves: only queries about failures see them (`recall::passes`).
 pub const AUTO_TAG: &str = crate::recall::AUTO_FAILURE_TAG;
 /// Metadata: the command that failed, the one that worked instead, the signature.
-pub const FAILED_COMMAND: &str = "failure_command";
+pub const FAILED_COMMAND: &str = crate::ops::FAILURE_COMMAND;
 pub const FIX_COMMAND: &str = "fix_command";
 pub const SIGNATURE: &str = "failure_signature";
 
@@ -74,9 +74,12 @@ pub fn record_failure(ctx: &Ctx, input: &HookInput) -> Result<(), String> {
     let line = truncate_chars(line.trim(), COMMAND_CHARS).to_string();
     let state = super::events::load_session(ctx);
     let guarded = state.guarded.contains(&signature);
-    let known = !memory::tagged(ctx, &signature_tag(&signature), 1)?.is_empty();
-    if known {
+    let known = memory::tagged(ctx, &signature_tag(&signature), 4)?
+        .into_iter()
+        .find(|r| !r.has_tag("failure-fix"));
+    if let Some(record) = known {
         mistake(ctx, input, &signature, &command.head(), "repeated", guarded);
+        memory::failed_again(ctx, &record.id, &line)?;
     } else {
         let req = Remember {
             content: format!("Command `{line}` failed: {error_line}"),
@@ -213,7 +216,23 @@ pub fn warn(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
             continue;
         };
         let what = match failed {
-            Some(f) => truncate_chars(&f.content, 300).to_string(),
+            Some(f) => {
+                let times = f
+                    .metadata
+                    .get(crate::ops::FAILURE_COUNT)
+                    .filter(|n| n.as_str() != "1")
+                    .map(|n| {
+                        format!(
+                            " ({n} times; last: `{}`)",
+                            truncate_chars(
+                                f.metadata.get(FAILED_COMMAND).map_or("", String::as_str),
+                                COMMAND_CHARS
+                            )
+                        )
+                    })
+                    .unwrap_or_default();
+                format!("{}{times}", truncate_chars(&f.content, 300))
+            }
             None => format!(
                 "`{}` failed",
                 shown

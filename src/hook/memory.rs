@@ -166,6 +166,11 @@ pub fn recall(
     traced(ctx, query, with_client(ctx, "recall", |c| c.recall(&req)))
 }
 
+/// Count another failure of a failure record's command (see `ops::failed_again`).
+pub fn failed_again(ctx: &Ctx, id: &str, command: &str) -> Result<(), String> {
+    with_client(ctx, "failed_again", |c| c.failed_again(id, command)).map(drop)
+}
+
 /// The memories carrying `tag`, newest first (no ranking).
 pub fn tagged(ctx: &Ctx, tag: &str, limit: usize) -> Result<Vec<MemoryRecord>, String> {
     let req = Recall {

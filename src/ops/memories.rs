@@ -705,6 +705,39 @@ pub fn get(store: &Store, id: &str) -> Result<Option<MemoryRecord>> {
     })
 }
 
+/// Metadata of a failure record (hooks' guard): how often its command failed, its latest form, when.
+pub const FAILURE_COUNT: &str = "failure_count";
+pub const FAILURE_COMMAND: &str = "failure_command";
+pub const LAST_FAILED: &str = "last_failed";
+
+/// A failure record's command failed again as `command`: the record keeps one entry per mistake,
+/// counting it and keeping the latest form and time.
+pub fn failed_again(store: &Store, id: &str, command: &str) -> Result<MemoryRecord> {
+    let memory = resolve_id(store, "failed-again", id)?
+        .and_then(|full| store.get(&full).ok().flatten())
+        .ok_or_else(|| not_found(format!("no memory {id}; nothing changed")))?;
+    let count = memory
+        .experience
+        .metadata
+        .get(FAILURE_COUNT)
+        .and_then(|c| c.parse::<u64>().ok())
+        .unwrap_or(1);
+    store
+        .set_metadata(
+            &memory,
+            [
+                (FAILURE_COUNT.to_string(), (count + 1).to_string()),
+                (FAILURE_COMMAND.to_string(), command.to_string()),
+                (LAST_FAILED.to_string(), Store::now()),
+            ],
+        )
+        .map_err(|e| other(format!("failed-again: nothing changed: {e:#}")))?;
+    let updated = store
+        .get(&memory.id.0.to_string())?
+        .ok_or_else(|| other("the memory vanished while it was updated"))?;
+    Ok(MemoryRecord::from_memory(&updated))
+}
+
 /// Replace a memory's retrieval keys (an empty list removes them); returns the updated record.
 pub fn set_keys(store: &Store, id: &str, keys: &[String]) -> Result<MemoryRecord> {
     let memory = resolve_id(store, "set-keys", id)?

@@ -657,6 +657,22 @@ impl Store {
         self.replace(&updated)
     }
 
+    /// Set metadata entries of a memory in place (same id), redacted like every write.
+    pub fn set_metadata(
+        &self,
+        memory: &Memory,
+        entries: impl IntoIterator<Item = (String, String)>,
+    ) -> anyhow::Result<()> {
+        let mut updated = memory.clone();
+        for (key, value) in entries {
+            updated
+                .experience
+                .metadata
+                .insert(key, hygiene::redact(&value));
+        }
+        self.replace(&updated)
+    }
+
     /// Replace a memory's tags in place (same id).
     pub fn set_tags(&self, memory: &Memory, tags: Vec<String>) -> anyhow::Result<()> {
         let mut updated = memory.clone();
