@@ -1395,22 +1395,20 @@ fn team_plugin_enables_the_plugin_for_everyone_in_the_committed_settings() {
     );
     // Valid for Claude Code's settings schema.
     let schema =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas/claude-code-settings.json");
-    if schema.is_file() {
-        let script = "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))";
-        let out = run(
-            std::process::Command::new("python3")
-                .args(["-c", script])
-                .arg(&schema)
-                .arg(repo.join(".claude/settings.json")),
-            None,
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/schemas/claude-code-settings.json");
+    let script = "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))";
+    let out = run(
+        std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(&schema)
+            .arg(repo.join(".claude/settings.json")),
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A local checkout of this repository is a marketplace too.
     let here = env!("CARGO_MANIFEST_DIR");
     h.project_ok(&repo, &["init", "--team-plugin", here], false);
