@@ -1363,6 +1363,29 @@ fn with_the_plugin_enabled_init_writes_no_hooks_and_takes_out_its_own() {
         "{}",
         doctor()
     );
+    // Installed where Claude Code keeps it: doctor runs its launcher, which finds the programs
+    // on PATH (their version is the pinned one).
+    let installed = h
+        .env
+        .path()
+        .join("config/plugins/cache/wt-tools/wt-tools/0.1.0");
+    std::fs::create_dir_all(installed.parent().unwrap()).unwrap();
+    let copied = run(
+        std::process::Command::new("cp")
+            .arg("-R")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin"))
+            .arg(&installed),
+        None,
+    );
+    assert!(copied.status.success());
+    let report = doctor();
+    assert!(
+        report.contains(&format!(
+            "the plugin's launcher runs {}",
+            bin_path("wt-hook-memory").display()
+        )),
+        "{report}"
+    );
     assert!(h.project_ok(&repo, &["init"], true).contains("no change"));
 
     // `--hooks settings` wires init's own again, plugin or not.
