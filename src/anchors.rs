@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
 use std::sync::OnceLock;
 
 /// Metadata: one `path@blob` per line, paths relative to the repository root.
@@ -190,43 +191,6 @@ pub fn check(value: &str, root: &Path, hasher: &mut Hasher) -> Freshness {
         }
     }
     out
-}
-
-/// The commit checked out in the repository at `root`, read from git's files (no process).
-pub fn head_commit(root: &Path) -> Option<String> {
-    let git = root.join(".git");
-    let git_dir = if git.is_dir() {
-        git
-    } else {
-        let text = std::fs::read_to_string(&git).ok()?;
-        let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
-        if dir.is_absolute() {
-            dir
-        } else {
-            root.join(dir)
-        }
-    };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
-    let head = head.trim();
-    let Some(reference) = head.strip_prefix("ref:") else {
-        return Some(head.to_string()).filter(|h| h.len() >= 40);
-    };
-    let reference = reference.trim();
-    // A linked worktree keeps its refs in the common directory.
-    let common = std::fs::read_to_string(git_dir.join("commondir"))
-        .ok()
-        .map(|c| git_dir.join(c.trim()))
-        .unwrap_or_else(|| git_dir.clone());
-    for dir in [&git_dir, &common] {
-        if let Ok(sha) = std::fs::read_to_string(dir.join(reference)) {
-            return Some(sha.trim().to_string());
-        }
-    }
-    let packed = std::fs::read_to_string(common.join("packed-refs")).ok()?;
-    packed.lines().find_map(|l| {
-        let (sha, name) = l.split_once(' ')?;
-        (name == reference).then(|| sha.to_string())
-    })
 }
 
 #[cfg(test)]

@@ -55,6 +55,24 @@ pub fn toplevel(dir: &Path) -> Option<PathBuf> {
     }
 }
 
+/// The commit checked out at `toplevel`: the branch's ref read from git's files, as a hook can
+/// afford; git itself when the layout is unusual or HEAD is detached.
+pub fn head_commit(toplevel: &Path) -> Option<String> {
+    let from_files = Layout::at(toplevel).and_then(|layout| {
+        let branch = layout.branch?;
+        let name = format!("refs/heads/{branch}");
+        if let Ok(sha) = std::fs::read_to_string(layout.common_dir.join(&name)) {
+            return Some(sha.trim().to_string());
+        }
+        let packed = std::fs::read_to_string(layout.common_dir.join("packed-refs")).ok()?;
+        packed.lines().find_map(|l| {
+            let (sha, reference) = l.split_once(' ')?;
+            (reference == name).then(|| sha.to_string())
+        })
+    });
+    from_files.or_else(|| git(toplevel, &["rev-parse", "HEAD"]))
+}
+
 /// Where a working directory's repository lives, read from the files git writes (`.git`, a
 /// worktree's `gitdir:` file, `commondir`, `HEAD`), as git would report it: a hook resolves its
 /// project and branch on every call, and three `git` processes cost more than the rest of a

@@ -620,7 +620,7 @@ impl Store {
         };
         let mut out = vec![(crate::anchors::ANCHORS.to_string(), anchors)];
         out.extend(
-            crate::anchors::head_commit(&root)
+            crate::project::head_commit(&root)
                 .map(|c| (crate::anchors::ANCHOR_COMMIT.to_string(), c)),
         );
         out
