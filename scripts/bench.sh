@@ -12,9 +12,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-30}"
 bin="$(cd "${WT_BENCH_BIN:-${CARGO_TARGET_DIR:-target}/debug}" && pwd)"
-tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+# WT_BENCH_KEEP=DIR: build the store in DIR and keep it; a later run with the same DIR and size
+# reuses it (a 100k store takes minutes to import) and reports the import rate measured then.
+if [ -n "${WT_BENCH_KEEP:-}" ]; then
+  mkdir -p "$WT_BENCH_KEEP"; tmp="$(cd "$WT_BENCH_KEEP" && pwd)"
+  trap '"$bin/wt-memory" daemon stop >/dev/null 2>&1 || true' EXIT
+else
+  tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+fi
 export WT_MEMORY_HOME="$tmp/store" XDG_STATE_HOME="$tmp/state" XDG_RUNTIME_DIR="$tmp/run"
-repo="$tmp/repo"; mkdir -p "$repo" && cd "$repo" && git init -q -b main && git commit -q --allow-empty -m init
+repo="$tmp/repo"
+size="${WT_BENCH_SIZE:-0}"
+if [ -f "$tmp/built-$size" ]; then
+  cd "$repo"
+  cat "$tmp/built-$size"
+else
+rm -rf "$tmp/store" "$tmp/state" "$tmp/run" "$repo"
+mkdir -p "$repo" && cd "$repo" && git init -q -b main && git commit -q --allow-empty -m init
 python3 - "$OLDPWD/testdata/eval/dev/memories.jsonl" > "$tmp/notes.txt" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
@@ -37,7 +51,6 @@ echo "repository: $(git -C "$repo" ls-files | wc -l) files named by the memories
 # --json: the answer, with any "similar older memory" notes, goes to stdout and is discarded
 while IFS= read -r note; do printf "%s" "$note" | "$bin/wt-memory" remember --type Learning --json >/dev/null; done < "$tmp/notes.txt"
 # WT_BENCH_SIZE=N (> 209): grow the store to N with variants of the dev memories, through import.
-size="${WT_BENCH_SIZE:-0}"
 if [ "$size" -gt "$(wc -l < "$tmp/notes.txt")" ]; then
   "$bin/wt-memory" export --output "$tmp/seed.json"
   python3 "$OLDPWD/scripts/grow_store.py" "$tmp/seed.json" "$size" > "$tmp/grown.json"
@@ -45,7 +58,9 @@ if [ "$size" -gt "$(wc -l < "$tmp/notes.txt")" ]; then
   "$bin/wt-memory" import "$tmp/grown.json" >/dev/null
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   n=$(( size - $(wc -l < "$tmp/notes.txt") ))
-  echo "import of $n memories: $ms ms ($(( n * 1000 / (ms > 0 ? ms : 1) )) memories/s)"
+  echo "import of $n memories: $ms ms ($(( n * 1000 / (ms > 0 ? ms : 1) )) memories/s)" | tee "$tmp/import-rate"
+fi
+[ -n "${WT_BENCH_KEEP:-}" ] && { cat "$tmp/import-rate" 2>/dev/null || true; } > "$tmp/built-$size"
 fi
 echo "store: $("$bin/wt-memory" stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])' 2>/dev/null || echo '?') memories"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/post_tool_use.read.json" > "$tmp/payload.json"

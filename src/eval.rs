@@ -61,6 +61,11 @@ pub struct EvalReport {
     pub floor: f64,
     pub overall: KindScore,
     pub by_kind: BTreeMap<String, KindScore>,
+    /// Queries whose top 5 from the candidates the ranking view generates differs from the top 5
+    /// of scoring every memory exactly (`recall::select`): 0 when candidate generation loses
+    /// nothing.
+    #[serde(default)]
+    pub candidate_misses: usize,
     /// One line per query in the scorer's results format.
     #[serde(skip)]
     pub results_jsonl: String,
@@ -138,6 +143,7 @@ pub fn run_with_features(
         write_features(&store, &queries, &to_eval, path)?;
     }
     let mut results_jsonl = String::new();
+    let mut candidate_misses = 0;
     let mut per_kind: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     for q in &queries {
         let rq = RecallQuery {
@@ -147,6 +153,13 @@ pub fn run_with_features(
             ..Default::default()
         };
         let got = recall::recall(&store, &rq)?;
+        let exact = recall::ranked(&store, &rq)?;
+        let top5 = |records: &[crate::record::MemoryRecord]| -> Vec<String> {
+            records.iter().take(5).map(|r| r.id.clone()).collect()
+        };
+        if top5(&got) != top5(&exact) {
+            candidate_misses += 1;
+        }
         let ranked: Vec<(String, f64)> = got
             .iter()
             .map(|r| {
@@ -215,6 +228,7 @@ pub fn run_with_features(
             .iter()
             .map(|(k, rows)| (k.clone(), summarize(rows)))
             .collect(),
+        candidate_misses,
         results_jsonl,
     })
 }
@@ -286,6 +300,10 @@ impl EvalReport {
             self.overall.mrr,
             self.overall.abstention.unwrap_or(0.0),
             self.floor
+        ));
+        s.push_str(&format!(
+            "candidate generation: {} queries whose top 5 differs from exact scoring\n",
+            self.candidate_misses
         ));
         s
     }

@@ -266,7 +266,8 @@ pub fn terms(text: &str) -> HashSet<String> {
 /// documents in place.
 #[derive(Clone, Default)]
 pub struct Corpus {
-    doc_terms: Vec<HashSet<String>>,
+    /// How many documents.
+    docs: usize,
     /// Term -> the documents holding it, ascending; its length is the term's document frequency.
     postings: HashMap<String, Vec<u32>>,
 }
@@ -288,18 +289,17 @@ impl Corpus {
 
     /// Add a document at the end.
     pub fn push(&mut self, text: &str) {
-        let doc = terms(text);
-        let at = self.doc_terms.len() as u32;
-        for t in &doc {
-            self.postings.entry(t.clone()).or_default().push(at);
+        let at = self.docs as u32;
+        for t in terms(text) {
+            self.postings.entry(t).or_default().push(at);
         }
-        self.doc_terms.push(doc);
+        self.docs += 1;
     }
 
-    /// Remove document `i` (later documents move down by one).
-    pub fn remove(&mut self, i: usize) {
+    /// Remove document `i`, whose text is `text` (later documents move down by one).
+    pub fn remove(&mut self, i: usize, text: &str) {
         let gone = i as u32;
-        for t in self.doc_terms.remove(i) {
+        for t in terms(text) {
             if let Some(docs) = self.postings.get_mut(&t) {
                 docs.retain(|&d| d != gone);
                 if docs.is_empty() {
@@ -310,10 +310,34 @@ impl Corpus {
         for docs in self.postings.values_mut() {
             docs.iter_mut().filter(|d| **d > gone).for_each(|d| *d -= 1);
         }
+        self.docs -= 1;
+    }
+
+    /// How many documents.
+    pub fn len(&self) -> usize {
+        self.docs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs == 0
+    }
+
+    /// Every term with its documents, for the view file.
+    pub fn postings(&self) -> impl Iterator<Item = (&String, &Vec<u32>)> {
+        self.postings.iter()
+    }
+
+    /// A corpus of `docs` documents from its postings (the view file), `None` if a posting names
+    /// a document out of range.
+    pub fn from_postings(docs: usize, postings: HashMap<String, Vec<u32>>) -> Option<Corpus> {
+        postings
+            .values()
+            .all(|d| d.iter().all(|&d| (d as usize) < docs))
+            .then_some(Corpus { docs, postings })
     }
 
     fn idf(&self, term: &str) -> f64 {
-        let n = self.doc_terms.len() as f64;
+        let n = self.docs as f64;
         // A term no memory holds weighs as one held once: it cannot tell memories apart, and
         // weighing it as rarer than any held term would thin every memory's share most in a
         // small store, where nearly every query word is unseen.
@@ -339,8 +363,8 @@ impl Corpus {
     /// counts in full from [`RARE_FULL_AT`] documents and in proportion below. `identifiers_only`:
     /// only exact identifiers (the `~` terms of [`terms`]) count.
     pub fn rare_all(&self, query: &WeighedQuery, identifiers_only: bool) -> Vec<f64> {
-        let n = self.doc_terms.len() as f64;
-        let mut best = vec![0f64; self.doc_terms.len()];
+        let n = self.docs as f64;
+        let mut best = vec![0f64; self.docs];
         if n < 2.0 {
             return best;
         }
@@ -368,7 +392,7 @@ impl Corpus {
 
     /// Each document's share of the query's IDF mass (0..1), from the query terms' postings.
     pub fn lexical_all(&self, query: &WeighedQuery) -> Vec<f64> {
-        let mut hits = vec![0f64; self.doc_terms.len()];
+        let mut hits = vec![0f64; self.docs];
         if query.total == 0.0 {
             return hits;
         }
@@ -507,12 +531,18 @@ impl Query {
 pub fn rank(query: &Query, candidates: &[Candidate]) -> Vec<Scored> {
     let texts: Vec<String> = candidates.iter().map(|c| c.record.lexical_text()).collect();
     let corpus = Corpus::new(texts.iter().map(String::as_str));
-    rank_with(query, candidates, &corpus)
+    let docs: Vec<usize> = (0..candidates.len()).collect();
+    rank_with(query, candidates, &corpus, &docs)
 }
 
-/// [`rank`] with the corpus statistics of exactly these candidates, in this order, computed
-/// beforehand (a resident store keeps them between queries).
-pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Vec<Scored> {
+/// [`rank`] with corpus statistics computed beforehand (a resident store keeps them between
+/// queries): candidate `i` is the corpus's document `docs[i]`.
+pub fn rank_with(
+    query: &Query,
+    candidates: &[Candidate],
+    corpus: &Corpus,
+    docs: &[usize],
+) -> Vec<Scored> {
     let mut scored: Vec<Scored> = candidates
         .iter()
         .enumerate()
@@ -544,8 +574,9 @@ pub fn rank_with(query: &Query, candidates: &[Candidate], corpus: &Corpus) -> Ve
             } else {
                 0.0
             };
-            let lexical = lexical_scores[s.index];
-            let rare = rare_scores.get(s.index).copied().unwrap_or(0.0);
+            let doc = docs[s.index];
+            let lexical = lexical_scores[doc];
+            let rare = rare_scores.get(doc).copied().unwrap_or(0.0);
             let combined = semantic + LEXICAL_WEIGHT * lexical + rare_weight * rare;
             if combined > s.relevance {
                 (s.relevance, s.semantic, s.lexical, s.rare) = (combined, semantic, lexical, rare);
@@ -924,7 +955,7 @@ mod tests {
         ];
         let mut kept = Corpus::new(texts[..3].iter().copied());
         kept.push(texts[3]);
-        kept.remove(1);
+        kept.remove(1, texts[1]);
         let fresh = Corpus::new([texts[0], texts[2], texts[3]]);
         let q = terms("retry deploy 40P01");
         for i in 0..3 {

@@ -4,7 +4,7 @@
 
 use crate::rank::{self, Candidate, QueryKind};
 use crate::record::MemoryRecord;
-use crate::store::{EmbedderKind, RankView, Store};
+use crate::store::{EmbedderKind, Quantized, RankView, Store};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
@@ -182,6 +182,78 @@ fn rank_replacements_first(view: &RankView, hits: &mut Vec<(usize, rank::Scored)
     }
 }
 
+/// At least this many of the best coarse matches are rescored exactly.
+const CANDIDATES: usize = 64;
+
+/// How far below the last of those a coarse score may be and still be rescored: twice the coarse
+/// cosine's worst error (`store::vectors`, tested under 0.01) plus the supersession penalty, which
+/// only the exact pass applies. Then every memory exact scoring puts among the best `k` is a
+/// candidate: one left out scores exactly below `k` memories that were taken.
+pub const COARSE_MARGIN: f64 = 2.0 * 0.01 + rank::SUPERSEDED_PENALTY;
+
+/// The rows (of `keep`) worth scoring exactly for the best `depth`: each row's coarse score (int8
+/// cosines, exact lexical and rare-term shares from the postings), then every row within
+/// [`COARSE_MARGIN`] of the `k`-th best, and likewise among the rows on `branch`, whose hits a
+/// recall lists first. In the order of `keep`.
+fn select(
+    view: &RankView,
+    query: &rank::Query,
+    keep: &[usize],
+    depth: usize,
+    branch: Option<&str>,
+    semantic_only: bool,
+) -> Vec<usize> {
+    let k = CANDIDATES.max(depth.saturating_mul(2).saturating_add(20));
+    if keep.len() <= k {
+        return keep.to_vec();
+    }
+    let parts: Vec<Quantized> = query.parts.iter().map(|(_, e)| Quantized::new(e)).collect();
+    let coarse = view.coarse_semantic(&parts);
+    let mut best = vec![f64::NEG_INFINITY; view.records.len()];
+    let rare_weight = query.kind.rare_weight();
+    for (p, (text, _)) in query.parts.iter().enumerate() {
+        let (lexical, rare) = if semantic_only {
+            (Vec::new(), Vec::new())
+        } else {
+            let weighed = view.corpus.weigh(&rank::terms(text));
+            let rare = if rare_weight > 0.0 {
+                view.corpus
+                    .rare_all(&weighed, query.kind.rare_identifiers_only())
+            } else {
+                Vec::new()
+            };
+            (view.corpus.lexical_all(&weighed), rare)
+        };
+        for &i in keep {
+            let score = coarse[p][i] as f64
+                + rank::LEXICAL_WEIGHT * lexical.get(i).copied().unwrap_or(0.0)
+                + rare_weight * rare.get(i).copied().unwrap_or(0.0);
+            best[i] = best[i].max(score);
+        }
+    }
+    let threshold = |rows: &mut dyn Iterator<Item = usize>| {
+        let mut scores: Vec<f64> = rows.map(|i| best[i]).collect();
+        if scores.len() <= k {
+            return f64::NEG_INFINITY;
+        }
+        let (_, kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        *kth - COARSE_MARGIN
+    };
+    let floor = threshold(&mut keep.iter().copied());
+    let tag = branch.map(|b| format!("branch:{b}"));
+    let branch_floor = tag.as_ref().map_or(f64::INFINITY, |t| {
+        threshold(&mut keep.iter().copied().filter(|&i| view.records[i].has_tag(t)))
+    });
+    keep.iter()
+        .copied()
+        .filter(|&i| {
+            best[i] >= floor
+                || (best[i] >= branch_floor
+                    && tag.as_ref().is_some_and(|t| view.records[i].has_tag(t)))
+        })
+        .collect()
+}
+
 /// The memories passing a query's filters, scored, best first: positions in the store's ranking
 /// view, so nothing is copied until a caller picks the few it returns.
 struct Ranking {
@@ -191,7 +263,10 @@ struct Ranking {
 }
 
 impl Ranking {
-    fn of(store: &Store, q: &RecallQuery) -> anyhow::Result<Ranking> {
+    /// The memories passing `q`'s filters, scored. `depth`: how many of the best the caller may
+    /// read (`usize::MAX`: all, exactly); a query of an unfiltered store rescores only the
+    /// candidates [`select`] finds for that depth.
+    fn of(store: &Store, q: &RecallQuery, depth: usize) -> anyhow::Result<Ranking> {
         if q.text.trim().is_empty() {
             return Ok(Ranking {
                 view: Arc::new(RankView::default()),
@@ -202,55 +277,70 @@ impl Ranking {
         // Without the model the store's vectors are the engine's hash fallback, which carries no
         // meaning: rank on the query's terms alone (see `rank::Query::semantic`).
         let meaningful = store.ensure_embedder()? == EmbedderKind::MinilmL6;
-        let (memories, records) = (&view.memories, &view.records);
+        let records = &view.records;
         let keep: Vec<usize> = (0..records.len())
             .filter(|&i| passes_filters(&records[i], q))
             .collect();
-        let candidates: Vec<Candidate> = keep
+        let kind = q.kind.unwrap_or_else(|| QueryKind::infer(&q.text));
+        let semantic_only = q.semantic_only && meaningful;
+        let query = if meaningful {
+            let mut parts = Vec::new();
+            for text in query_texts(&q.text, kind, semantic_only) {
+                let embedding = store.embed(&text)?;
+                parts.push((text, embedding));
+            }
+            rank::Query {
+                kind,
+                parts,
+                semantic: true,
+            }
+        } else {
+            rank::Query::lexical(kind, query_texts(&q.text, kind, false))
+        };
+        // A filter the caller chose ranks within what it keeps, IDF included; the hooks' own
+        // exclusion of failure records does not (they stay in the store's corpus).
+        let chosen_filter = !q.tags.is_empty()
+            || q.min_importance.is_some()
+            || q.since.is_some()
+            || q.until.is_some();
+        let rows = if depth == usize::MAX || chosen_filter || !query.semantic {
+            keep
+        } else {
+            select(
+                &view,
+                &query,
+                &keep,
+                depth,
+                q.branch.as_deref(),
+                semantic_only,
+            )
+        };
+        let vectors: Vec<(Vec<f32>, (Vec<f32>, Vec<f64>))> = rows
             .iter()
-            .map(|&i| Candidate {
+            .map(|&i| (view.embedding(i), view.key_vectors(i)))
+            .collect();
+        let candidates: Vec<Candidate> = rows
+            .iter()
+            .zip(&vectors)
+            .map(|(&i, (embedding, (keys, key_norms)))| Candidate {
                 record: &records[i],
-                embedding: view.embedding(i),
-                norm: view.norms[i],
-                // Neither looks up anything for most memories: a query reads the view in order.
+                embedding,
+                norm: view.norm(i),
                 superseded: !view.superseded_by.is_empty()
                     && view.superseded_by.contains_key(&records[i].id),
-                key_vectors: if view.key_norms[i].is_empty() {
-                    &[]
-                } else {
-                    crate::store::key_vectors_of(&memories[i])
-                },
-                key_norms: &view.key_norms[i],
+                key_vectors: keys,
+                key_norms,
             })
             .collect();
-        let kind = q.kind.unwrap_or_else(|| QueryKind::infer(&q.text));
-        let scored = if q.semantic_only && meaningful {
-            rank::rank_semantic(kind, &store.embed(&q.text)?, &candidates)
+        let scored = if semantic_only {
+            rank::rank_semantic(kind, &query.parts[0].1, &candidates)
+        } else if chosen_filter {
+            rank::rank(&query, &candidates)
         } else {
-            let texts = query_texts(&q.text, kind, false).into_iter();
-            let query = if meaningful {
-                let mut parts = Vec::new();
-                for text in texts {
-                    let embedding = store.embed(&text)?;
-                    parts.push((text, embedding));
-                }
-                rank::Query {
-                    kind,
-                    parts,
-                    semantic: true,
-                }
-            } else {
-                rank::Query::lexical(kind, texts)
-            };
-            if keep.len() == records.len() {
-                // No filter left anything out: the store's own corpus is exactly these candidates.
-                rank::rank_with(&query, &candidates, &view.corpus)
-            } else {
-                rank::rank(&query, &candidates)
-            }
+            rank::rank_with(&query, &candidates, &view.corpus, &rows)
         };
         let mut hits: Vec<(usize, rank::Scored)> =
-            scored.into_iter().map(|s| (keep[s.index], s)).collect();
+            scored.into_iter().map(|s| (rows[s.index], s)).collect();
         rank_replacements_first(&view, &mut hits);
         Ok(Ranking { view, hits })
     }
@@ -290,13 +380,13 @@ impl Ranking {
 
 /// All memories passing the filters, scored for the query, best first.
 pub fn ranked(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
-    let ranking = Ranking::of(store, q)?;
+    let ranking = Ranking::of(store, q, usize::MAX)?;
     Ok((0..ranking.hits.len()).map(|k| ranking.record(k)).collect())
 }
 
 /// (id, score before calibration), best first: for refitting the calibration.
 pub fn ranked_raw(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(String, f64)>> {
-    let ranking = Ranking::of(store, q)?;
+    let ranking = Ranking::of(store, q, usize::MAX)?;
     Ok(ranking
         .hits
         .iter()
@@ -340,7 +430,7 @@ pub fn recall(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord
     } else {
         None
     };
-    let ranking = Ranking::of(store, q)?;
+    let ranking = Ranking::of(store, q, q.limit)?;
     Ok(ranking.pick(ranking.hits.len(), branch, q.limit))
 }
 
@@ -375,7 +465,7 @@ pub fn tiers(
         ..Default::default()
     };
     let (full_floor, index_floor) = gates();
-    let mut ranking = Ranking::of(store, &q)?;
+    let mut ranking = Ranking::of(store, &q, limit + index_limit)?;
     // The full floor keeps out the near misses of a store where many memories compete; a store
     // that holds no more memories than the event injects (a new user's) has none to choose
     // between, so there the relevance floor alone decides.

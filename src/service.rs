@@ -261,6 +261,11 @@ impl Direct {
         }
     }
 
+    /// Open the store as the resident service does ([`OpenOptions::for_service`]).
+    pub fn serve_store(&mut self) {
+        self.options.for_service = true;
+    }
+
     pub fn project(&self) -> &Project {
         &self.project
     }
@@ -283,7 +288,11 @@ impl Direct {
     /// last checkpoint (a daemon's quiet moment). Returns whether there was work.
     pub fn checkpoint(&self) -> Result<bool> {
         match &self.store {
-            Some(store) => Ok(store.checkpoint()?),
+            Some(store) => {
+                let wrote = store.checkpoint()?;
+                store.save_view_if_behind();
+                Ok(wrote)
+            }
             None => Ok(false),
         }
     }
@@ -569,7 +578,11 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::TodoClear => json(direct.write(ops::todo_clear)?),
         R::StoreChecks => json(direct.peek(|s| Ok(ops::checks::store_checks(s)))?),
         R::Warm => {
-            direct.peek(|s| Ok(s.embed("wt-memory warm-up")?))?;
+            // The model and the ranking view (loaded when saved, else built and then saved).
+            direct.peek(|s| {
+                s.embed("wt-memory warm-up")?;
+                Ok(s.rank_view()?)
+            })?;
             json(())
         }
         R::Record { events } => {

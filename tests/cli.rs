@@ -1444,6 +1444,8 @@ fn eval_on_dev_set_does_not_regress() {
     let abstain = overall["abstention"].as_f64().unwrap();
     eprintln!("dev eval: {overall}");
     assert!(r5 >= MIN_RECALL_AT_5, "recall@5 {r5} < {MIN_RECALL_AT_5}");
+    // Candidate generation (int8 pass, exact rescoring of the few) keeps every exact top 5.
+    assert_eq!(report["candidate_misses"], 0, "{report}");
     assert!(
         abstain >= MIN_ABSTENTION,
         "abstention {abstain} < {MIN_ABSTENTION}"

@@ -1289,3 +1289,112 @@ fn everything_we_create_is_private_even_under_an_open_root() {
         }
     }
 }
+
+/// The service's saved ranking view: `<state>/wt-tools/views/<key>/view.bin`.
+fn saved_views(env: &TestEnv) -> Vec<PathBuf> {
+    let dir = env.path().join("state/wt-tools/views");
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path().join("view.bin"))
+                .filter(|p| p.exists())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn tools_log(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.path().join("state/wt-tools/wt-hook-memory.log"))
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_saved_ranking_view_survives_kill_9_mid_write_and_answers_as_a_fresh_build() {
+    let env = TestEnv::new();
+    let (repo, name, _) =
+        one_note_through_a_daemon(&env, "The dev environment starts with ./scripts/dev.sh");
+    let topics = [
+        "invoice numbers",
+        "docker compose ports",
+        "stripe webhooks",
+        "fly.io deploys",
+    ];
+    for (i, topic) in topics.iter().cycle().take(12).enumerate() {
+        let note = format!("Note {i} on {topic}: decided in review {i}, see docs/{i}.md");
+        ok(wtd(
+            &env,
+            &repo,
+            &["remember", "--type", "Decision"],
+            Some(&note),
+        ));
+    }
+    // The first query builds the view; the service then saves it.
+    ok(wtd(&env, &repo, &["recall", "how do we deploy"], None));
+    wait_until("the view is saved", Duration::from_secs(30), || {
+        !saved_views(&env).is_empty()
+    });
+    for round in 0..3u64 {
+        let pid = daemon_pids(&name)[0];
+        // Writes in flight when the service is killed: some done, one maybe half-way, some
+        // after (their clients start a new service or write in-process).
+        let mut writer = env.cmd("sh", &repo);
+        let script = format!(
+            "for j in 1 2 3 4 5 6; do echo \"Round {round} write $j about {} and stripe retries\" | '{}' remember --type Learning >/dev/null 2>&1; done",
+            topics[round as usize],
+            bin_path("wt-memory").display()
+        );
+        writer
+            .env("WT_MEMORY_DAEMON", "1")
+            .args(["-c", &script])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut child = writer.spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(80 + 90 * round));
+        kill(pid, "-KILL");
+        child.wait().unwrap();
+        wait_until("a service serves again", Duration::from_secs(30), || {
+            wtd(&env, &repo, &["daemon", "status"], None)
+                .status
+                .success()
+        });
+    }
+    let queries = [
+        "how are invoice numbers assigned",
+        "which port does postgres listen on in docker compose",
+        "stripe webhook retries",
+        "Round 2 write",
+    ];
+    let recall = |daemon: &str| -> Vec<String> {
+        queries
+            .iter()
+            .map(|q| {
+                let mut cmd = env.cmd("wt-memory", &repo);
+                cmd.env("WT_MEMORY_DAEMON", daemon)
+                    .args(["recall", q, "--limit", "5", "--json"]);
+                ok(run(&mut cmd, None))
+            })
+            .collect()
+    };
+    // A new service loads the saved view and replays what was logged since.
+    env.stop_daemon(&repo);
+    let log_before = tools_log(&env).len();
+    let from_saved = recall("1");
+    assert!(
+        tools_log(&env)[log_before..].contains("loaded the saved ranking view"),
+        "the service loaded the saved view: {}",
+        &tools_log(&env)[log_before..]
+    );
+    env.stop_daemon(&repo);
+    // The same queries on a view built afresh from the store.
+    for view in saved_views(&env) {
+        std::fs::remove_dir_all(view.parent().unwrap()).unwrap();
+    }
+    let fresh = recall("0");
+    assert_eq!(from_saved, fresh, "the saved view answers as a fresh build");
+    let listed: Value = serde_json::from_str(&ok(wtd(&env, &repo, &["list"], None))).unwrap();
+    let stats = env.wt_json(&repo, &["stats", "--json"], None);
+    assert_eq!(
+        stats["total"].as_u64().unwrap() as usize,
+        listed.as_array().unwrap().len()
+    );
+}

@@ -366,6 +366,7 @@ pub fn serve(project: Project, parse_forward: ParseForward) -> Result<()> {
         OpenOptions::default(),
         Holding::UntilDropped,
     );
+    direct.serve_store();
     // Warm: open the store (when it exists and is free) and load the model before the first
     // request. A busy store is left to the first request, with that request's own wait.
     direct.set_lock_wait(Duration::ZERO);

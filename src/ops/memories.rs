@@ -6,9 +6,9 @@ use super::{parse_time, take_snapshot};
 use crate::error::{bad_input, not_found, other, Error, Result};
 use crate::hygiene;
 use crate::rank::{self, QueryKind};
-use crate::recall::{self, RecallQuery};
+use crate::recall::{self, RecallQuery, COARSE_MARGIN};
 use crate::record::{self, parse_user_type, MemoryRecord};
-use crate::store::{EmbedderKind, NewMemory, Store};
+use crate::store::{EmbedderKind, NewMemory, Quantized, Store};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -333,23 +333,24 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
     let Some(at) = view.records.iter().rposition(|r| r.id == id) else {
         return Ok(Vec::new());
     };
-    let (new, norm) = (view.embedding(at), view.norms[at]);
+    let (new, norm) = (view.embedding(at), view.norm(at));
     let replaces = view.records[at].metadata.get(record::SUPERSEDES);
-    let created = view.memories[at].created_at;
-    // The cosine first, from the view's block of vectors read in order; only the few memories
-    // close enough are looked at further.
+    let created = &view.records[at].created_at;
+    // The coarse cosine first, in one pass over the view's int8 rows; only the few memories close
+    // enough are scored exactly and looked at further.
+    let coarse = view.coarse_content(&Quantized::new(&new));
     let mut similar: Vec<(f64, usize)> = (0..view.records.len())
-        .filter(|&i| i != at)
+        .filter(|&i| i != at && coarse[i] as f64 >= rank::SAME_SUBJECT - COARSE_MARGIN)
         .map(|i| {
             (
-                rank::cosine_normed(new, norm, view.embedding(i), view.norms[i]),
+                rank::cosine_normed(&new, norm, &view.embedding(i), view.norm(i)),
                 i,
             )
         })
         .filter(|&(cos, _)| cos >= rank::SAME_SUBJECT)
         .filter(|&(_, i)| {
-            let (m, r) = (&view.memories[i], &view.records[i]);
-            m.created_at <= created
+            let r = &view.records[i];
+            r.created_at <= *created
                 && Some(&r.id) != replaces
                 && !view.superseded_by.contains_key(&r.id)
         })
@@ -683,11 +684,12 @@ fn resolve_id(store: &Store, cmd: &str, id: &str) -> Result<Option<String>> {
     if uuid::Uuid::parse_str(id).is_ok() {
         return Ok(Some(id.to_string()));
     }
-    let mut matches: Vec<String> = store
-        .all()?
+    let view = store.rank_view()?;
+    let mut matches: Vec<String> = view
+        .records
         .iter()
-        .map(|m| m.id.0.to_string())
-        .filter(|full| full.starts_with(id))
+        .filter(|r| r.id.starts_with(id))
+        .map(|r| r.id.clone())
         .collect();
     match matches.len() {
         0 | 1 => Ok(matches.pop()),

@@ -57,6 +57,9 @@ pub struct OpenOptions {
     /// Serve reads from a private copy of the store, so a command that only reads leaves the
     /// store's files as they were (the CLI; a service or an MCP server holds its store).
     pub read_from_copy: bool,
+    /// Open as the resident service does: the engine on a thread of its own while the saved
+    /// ranking view loads, and the view saved for the next service.
+    pub for_service: bool,
 }
 
 impl Default for OpenOptions {
@@ -65,6 +68,7 @@ impl Default for OpenOptions {
             lock_wait: crate::config::get().lock_wait,
             migrate: true,
             read_from_copy: false,
+            for_service: false,
         }
     }
 }
@@ -73,7 +77,13 @@ impl Default for OpenOptions {
 /// every migration as applied; an older one gets its pending migrations, after an undo snapshot.
 pub fn open_store(project: &Project, opts: &OpenOptions) -> Result<Store> {
     let existed = crate::store::exists(&project.store_dir);
-    let store = Store::open_with_wait(project, opts.lock_wait)?;
+    let store = if opts.for_service {
+        let store = Store::open_for_service(project, opts.lock_wait)?;
+        store.keep_view_saved();
+        store
+    } else {
+        Store::open_with_wait(project, opts.lock_wait)?
+    };
     // A store made before files were private, or in a root another umask made: ours only.
     let _ = crate::paths::narrow_to_private(store.dir());
     if let Some(root) = store.dir().parent() {

@@ -121,7 +121,7 @@ impl Store {
             return EmbedderKind::MinilmL6;
         }
         let probe = "wt-memory embedder probe: kubernetes pods get OOMKilled";
-        let neural = self.ms.compute_embedding(probe);
+        let neural = self.ms().and_then(|ms| Ok(ms.compute_embedding(probe)?));
         let hash = shodh_memory::embeddings::minilm::MiniLMEmbedder::new_simplified(
             shodh_memory::embeddings::minilm::EmbeddingConfig::default(),
         )
@@ -175,7 +175,7 @@ impl Store {
         current: EmbedderKind,
     ) -> anyhow::Result<Option<EmbedderKind>> {
         let all = self
-            .ms
+            .ms()?
             .get_all_memories()
             .map_err(|e| anyhow::anyhow!("{e:#}"))?;
         let Some(sample) = all
@@ -217,7 +217,7 @@ impl Store {
         if self.embedder.minilm().is_some() {
             return self.embedder.embed(text);
         }
-        self.ms
+        self.ms()?
             .compute_embedding(text)
             .map_err(|e| anyhow::anyhow!("embedding failed: {e:#}"))
     }

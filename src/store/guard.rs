@@ -7,7 +7,7 @@ impl Store {
     /// Ids of every memory (a whole-store read).
     pub(super) fn ids(&self) -> anyhow::Result<Vec<String>> {
         Ok(self
-            .ms
+            .ms()?
             .get_all_memories()
             .map_err(|e| anyhow::anyhow!("cannot read memories: {e:#}"))?
             .iter()

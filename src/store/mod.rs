@@ -121,8 +121,56 @@ pub struct Inserted {
     pub duplicate: bool,
 }
 
+/// The engine of a store, open or opening. A service opens it on a thread of its own while it
+/// loads the saved ranking view: at 10^5 memories the engine reads every memory twice as it opens
+/// (seconds), and a query the view can answer does not wait for that. Whatever needs the engine
+/// waits for it ([`Engine::get`]).
+struct Engine {
+    opened: OnceLock<Result<MemorySystem, String>>,
+    opening: Mutex<Option<std::thread::JoinHandle<anyhow::Result<MemorySystem>>>>,
+}
+
+impl Engine {
+    fn open(dir: &Path, in_background: bool) -> anyhow::Result<Engine> {
+        let engine = Engine {
+            opened: OnceLock::new(),
+            opening: Mutex::new(None),
+        };
+        if in_background {
+            let dir = dir.to_path_buf();
+            let thread = std::thread::Builder::new()
+                .name("open-engine".into())
+                .spawn(move || open_engine(&dir))?;
+            *engine.opening.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+        } else {
+            let _ = engine.opened.set(Ok(open_engine(dir)?));
+        }
+        Ok(engine)
+    }
+
+    /// The open engine, once its opening has finished.
+    fn get(&self) -> anyhow::Result<&MemorySystem> {
+        if self.opened.get().is_none() {
+            let mut opening = self.opening.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(thread) = opening.take() {
+                let result = match thread.join() {
+                    Ok(r) => r.map_err(|e| format!("{e:#}")),
+                    Err(_) => Err("opening the memory store failed unexpectedly".to_string()),
+                };
+                let _ = self.opened.set(result);
+            }
+        }
+        match self.opened.get() {
+            Some(Ok(ms)) => Ok(ms),
+            Some(Err(e)) => bail!("{e}"),
+            None => bail!("the memory store is not open"),
+        }
+    }
+}
+
 pub struct Store {
-    ms: MemorySystem,
+    /// The engine, opened on a thread of its own by a service (see [`Engine`]).
+    engine: Engine,
     pub project: Project,
     embedder_checked: OnceLock<Result<EmbedderKind, String>>,
     /// The integrity record (see [`crate::integrity`]), kept in step with every write.
@@ -134,12 +182,9 @@ pub struct Store {
     /// store and kept in step with every write and delete: dedup-on-write is a lookup, not a
     /// scan, so an import is linear and a resident service never re-reads the store to write.
     content_index: Mutex<Option<ContentIndex>>,
-    /// Every memory as last read, until the next write: a resident service answers queries
-    /// without re-reading the store each time.
-    cached_all: Mutex<Option<Vec<Arc<Memory>>>>,
     /// Every memory as a record with its lexical statistics, until the next write: a query
     /// scores the store without converting or tokenising it again.
-    rank_view: Mutex<Option<Arc<RankView>>>,
+    rank_view: view::ViewCell,
     /// Our run of the model and its cache, shared with a daemon's connections.
     embedder: Arc<Embedder>,
     /// Inside [`Store::batch`]: the write-ahead log is synced once at the end, not per write.
@@ -147,6 +192,9 @@ pub struct Store {
     /// Written since the last [`Store::checkpoint`]: the engine's memtables and its vector index
     /// file lag behind the (durable) write-ahead log.
     dirty: std::sync::atomic::AtomicBool,
+    /// The ranking view saved between runs (see [`view_file`]); `None` for a store that has no
+    /// place to keep it.
+    saved_view: Option<Arc<SavedView>>,
     /// Blob ids of the repository's files, for code anchors (see [`crate::anchors`]).
     hasher: Mutex<crate::anchors::Hasher>,
     // Declared last: dropped after the engine has flushed and closed.
@@ -159,8 +207,14 @@ impl Drop for Store {
     /// Close with the engine's files up to date (see [`Store::checkpoint`]); what this cannot
     /// flush is still in the synced log.
     fn drop(&mut self) {
+        // An engine still opening finishes before the lock is released.
+        let _ = self.engine.get();
         if let Err(e) = self.checkpoint() {
             integrity::log("WARN", &format!("closing {}: {e:#}", self.dir().display()));
+        }
+        // The next service loads what this one had, with nothing left to replay.
+        if self.view_behind() {
+            self.save_view(true);
         }
     }
 }
@@ -168,12 +222,16 @@ impl Drop for Store {
 mod embedder;
 mod guard;
 mod repair;
+mod vectors;
 mod view;
+mod view_file;
 
 pub use embedder::{embedding_of, key_vectors_of, Embedder, EMBED_BATCH};
 pub use repair::RepairReport;
+pub use vectors::Quantized;
 use view::ContentIndex;
 pub use view::RankView;
+use view::SavedView;
 
 /// How long to wait for the project lock (`WT_MEMORY_LOCK_WAIT_SECS`).
 fn lock_wait() -> std::time::Duration {
@@ -318,24 +376,40 @@ impl Store {
         let lock = ProjectLock::acquire(&copy.path().join("lock"), wait)?;
         let mut store = Self::open_locked(&shadow, lock)?;
         store._copy = Some(copy);
+        // The copy is the store as it was: it may load the store's saved view, never change it.
+        store.saved_view = Some(Arc::new(SavedView::new(&project.store_dir, false)));
         Ok(store)
     }
 
     fn open_locked(project: &Project, lock: ProjectLock) -> anyhow::Result<Store> {
+        Self::open_locked_with(project, lock, false)
+    }
+
+    /// Open the store for a resident service: the engine opens on a thread of its own while the
+    /// caller loads what it can without it (the saved ranking view, the model).
+    pub fn open_for_service(project: &Project, wait: std::time::Duration) -> anyhow::Result<Store> {
+        let lock = ProjectLock::acquire(&lock::store_lock_path(project), wait)?;
+        Self::open_locked_with(project, lock, true)
+    }
+
+    fn open_locked_with(
+        project: &Project,
+        lock: ProjectLock,
+        engine_in_background: bool,
+    ) -> anyhow::Result<Store> {
         std::fs::create_dir_all(&project.store_dir)
             .with_context(|| format!("cannot create {}", project.store_dir.display()))?;
         // The engine's environment was set once, at process start (config::prepare_process).
         let assets = crate::config::engine_assets().cloned();
-        let ms = open_engine(&project.store_dir)?;
+        let engine = Engine::open(&project.store_dir, engine_in_background)?;
         let store = Store {
-            ms,
+            engine,
             project: project.clone(),
             embedder_checked: OnceLock::new(),
             integrity: Mutex::new(None),
             recorded_ids: Mutex::new(None),
             content_index: Mutex::new(None),
-            cached_all: Mutex::new(None),
-            rank_view: Mutex::new(None),
+            rank_view: Default::default(),
             embedder: Arc::new(Embedder {
                 assets,
                 minilm: OnceLock::new(),
@@ -345,11 +419,17 @@ impl Store {
             batching: std::sync::atomic::AtomicBool::new(false),
             dirty: std::sync::atomic::AtomicBool::new(false),
             hasher: Mutex::new(crate::anchors::Hasher::default()),
+            saved_view: Some(Arc::new(SavedView::new(&project.store_dir, true))),
             _lock: lock,
             _copy: None,
         };
         store.check_at_open()?;
         Ok(store)
+    }
+
+    /// The engine, once open (a service's store may still be opening it: this waits).
+    fn ms(&self) -> anyhow::Result<&MemorySystem> {
+        self.engine.get()
     }
 
     pub fn dir(&self) -> &PathBuf {
@@ -360,36 +440,33 @@ impl Store {
         self.embedder.assets.as_ref()
     }
 
-    /// Every memory of the project (read once, then kept in step with each write).
+    /// Every memory of the project, read from the engine (for the few commands that need the
+    /// engine's own objects; the rest read [`Store::records`]).
     pub fn all(&self) -> anyhow::Result<Vec<Arc<Memory>>> {
-        if let Some(all) = self
-            .cached_all
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
-            return Ok(all.clone());
-        }
         let all = self
-            .ms
+            .ms()?
             .get_all_memories()
             .map_err(|e| anyhow::anyhow!("cannot read memories: {e:#}"))?;
         self.note_count(&all);
-        *self.cached_all.lock().unwrap_or_else(|e| e.into_inner()) = Some(all.clone());
         Ok(all)
     }
 
     /// Something was written that the cached views cannot follow: the next read goes to the
     /// engine.
     fn changed(&self) {
-        *self.cached_all.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        // The saved view cannot follow either (no lock: the writer may hold the log's).
+        if let Some(saved) = self.saved_view.as_ref().filter(|s| s.writable) {
+            if view_file::note_write(&saved.dir, None).is_err() {
+                view_file::discard(&saved.dir);
+            }
+        }
         *self.rank_view.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// One memory was written (`replacing` the one with its id, or new): the cached views take
     /// it in place of a re-read of the whole store.
     fn written(&self, id: &MemoryId, replacing: bool) {
-        match self.ms.get_memory(id) {
+        match self.ms().and_then(|ms| Ok(ms.get_memory(id)?)) {
             Ok(memory) => self.update_views(replacing.then_some(id), Some(Arc::new(memory))),
             Err(_) => self.changed(),
         }
@@ -400,31 +477,37 @@ impl Store {
         self.update_views(Some(id), None);
     }
 
+    /// Every memory's record, newest first (from the ranking view: a resident service reads no
+    /// memory from the engine for it).
     pub fn records(&self) -> anyhow::Result<Vec<MemoryRecord>> {
-        let mut all: Vec<MemoryRecord> = self
-            .all()?
-            .iter()
-            .map(|m| MemoryRecord::from_memory(m))
-            .collect();
+        let mut all = self.rank_view()?.records.clone();
         all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
         Ok(all)
+    }
+
+    /// The full id of the one memory whose id starts with `prefix` (`None`: none does).
+    pub fn resolve_prefix(&self, prefix: &str) -> anyhow::Result<Option<String>> {
+        let view = self.rank_view()?;
+        let mut matches = view.records.iter().filter(|r| r.id.starts_with(prefix));
+        match (matches.next(), matches.count()) {
+            (None, _) => Ok(None),
+            (Some(r), 0) => Ok(Some(r.id.clone())),
+            (_, more) => bail!(
+                "ambiguous id prefix '{prefix}': {} memories match",
+                more + 1
+            ),
+        }
     }
 
     /// A memory by full id or unique prefix (8+ hex chars).
     pub fn get(&self, id: &str) -> anyhow::Result<Option<Arc<Memory>>> {
         let id = id.trim();
         if let Ok(uuid) = uuid::Uuid::parse_str(id) {
-            return Ok(self.ms.get_memory(&MemoryId(uuid)).ok().map(Arc::new));
+            return Ok(self.ms()?.get_memory(&MemoryId(uuid)).ok().map(Arc::new));
         }
-        let matches: Vec<_> = self
-            .all()?
-            .into_iter()
-            .filter(|m| m.id.0.to_string().starts_with(id))
-            .collect();
-        match matches.len() {
-            0 => Ok(None),
-            1 => Ok(matches.into_iter().next()),
-            n => bail!("ambiguous id prefix '{id}': {n} memories match"),
+        match self.resolve_prefix(id)? {
+            Some(full) => self.get(&full),
+            None => Ok(None),
         }
     }
 
@@ -483,7 +566,7 @@ impl Store {
         if self.batching.load(Ordering::SeqCst) {
             return Ok(());
         }
-        self.ms
+        self.ms()?
             .get_db()
             .flush_wal(true)
             .map_err(|e| anyhow::anyhow!("cannot sync the memory store's log: {e}"))
@@ -497,7 +580,7 @@ impl Store {
         if !self.dirty.swap(false, std::sync::atomic::Ordering::SeqCst) {
             return Ok(false);
         }
-        self.ms
+        self.ms()?
             .flush_storage()
             .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
         Ok(true)
@@ -549,11 +632,12 @@ impl Store {
         // Always `remember_with_id`: plain `remember` also runs the engine's "interference", which
         // silently lowers the importance of the new note and of similar older ones.
         let uuid = match new.id {
-            Some(uuid) if self.ms.get_memory(&MemoryId(uuid)).is_err() => uuid,
+            Some(uuid) if self.ms()?.get_memory(&MemoryId(uuid)).is_err() => uuid,
             _ => uuid::Uuid::new_v4(),
         };
+        let _logged = self.note_view_write(Some(&uuid.to_string()));
         let id = match self
-            .ms
+            .ms()?
             .remember_with_id(MemoryId(uuid), experience, new.created_at)
         {
             Ok(id) => id,
@@ -682,7 +766,8 @@ impl Store {
 
     /// Write `updated` over the memory with its id, and keep the views in step.
     fn replace(&self, updated: &Memory) -> anyhow::Result<()> {
-        if let Err(e) = self.ms.update_memory(updated) {
+        let _logged = self.note_view_write(Some(&updated.id.0.to_string()));
+        if let Err(e) = self.ms()?.update_memory(updated) {
             self.changed();
             bail!("update failed: {e:#}");
         }
@@ -694,8 +779,9 @@ impl Store {
     pub fn set_embedding(&self, memory: &Memory, embedding: Vec<f32>) -> anyhow::Result<()> {
         let mut updated = memory.clone();
         updated.experience.embeddings = Some(embedding);
+        let _logged = self.note_view_write(Some(&memory.id.0.to_string()));
         self.changed();
-        self.ms
+        self.ms()?
             .update_memory(&updated)
             .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))?;
         self.make_durable()
@@ -736,14 +822,15 @@ impl Store {
         let Ok(uuid) = uuid::Uuid::parse_str(id) else {
             return Ok(false);
         };
-        if self.ms.get_memory(&MemoryId(uuid)).is_err() {
+        if self.ms()?.get_memory(&MemoryId(uuid)).is_err() {
             return Ok(false);
         }
         // The record first: a delete that stops half-way then reads as "more than recorded",
         // never as a loss.
         let full = uuid.to_string();
+        let _logged = self.note_view_write(Some(&full));
         self.record_write(&full, false)?;
-        match self.ms.forget(ForgetCriteria::ById(MemoryId(uuid))) {
+        match self.ms()?.forget(ForgetCriteria::ById(MemoryId(uuid))) {
             Ok(n) if n > 0 => {
                 self.removed(&MemoryId(uuid));
                 self.update_content_index(|i| i.remove(&full));
@@ -779,8 +866,12 @@ impl Store {
 
     /// The engine's index health and integrity report, for `health --index`.
     pub fn index_report(&self) -> serde_json::Value {
-        let health = self.ms.index_health();
-        let verify = self.ms.verify_index_integrity();
+        let ms = match self.ms() {
+            Ok(ms) => ms,
+            Err(e) => return serde_json::json!({"error": format!("{e:#}")}),
+        };
+        let health = ms.index_health();
+        let verify = ms.verify_index_integrity();
         serde_json::json!({
             "index_health": {
                 "total_vectors": health.total_vectors,
@@ -798,7 +889,9 @@ impl Store {
     }
 
     pub fn engine_stats(&self) -> serde_json::Value {
-        serde_json::to_value(self.ms.stats()).unwrap_or_default()
+        self.ms()
+            .map(|ms| serde_json::to_value(ms.stats()).unwrap_or_default())
+            .unwrap_or_default()
     }
 
     pub fn now() -> String {
@@ -837,7 +930,8 @@ mod tests {
                     ..Default::default()
                 };
                 store
-                    .ms
+                    .ms()
+                    .unwrap()
                     .remember_with_id(MemoryId(uuid::Uuid::new_v4()), experience, None)
                     .unwrap();
             }
@@ -883,23 +977,224 @@ mod tests {
         );
         store.insert(added).unwrap();
         let kept = store.rank_view().unwrap();
-        let anew = RankView::new(store.ms.get_all_memories().unwrap());
-        let order = |v: &RankView| {
-            let mut rows: Vec<(String, Vec<f32>, f64)> = (0..v.records.len())
-                .map(|i| (v.records[i].id.clone(), v.embedding(i).to_vec(), v.norms[i]))
-                .collect();
-            rows.sort_by(|a, b| a.0.cmp(&b.0));
-            rows
-        };
-        let (kept_rows, anew_rows) = (order(&kept), order(&anew));
-        assert_eq!(kept_rows.len(), 3);
-        assert!(kept_rows.iter().all(|(_, v, _)| v.len() == 384));
-        assert_eq!(kept_rows, anew_rows);
+        let anew = RankView::new(store.ms().unwrap().get_all_memories().unwrap());
+        assert_views_equal(&kept, &anew);
+        assert_eq!(kept.records.len(), 3);
+        let engine = store.ms().unwrap().get_all_memories().unwrap();
         for i in 0..kept.records.len() {
-            assert_eq!(kept.embedding(i), embedding_of(&kept.memories[i]));
+            let m = engine
+                .iter()
+                .find(|m| m.id.0.to_string() == kept.records[i].id)
+                .unwrap();
+            let exact = embedding_of(m);
+            assert_eq!(kept.embedding(i).len(), 384);
+            assert!(kept
+                .embedding(i)
+                .iter()
+                .zip(exact)
+                .all(|(a, b)| (a - b).abs() <= 1e-3 * b.abs().max(1e-2)));
         }
         assert_eq!(kept.tally.types, anew.tally.types);
         assert_eq!(kept.tally.types.get("Learning"), Some(&2));
         assert_eq!(kept.tally.types.get("Decision"), Some(&1));
+    }
+
+    /// Two views hold the same memories with the same records, vectors, keys, counts and lexical
+    /// statistics, whatever their order.
+    fn assert_views_equal(a: &RankView, b: &RankView) {
+        let order = |v: &RankView| {
+            let mut rows: Vec<usize> = (0..v.records.len()).collect();
+            rows.sort_by(|&x, &y| v.records[x].id.cmp(&v.records[y].id));
+            rows
+        };
+        let (oa, ob) = (order(a), order(b));
+        assert_eq!(oa.len(), ob.len());
+        for (&i, &j) in oa.iter().zip(&ob) {
+            assert_eq!(a.records[i], b.records[j]);
+            assert_eq!(a.embedding(i), b.embedding(j));
+            assert_eq!(a.norm(i), b.norm(j));
+            assert_eq!(a.key_vectors(i), b.key_vectors(j));
+        }
+        assert_eq!(a.tally.types, b.tally.types);
+        assert_eq!(a.tally.tags, b.tally.tags);
+        assert_eq!(a.superseded_by, b.superseded_by);
+        assert_eq!(a.corpus.len(), b.corpus.len());
+        for query in [
+            "invoice numbers",
+            "./scripts/dev.sh docker",
+            "stripe webhooks raw body",
+        ] {
+            let terms = crate::rank::terms(query);
+            let (la, lb) = (
+                a.corpus.lexical_all(&a.corpus.weigh(&terms)),
+                b.corpus.lexical_all(&b.corpus.weigh(&terms)),
+            );
+            for (&i, &j) in oa.iter().zip(&ob) {
+                assert!(
+                    (la[i] - lb[j]).abs() < 1e-12,
+                    "{query}: {} vs {}",
+                    la[i],
+                    lb[j]
+                );
+            }
+        }
+    }
+
+    /// A store in `tmp` whose saved view lives in `tmp/views` (not the user's state directory).
+    fn store_saving_its_view(tmp: &Path) -> Store {
+        let project = Project {
+            name: "saved".into(),
+            store_dir: tmp.join("store"),
+            toplevel: None,
+            main_root: None,
+            cwd: tmp.to_path_buf(),
+        };
+        let mut store = Store::open(&project).unwrap();
+        let mut saved = SavedView::new(&project.store_dir, true);
+        saved.dir = tmp.join("views");
+        store.saved_view = Some(Arc::new(saved));
+        store
+    }
+
+    fn note(store: &Store, text: &str, tags: &[&str]) -> String {
+        let mut new = NewMemory::new(text, ExperienceType::Learning);
+        new.tags = tags.iter().map(|t| t.to_string()).collect();
+        store.insert(new).unwrap().id
+    }
+
+    const NOTES: [&str; 4] = [
+        "Start the whole dev environment with ./scripts/dev.sh",
+        "Invoice numbers come from InvoiceRepo::next_number inside the transaction",
+        "Postgres in docker compose listens on 5433",
+        "Stripe webhooks are verified on the raw body",
+    ];
+
+    #[test]
+    fn a_saved_view_with_its_logged_writes_replayed_equals_a_fresh_build() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ids = {
+            let store = store_saving_its_view(tmp.path());
+            let ids: Vec<String> = NOTES.iter().map(|t| note(&store, t, &["dev"])).collect();
+            store.rank_view().unwrap();
+            store.keep_view_saved();
+            store.save_view(true);
+            assert!(tmp.path().join("views/view.bin").exists());
+            // Written after the save: each is logged before the engine has it.
+            note(
+                &store,
+                "Deploys go through fly.io from the main branch",
+                &[],
+            );
+            store.delete(&ids[1]).unwrap();
+            let first = store.get(&ids[0]).unwrap().unwrap();
+            store.set_tags(&first, vec!["renamed".into()]).unwrap();
+            // Stopped without saving again, as a killed service would be.
+            store
+                .saved_view
+                .as_ref()
+                .unwrap()
+                .keep
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+            ids
+        };
+        let store = store_saving_its_view(tmp.path());
+        let (loaded, replayed) = store.load_saved_view().expect("the saved view is sound");
+        assert_eq!(replayed, 3, "three writes were replayed");
+        let fresh = RankView::new(store.all().unwrap());
+        assert_views_equal(&loaded, &fresh);
+        assert_eq!(loaded.records.len(), 4);
+        assert!(!loaded.records.iter().any(|r| r.id == ids[1]));
+        let first = loaded.records.iter().find(|r| r.id == ids[0]).unwrap();
+        assert_eq!(first.tags, ["renamed"]);
+    }
+
+    #[test]
+    fn a_damaged_outdated_or_foreign_view_file_is_rebuilt() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("views/view.bin");
+        let saved_bytes = {
+            let store = store_saving_its_view(tmp.path());
+            for t in NOTES {
+                note(&store, t, &[]);
+            }
+            store.rank_view().unwrap();
+            store.keep_view_saved();
+            store.save_view(true);
+            std::fs::read(&file).unwrap()
+        };
+        let fresh = {
+            let store = store_saving_its_view(tmp.path());
+            assert!(store.load_saved_view().is_some(), "the file as saved loads");
+            RankView::new(store.all().unwrap())
+        };
+        let mut flipped = saved_bytes.clone();
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 0x40;
+        let mut other_format = saved_bytes.clone();
+        other_format[8] = other_format[8].wrapping_add(1);
+        let cases: [(&str, Vec<u8>, &str); 4] = [
+            ("a flipped bit", flipped, "damaged"),
+            (
+                "a cut file",
+                saved_bytes[..saved_bytes.len() - 100].to_vec(),
+                "damaged",
+            ),
+            ("another format", other_format, "format"),
+            ("not a view", b"hello".to_vec(), ""),
+        ];
+        for (what, bytes, says) in cases {
+            std::fs::write(&file, &bytes).unwrap();
+            let store = store_saving_its_view(tmp.path());
+            let saved = store.saved_view.clone().unwrap();
+            let err = match view_file::load(&saved.dir, &saved.store_dir) {
+                Err(e) => format!("{e:#}"),
+                Ok(_) => panic!("{what}: loaded"),
+            };
+            assert!(err.contains(says), "{what}: {err}");
+            assert!(store.load_saved_view().is_none(), "{what}");
+            // The store still ranks (rebuilt), and saves a sound file again.
+            store.keep_view_saved();
+            let rebuilt = store.rank_view().unwrap();
+            assert_views_equal(&rebuilt, &fresh);
+            store.save_view(true);
+            drop(store);
+            let store = store_saving_its_view(tmp.path());
+            assert!(store.load_saved_view().is_some(), "{what}: saved again");
+        }
+        // A view saved for another store is not this one's.
+        let store = store_saving_its_view(tmp.path());
+        let saved = store.saved_view.clone().unwrap();
+        let err = view_file::load(&saved.dir, Path::new("/elsewhere"))
+            .err()
+            .unwrap();
+        assert!(format!("{err:#}").contains("another store"), "{err:#}");
+    }
+
+    #[test]
+    fn a_view_that_missed_a_write_is_not_used() {
+        let tmp = tempfile::tempdir().unwrap();
+        {
+            let store = store_saving_its_view(tmp.path());
+            for t in NOTES {
+                note(&store, t, &[]);
+            }
+            store.rank_view().unwrap();
+            store.keep_view_saved();
+            store.save_view(true);
+            note(&store, "Written, and its log line then lost", &[]);
+            store
+                .saved_view
+                .as_ref()
+                .unwrap()
+                .keep
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+        std::fs::remove_file(tmp.path().join("views/writes.log")).unwrap();
+        let store = store_saving_its_view(tmp.path());
+        assert!(
+            store.load_saved_view().is_none(),
+            "the integrity record counts one memory more than the view holds"
+        );
+        assert_eq!(store.rank_view().unwrap().records.len(), 5);
     }
 }

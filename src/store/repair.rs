@@ -48,9 +48,11 @@ impl Store {
             )
         })?;
         let _ = std::fs::remove_dir_all(&aside);
+        // What the saved ranking view holds is rebuilt from the repaired store.
+        super::view_file::discard(&super::view_file::dir_for(store.dir()));
         let ids = store.ids()?;
         let vector_ok = store
-            .ms
+            .ms()?
             .verify_index_integrity()
             .map(|r| r.orphaned_count == 0)
             .unwrap_or(false);

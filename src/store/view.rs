@@ -1,26 +1,26 @@
 //! The views of the store kept in memory and in step with every write: the ranking view (every
 //! memory, its record, its vector in one block, the lexical corpus) and the content index.
 
+use super::vectors::{Quantized, Rows};
+use super::view_file;
 use super::*;
 
-/// The store as ranking sees it: memories, their records, and the corpus of all of them.
-/// Kept in step with each write and delete, so neither rebuilds it.
+/// The store as ranking sees it: each memory's record, its vectors (compact, see
+/// [`super::vectors`]) and the lexical corpus of all of them. Kept in step with each write and
+/// delete, so neither rebuilds it; saved beside the store ([`super::view_file`]) so a service
+/// starting on a large store loads it instead of reading and tokenising every memory.
 #[derive(Clone, Default)]
 pub struct RankView {
-    pub memories: Vec<Arc<Memory>>,
     pub records: Vec<MemoryRecord>,
     pub corpus: crate::rank::Corpus,
-    /// Each memory's embedding norm (a query computes only dot products).
-    pub norms: Vec<f64>,
-    /// Every memory's embedding, one row of [`Self::dim`] after another (zeros for a memory
-    /// without one). A query reads them in order: measured at 10k memories, a pass over rows in
-    /// one block takes 1.1 ms, over the memories' own scattered vectors 3.8 ms.
-    vectors: Vec<f32>,
-    dim: usize,
+    /// Each memory's content embedding, row `i` for record `i`.
+    pub(super) vectors: Rows,
+    /// Every memory's retrieval-key embeddings, one after another: memory `i`'s are rows
+    /// `key_spans[i].0 ..` (`key_spans[i].1` of them).
+    pub(super) keys: Rows,
+    pub(super) key_spans: Vec<(u32, u32)>,
     /// Older memory id -> the memory that replaces it (`remember --supersedes`).
     pub superseded_by: HashMap<String, String>,
-    /// The norms of each memory's key vectors, in the order of [`key_vectors_of`].
-    pub key_norms: Vec<Vec<f64>>,
     /// Memories per type and per tag.
     pub tally: Tally,
 }
@@ -34,7 +34,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, record: &MemoryRecord) {
+    pub(super) fn add(&mut self, record: &MemoryRecord) {
         *self
             .types
             .entry(record.experience_type.clone())
@@ -63,75 +63,156 @@ impl Tally {
 impl RankView {
     pub(super) fn new(memories: Vec<Arc<Memory>>) -> RankView {
         let mut view = RankView::default();
-        if let Some(dim) = memories
-            .iter()
-            .map(|m| embedding_of(m).len())
-            .find(|&d| d > 0)
-        {
-            view.vectors.reserve_exact(memories.len() * dim);
-        }
         for m in memories {
-            view.push(m);
+            view.push(&m);
         }
         view
     }
 
-    pub(super) fn push(&mut self, memory: Arc<Memory>) {
-        let record = MemoryRecord::from_memory(&memory);
+    pub(super) fn push(&mut self, memory: &Memory) {
+        let record = MemoryRecord::from_memory(memory);
         if let Some(older) = record.metadata.get(crate::record::SUPERSEDES) {
             self.superseded_by.insert(older.clone(), record.id.clone());
         }
         self.corpus.push(&record.lexical_text());
         self.tally.add(&record);
         self.records.push(record);
-        let embedding = embedding_of(&memory);
-        if self.dim == 0 && !embedding.is_empty() {
-            self.dim = embedding.len();
-            self.vectors.resize(self.norms.len() * self.dim, 0.0);
+        let embedding = embedding_of(memory);
+        self.vectors.push(embedding);
+        let start = self.keys.len() as u32;
+        let mut count = 0;
+        if !embedding.is_empty() {
+            for key in key_vectors_of(memory).chunks_exact(embedding.len()) {
+                self.keys.push(key);
+                count += 1;
+            }
         }
-        if self.vectors.capacity() < self.vectors.len() + self.dim {
-            // Grow by an eighth, not double: at 10k memories the block is 15 MB.
-            let rows = (self.norms.len() / 8).max(64);
-            self.vectors.reserve_exact(rows * self.dim);
-        }
-        if embedding.len() == self.dim {
-            self.vectors.extend_from_slice(embedding);
-            self.norms.push(crate::rank::norm(embedding));
-        } else {
-            // No embedding, or one of another length: it matches nothing, as before.
-            self.vectors.resize(self.vectors.len() + self.dim, 0.0);
-            self.norms.push(0.0);
-        }
-        let keys = key_vectors_of(&memory);
-        self.key_norms.push(if embedding.is_empty() {
-            Vec::new()
-        } else {
-            keys.chunks_exact(embedding.len())
-                .map(crate::rank::norm)
-                .collect()
-        });
-        self.memories.push(memory);
+        self.key_spans.push((start, count));
     }
 
-    /// Memory `i`'s embedding (empty when it has none).
-    pub fn embedding(&self, i: usize) -> &[f32] {
-        if self.norms[i] == 0.0 {
-            &[]
-        } else {
-            &self.vectors[i * self.dim..(i + 1) * self.dim]
+    /// Memory `i`'s embedding (empty when it has none), from its f16 copy.
+    pub fn embedding(&self, i: usize) -> Vec<f32> {
+        self.vectors.exact(i)
+    }
+
+    /// The norm of memory `i`'s embedding (0 without one).
+    pub fn norm(&self, i: usize) -> f64 {
+        self.vectors.norm(i)
+    }
+
+    /// Memory `i`'s key vectors, concatenated, and their norms.
+    pub fn key_vectors(&self, i: usize) -> (Vec<f32>, Vec<f64>) {
+        let (start, count) = self.key_spans[i];
+        let rows = start as usize..(start + count) as usize;
+        let vectors = rows.clone().flat_map(|k| self.keys.exact(k)).collect();
+        (vectors, rows.map(|k| self.keys.norm(k)).collect())
+    }
+
+    /// Every memory's coarse meaning match with each query part (`out[p][i]`), scored as
+    /// [`crate::rank::Candidate`] scores it exactly: the content's cosine, or its blend with the
+    /// best key's when that is higher. One pass over the int8 rows.
+    pub fn coarse_semantic(&self, parts: &[Quantized]) -> Vec<Vec<f32>> {
+        let mut out = self.vectors.coarse_all(parts);
+        if self.keys.is_empty() {
+            return out;
         }
+        let blend = crate::rank::KEY_BLEND as f32;
+        for (i, &(start, count)) in self.key_spans.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            for (q, scores) in parts.iter().zip(out.iter_mut()) {
+                let best = (start..start + count)
+                    .map(|k| self.keys.coarse(q, k as usize))
+                    .fold(f32::NEG_INFINITY, f32::max);
+                let content = scores[i];
+                scores[i] = content.max(blend * content + (1.0 - blend) * best);
+            }
+        }
+        out
+    }
+
+    /// Every memory's coarse content cosine with `q` (keys aside).
+    pub fn coarse_content(&self, q: &Quantized) -> Vec<f32> {
+        self.vectors
+            .coarse_all(std::slice::from_ref(q))
+            .pop()
+            .unwrap_or_default()
     }
 
     pub(super) fn remove(&mut self, id: &str) {
         if let Some(i) = self.records.iter().position(|r| r.id == id) {
             // A forgotten replacement no longer hides what it replaced.
             self.superseded_by.retain(|_, newer| newer != id);
-            self.corpus.remove(i);
-            self.tally.remove(&self.records.remove(i));
-            self.norms.remove(i);
-            self.vectors.drain(i * self.dim..(i + 1) * self.dim);
-            self.key_norms.remove(i);
-            self.memories.remove(i);
+            let record = self.records.remove(i);
+            self.corpus.remove(i, &record.lexical_text());
+            self.tally.remove(&record);
+            self.vectors.remove(i, 1);
+            let (start, count) = self.key_spans.remove(i);
+            self.keys.remove(start as usize, count as usize);
+            for span in &mut self.key_spans[i..] {
+                span.0 -= count;
+            }
+        }
+    }
+}
+
+/// The ranking view as the store holds it (`None` until built), shared with a thread saving it.
+pub(super) type ViewCell = Arc<Mutex<Option<Arc<RankView>>>>;
+
+/// Where and whether a store saves its ranking view (see [`view_file`]).
+pub(super) struct SavedView {
+    pub(super) dir: PathBuf,
+    /// The store the view is of (a read copy names the store it copies).
+    pub(super) store_dir: PathBuf,
+    /// False for a read copy: it may load the store's view, never log or save.
+    pub(super) writable: bool,
+    /// Saves (the resident service only: see [`Store::keep_view_saved`]).
+    pub(super) keep: std::sync::atomic::AtomicBool,
+    /// Held from a write's log line until the views follow it, and while a view is taken to be
+    /// saved: a saved view never lacks a write whose log line it drops.
+    pub(super) log: Mutex<()>,
+    /// One save at a time.
+    saving: Mutex<()>,
+}
+
+impl SavedView {
+    pub(super) fn new(store_dir: &Path, writable: bool) -> SavedView {
+        SavedView {
+            dir: view_file::dir_for(store_dir),
+            store_dir: store_dir.to_path_buf(),
+            writable,
+            keep: Default::default(),
+            log: Mutex::new(()),
+            saving: Mutex::new(()),
+        }
+    }
+
+    /// Save the view in `cell` as it is now, with the log's length at that moment.
+    fn save(&self, cell: &ViewCell) {
+        let _one = self.saving.lock().unwrap_or_else(|e| e.into_inner());
+        let (view, log_len) = {
+            let _held = self.log.lock().unwrap_or_else(|e| e.into_inner());
+            // From here on every write is logged (see `view_file::note_write`).
+            if let Err(e) = crate::paths::ensure_private_dir(&self.dir) {
+                integrity::log("WARN", &format!("cannot save the ranking view: {e}"));
+                return;
+            }
+            let view = cell.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            (view, view_file::log_len(&self.dir))
+        };
+        let Some(view) = view else { return };
+        let started = std::time::Instant::now();
+        match view_file::save(&self.dir, &self.store_dir, &view, log_len, &self.log) {
+            Ok(()) => integrity::log(
+                "INFO",
+                &format!(
+                    "saved the ranking view of {} memories in {} ms",
+                    view.records.len(),
+                    started.elapsed().as_millis()
+                ),
+            ),
+            Err(e) => integrity::log("WARN", &format!("cannot save the ranking view: {e:#}")),
         }
     }
 }
@@ -161,17 +242,6 @@ impl ContentIndex {
 impl Store {
     /// Drop `remove` from the cached views (those built so far) and append `add`.
     pub(super) fn update_views(&self, remove: Option<&MemoryId>, add: Option<Arc<Memory>>) {
-        if let Some(all) = self
-            .cached_all
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-        {
-            if let Some(id) = remove {
-                all.retain(|m| m.id != *id);
-            }
-            all.extend(add.clone());
-        }
         if let Some(view) = self
             .rank_view
             .lock()
@@ -184,13 +254,14 @@ impl Store {
                 view.remove(&id.0.to_string());
             }
             if let Some(memory) = add {
-                view.push(memory);
+                view.push(&memory);
             }
         }
     }
 
-    /// Every memory, its record and the lexical statistics of all of them (built on first use,
-    /// then kept in step with each write).
+    /// Every memory, its record and the lexical statistics of all of them: loaded from the saved
+    /// view when there is a sound one, else built from the engine (then saved, by the service);
+    /// kept in step with each write.
     pub fn rank_view(&self) -> anyhow::Result<Arc<RankView>> {
         if let Some(view) = self
             .rank_view
@@ -200,9 +271,146 @@ impl Store {
         {
             return Ok(view.clone());
         }
-        let view = Arc::new(RankView::new(self.all()?));
+        let started = std::time::Instant::now();
+        let (view, save) = match self.load_saved_view() {
+            Some((view, replayed)) => {
+                integrity::log(
+                    "INFO",
+                    &format!(
+                        "loaded the saved ranking view of {} memories ({} writes replayed) in {} ms",
+                        view.records.len(),
+                        replayed,
+                        started.elapsed().as_millis()
+                    ),
+                );
+                (Arc::new(view), replayed > 0)
+            }
+            // The view keeps what ranking needs, compactly; the engine's objects are dropped.
+            None => (Arc::new(RankView::new(self.all()?)), true),
+        };
         *self.rank_view.lock().unwrap_or_else(|e| e.into_inner()) = Some(view.clone());
+        if save {
+            self.save_view(false);
+        }
         Ok(view)
+    }
+
+    /// The saved view brought up to date with the writes logged since, if it is sound: it holds
+    /// exactly the memories the integrity record counts. Also says how many writes were replayed
+    /// (the saved view is then worth saving again).
+    pub(super) fn load_saved_view(&self) -> Option<(RankView, usize)> {
+        let saved = self.saved_view.as_ref()?;
+        let (mut view, replay) = match view_file::load(&saved.dir, &saved.store_dir) {
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => return None,
+            Err(e) => {
+                integrity::log(
+                    "INFO",
+                    &format!("saved ranking view not used: {e:#}; rebuilding"),
+                );
+                return None;
+            }
+        };
+        let view_file::Replay::Ids(ids) = replay else {
+            return None;
+        };
+        // Replaying asks the engine (a service waits for it to open only then).
+        let ms = if ids.is_empty() {
+            None
+        } else {
+            Some(self.ms().ok()?)
+        };
+        for id in &ids {
+            view.remove(id);
+            let memory = uuid::Uuid::parse_str(id)
+                .ok()
+                .and_then(|uuid| ms?.get_memory(&MemoryId(uuid)).ok());
+            if let Some(memory) = memory {
+                view.push(&memory);
+            }
+        }
+        let sound = self.integrity().as_ref().is_some_and(|rec| {
+            rec.alert.is_none()
+                && rec.count == view.records.len() as u64
+                && rec.id_digest() == IdDigest::of(view.records.iter().map(|r| r.id.as_str()))
+        });
+        if !sound {
+            integrity::log(
+                "INFO",
+                "saved ranking view does not hold the store's memories; rebuilding",
+            );
+            return None;
+        }
+        Some((view, ids.len()))
+    }
+
+    /// Let this store save its ranking view (the resident service: one process, between
+    /// requests), now if the saved one lags.
+    pub fn keep_view_saved(&self) {
+        if let Some(saved) = &self.saved_view {
+            if saved.writable {
+                saved.keep.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Writes were logged since the view was saved.
+    pub(super) fn view_behind(&self) -> bool {
+        self.saved_view
+            .as_ref()
+            .is_some_and(|s| s.writable && view_file::log_len(&s.dir) > 0)
+    }
+
+    /// Save the view on a thread of its own if writes were logged since it was saved (a
+    /// service's quiet moment).
+    pub fn save_view_if_behind(&self) {
+        if self.view_behind() {
+            self.save_view(false);
+        }
+    }
+
+    /// Save the view (when this store keeps it and has one): on a thread of its own unless `wait`.
+    pub(super) fn save_view(&self, wait: bool) {
+        let Some(saved) = self.saved_view.clone() else {
+            return;
+        };
+        if !saved.keep.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let cell = self.rank_view_cell();
+        let job = move || saved.save(&cell);
+        if wait {
+            job();
+        } else if let Err(e) = std::thread::Builder::new()
+            .name("save-view".into())
+            .spawn(job)
+        {
+            integrity::log("WARN", &format!("cannot save the ranking view: {e}"));
+        }
+    }
+
+    /// Note that memory `id` (`None`: anything) is about to be written or deleted. The returned
+    /// guard is held until the views follow the write, so a view being saved is taken either
+    /// before the write is logged or after it is in the view.
+    pub(super) fn note_view_write(
+        &self,
+        id: Option<&str>,
+    ) -> Option<std::sync::MutexGuard<'_, ()>> {
+        let saved = self.saved_view.as_ref().filter(|s| s.writable)?;
+        let guard = saved.log.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = view_file::note_write(&saved.dir, id) {
+            // The saved view could no longer follow: it must not be used.
+            integrity::log(
+                "WARN",
+                &format!("cannot log a write for the ranking view: {e}"),
+            );
+            view_file::discard(&saved.dir);
+        }
+        Some(guard)
+    }
+
+    fn rank_view_cell(&self) -> ViewCell {
+        self.rank_view.clone()
     }
 
     /// Keep the content index (once built) in step with a write or delete.
