@@ -182,6 +182,13 @@ fn rank_replacements_first(view: &RankView, hits: &mut Vec<(usize, rank::Scored)
     }
 }
 
+/// A candidate's vectors as the exact pass reads them (f32, from the view's f16 copies).
+struct ExactVectors {
+    embedding: Vec<f32>,
+    keys: Vec<f32>,
+    key_norms: Vec<f64>,
+}
+
 /// At least this many of the best coarse matches are rescored exactly.
 const CANDIDATES: usize = 64;
 
@@ -315,21 +322,29 @@ impl Ranking {
                 semantic_only,
             )
         };
-        let vectors: Vec<(Vec<f32>, (Vec<f32>, Vec<f64>))> = rows
+        // The candidates' vectors, decoded once for the exact pass.
+        let exact: Vec<ExactVectors> = rows
             .iter()
-            .map(|&i| (view.embedding(i), view.key_vectors(i)))
+            .map(|&i| {
+                let (keys, key_norms) = view.key_vectors(i);
+                ExactVectors {
+                    embedding: view.embedding(i),
+                    keys,
+                    key_norms,
+                }
+            })
             .collect();
         let candidates: Vec<Candidate> = rows
             .iter()
-            .zip(&vectors)
-            .map(|(&i, (embedding, (keys, key_norms)))| Candidate {
+            .zip(&exact)
+            .map(|(&i, v)| Candidate {
                 record: &records[i],
-                embedding,
+                embedding: &v.embedding,
                 norm: view.norm(i),
                 superseded: !view.superseded_by.is_empty()
                     && view.superseded_by.contains_key(&records[i].id),
-                key_vectors: keys,
-                key_norms,
+                key_vectors: &v.keys,
+                key_norms: &v.key_norms,
             })
             .collect();
         let scored = if semantic_only {

@@ -121,7 +121,7 @@ impl Store {
             return EmbedderKind::MinilmL6;
         }
         let probe = "wt-memory embedder probe: kubernetes pods get OOMKilled";
-        let neural = self.ms().and_then(|ms| Ok(ms.compute_embedding(probe)?));
+        let neural = self.ms().and_then(|ms| ms.compute_embedding(probe));
         let hash = shodh_memory::embeddings::minilm::MiniLMEmbedder::new_simplified(
             shodh_memory::embeddings::minilm::EmbeddingConfig::default(),
         )

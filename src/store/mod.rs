@@ -466,7 +466,7 @@ impl Store {
     /// One memory was written (`replacing` the one with its id, or new): the cached views take
     /// it in place of a re-read of the whole store.
     fn written(&self, id: &MemoryId, replacing: bool) {
-        match self.ms().and_then(|ms| Ok(ms.get_memory(id)?)) {
+        match self.ms().and_then(|ms| ms.get_memory(id)) {
             Ok(memory) => self.update_views(replacing.then_some(id), Some(Arc::new(memory))),
             Err(_) => self.changed(),
         }
