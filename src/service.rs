@@ -261,6 +261,19 @@ impl Direct {
         }
     }
 
+    /// To wait for the open store's engine without holding this (see [`Store::engine_waiter`]).
+    pub fn engine_waiter(&self) -> Option<crate::store::EngineWaiter> {
+        self.store.as_ref().map(Store::engine_waiter)
+    }
+
+    /// Finish opening the store (see [`Store::settle`]).
+    pub fn settle(&self) -> Result<()> {
+        if let Some(store) = &self.store {
+            store.settle()?;
+        }
+        Ok(())
+    }
+
     /// Open the store as the resident service does ([`OpenOptions::for_service`]).
     pub fn serve_store(&mut self) {
         self.options.for_service = true;

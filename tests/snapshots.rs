@@ -452,3 +452,46 @@ fn sync_pull_takes_one_snapshot_for_all_its_sources() {
     env.wt_ok(&bob, &["restore"], None);
     assert_eq!(ids(&env, &bob), vec![id(5), id(6)]);
 }
+
+#[test]
+fn a_large_import_goes_in_parts_with_progress_and_one_undo_snapshot() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("big");
+    env.remember(&repo, "The store exists before the import", "Context", "");
+    let records: Vec<Value> = (0..1201)
+        .map(|i| json!({"id": format!("00000000-0000-4000-8000-{i:012}"), "content": format!("note {i} on topic {}", i % 7), "experience_type": "Context"}))
+        .collect();
+    let doc = json!({"version": 1, "format": "wt-memory-export", "records": records});
+    let file = env.path().join("big.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let out = env.wt(&repo, &["import", file.to_str().unwrap()], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["imported"], 1201, "{report}");
+    let progress = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "import: 1000 of 1201 records",
+        "import: 1201 of 1201 records",
+    ] {
+        assert!(progress.contains(line), "{progress}");
+    }
+    let listed = env.wt_json(&repo, &["restore", "--list", "--json"], None);
+    let listed = listed.as_array().unwrap();
+    assert_eq!(
+        listed.len(),
+        1,
+        "one undo snapshot for the whole import: {listed:?}"
+    );
+    assert_eq!(listed[0]["count"], 1, "taken before the first part");
+    // A small import says nothing on stderr.
+    let small = env.path().join("small.json");
+    let doc = json!({"version": 1, "format": "wt-memory-export", "records": [{"id": "00000000-0000-4000-9000-000000000001", "content": "one more note", "experience_type": "Context"}]});
+    std::fs::write(&small, doc.to_string()).unwrap();
+    let out = env.wt(&repo, &["import", small.to_str().unwrap()], None);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "");
+}

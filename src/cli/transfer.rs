@@ -117,7 +117,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 dry_run,
                 snapshot_as: (!no_snapshot).then_some(snapshot_as),
             };
-            match client.import(&req) {
+            match import_in_parts(client, req) {
                 Ok(done) => print_json(&done),
                 Err(Error::UnusableExport { message }) => {
                     print_json(&serde_json::json!({ "error": message }));
@@ -201,4 +201,57 @@ fn restore(client: &mut Client, name: Option<String>, list: bool, json: bool) ->
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Records per request of a large import: each part answers within seconds, and the CLI says how
+/// far it has got between parts.
+const IMPORT_PART: usize = 1000;
+
+/// Import `req`'s document; one of more than [`IMPORT_PART`] records goes in parts, with a line of
+/// progress on stderr after each (the undo snapshot is taken once, before the first part).
+fn import_in_parts(
+    client: &mut Client,
+    req: Import,
+) -> std::result::Result<crate::ops::Imported, Error> {
+    let doc = match crate::exchange::parse_doc(&req.document) {
+        Ok(doc) if !req.dry_run && doc.records.len() > IMPORT_PART => doc,
+        // Small, a dry run (whose parts could not see each other's records) or unusable (the
+        // request reports why): one request.
+        _ => return client.import(&req),
+    };
+    let total = doc.records.len();
+    let started = std::time::Instant::now();
+    let mut sum = crate::exchange::ImportReport::default();
+    for (k, part) in doc.records.chunks(IMPORT_PART).enumerate() {
+        let document = serde_json::json!({
+            "version": doc.version,
+            "format": doc.format,
+            "project": doc.project,
+            "exported_at": doc.exported_at,
+            "count": part.len(),
+            "records": part,
+        });
+        let part_req = Import {
+            document: document.to_string(),
+            dry_run: false,
+            snapshot_as: if k == 0 {
+                req.snapshot_as.clone()
+            } else {
+                None
+            },
+        };
+        let done = client.import(&part_req)?.report();
+        sum.imported += done.imported;
+        sum.skipped += done.skipped;
+        sum.errors += done.errors;
+        let seen = (k * IMPORT_PART + part.len()).min(total);
+        let secs = started.elapsed().as_secs_f64().max(0.001);
+        let rate = seen as f64 / secs;
+        eprintln!(
+            "import: {seen} of {total} records ({:.0}/s, about {} s left)",
+            rate,
+            ((total - seen) as f64 / rate).round()
+        );
+    }
+    Ok(crate::ops::Imported::Done(sum))
 }

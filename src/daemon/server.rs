@@ -373,6 +373,9 @@ pub fn serve(project: Project, parse_forward: ParseForward) -> Result<()> {
     if let Err(e) = execute(&mut direct, &Caller::default(), &Request::Warm) {
         log(&format!("warm-up: {e}"));
     }
+    // The engine may still be opening (see `Store::open_for_service`): requests the saved
+    // ranking view answers go on meanwhile; once it is open, the store is checked.
+    let engine = direct.engine_waiter();
     let shared = Arc::new(Shared {
         parse_forward,
         connections: AtomicUsize::new(0),
@@ -392,6 +395,18 @@ pub fn serve(project: Project, parse_forward: ParseForward) -> Result<()> {
         shutdown: AtomicBool::new(false),
         closing: AtomicBool::new(false),
     });
+    if let Some(engine) = engine {
+        let mine = shared.clone();
+        let _ = std::thread::Builder::new()
+            .name("settle".into())
+            .spawn(move || {
+                engine.wait();
+                let direct = mine.direct.lock().unwrap_or_else(|e| e.into_inner());
+                if let Err(e) = direct.settle() {
+                    log(&format!("opening the store: {e}"));
+                }
+            });
+    }
     log(&format!(
         "serving {} on {} ({})",
         project.store_dir.display(),

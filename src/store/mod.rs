@@ -168,9 +168,20 @@ impl Engine {
     }
 }
 
+/// See [`Store::engine_waiter`].
+pub struct EngineWaiter(Arc<Engine>);
+
+impl EngineWaiter {
+    pub fn wait(&self) {
+        let _ = self.0.get();
+    }
+}
+
 pub struct Store {
     /// The engine, opened on a thread of its own by a service (see [`Engine`]).
-    engine: Engine,
+    engine: Arc<Engine>,
+    /// The open-time integrity check ran (once the engine is open: its opening may repair).
+    checked_at_open: std::sync::atomic::AtomicBool,
     pub project: Project,
     embedder_checked: OnceLock<Result<EmbedderKind, String>>,
     /// The integrity record (see [`crate::integrity`]), kept in step with every write.
@@ -401,9 +412,10 @@ impl Store {
             .with_context(|| format!("cannot create {}", project.store_dir.display()))?;
         // The engine's environment was set once, at process start (config::prepare_process).
         let assets = crate::config::engine_assets().cloned();
-        let engine = Engine::open(&project.store_dir, engine_in_background)?;
+        let engine = Arc::new(Engine::open(&project.store_dir, engine_in_background)?);
         let store = Store {
             engine,
+            checked_at_open: Default::default(),
             project: project.clone(),
             embedder_checked: OnceLock::new(),
             integrity: Mutex::new(None),
@@ -423,13 +435,39 @@ impl Store {
             _lock: lock,
             _copy: None,
         };
-        store.check_at_open()?;
+        if !engine_in_background {
+            store.ms()?;
+        }
         Ok(store)
     }
 
-    /// The engine, once open (a service's store may still be opening it: this waits).
+    /// The engine, once open (a service's store may still be opening it: this waits), and the
+    /// store checked against its integrity record (see [`crate::integrity`]).
     fn ms(&self) -> anyhow::Result<&MemorySystem> {
-        self.engine.get()
+        use std::sync::atomic::Ordering;
+        let ms = self.engine.get()?;
+        if !self.checked_at_open.swap(true, Ordering::SeqCst) {
+            if let Err(e) = self.check_at_open() {
+                self.checked_at_open.store(false, Ordering::SeqCst);
+                return Err(e);
+            }
+            if self.integrity().as_ref().is_some_and(|r| r.alert.is_some()) {
+                // A view loaded before the check may hold memories the engine lost.
+                *self.rank_view.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            }
+        }
+        Ok(ms)
+    }
+
+    /// Something to wait on for the engine's opening without holding the store (a service waits
+    /// on it after its warm-up, then finishes opening through [`Store::settle`]).
+    pub fn engine_waiter(&self) -> EngineWaiter {
+        EngineWaiter(self.engine.clone())
+    }
+
+    /// Finish opening: wait for the engine and run the integrity check (see [`Store::ms`]).
+    pub fn settle(&self) -> anyhow::Result<()> {
+        self.ms().map(|_| ())
     }
 
     pub fn dir(&self) -> &PathBuf {
@@ -480,6 +518,8 @@ impl Store {
     /// Every memory's record, newest first (from the ranking view: a resident service reads no
     /// memory from the engine for it).
     pub fn records(&self) -> anyhow::Result<Vec<MemoryRecord>> {
+        // Checked first: a whole-store answer must not list memories the engine has lost.
+        self.ms()?;
         let mut all = self.rank_view()?.records.clone();
         all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
         Ok(all)

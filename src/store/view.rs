@@ -329,7 +329,13 @@ impl Store {
                 view.push(&memory);
             }
         }
-        let sound = self.integrity().as_ref().is_some_and(|rec| {
+        // The record as checked at open, or (the engine still opening) as on disk; the check
+        // that follows the engine's opening drops the view if it finds a loss.
+        let record = self
+            .integrity()
+            .clone()
+            .or_else(|| integrity::read(self.dir()));
+        let sound = record.is_some_and(|rec| {
             rec.alert.is_none()
                 && rec.count == view.records.len() as u64
                 && rec.id_digest() == IdDigest::of(view.records.iter().map(|r| r.id.as_str()))
