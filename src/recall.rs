@@ -285,9 +285,18 @@ impl Ranking {
         // meaning: rank on the query's terms alone (see `rank::Query::semantic`).
         let meaningful = store.ensure_embedder()? == EmbedderKind::MinilmL6;
         let records = &view.records;
-        let keep: Vec<usize> = (0..records.len())
-            .filter(|&i| passes_filters(&records[i], q))
-            .collect();
+        let unfiltered = q.tags.is_empty()
+            && q.min_importance.is_none()
+            && q.since.is_none()
+            && q.until.is_none()
+            && !view.tally.tags.contains_key(AUTO_FAILURE_TAG);
+        let keep: Vec<usize> = if unfiltered {
+            (0..records.len()).collect() // nothing to look at per memory
+        } else {
+            (0..records.len())
+                .filter(|&i| passes_filters(&records[i], q))
+                .collect()
+        };
         let kind = q.kind.unwrap_or_else(|| QueryKind::infer(&q.text));
         let semantic_only = q.semantic_only && meaningful;
         let query = if meaningful {

@@ -20,13 +20,15 @@ use crate::record::MemoryRecord;
 use anyhow::{bail, Context as _};
 use half::f16;
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// Bump with any change to what the file holds or to how its parts are computed (the terms of
 /// `rank::terms`, the quantisation of `vectors`): an older file is then rebuilt, not misread.
 pub const FORMAT: u32 = 1;
 const MAGIC: &[u8; 8] = b"WTVIEW\0\0";
+/// Magic, format, checksum and length of what follows.
+const HEADER: usize = 28;
 const VIEW: &str = "view.bin";
 const LOG: &str = "writes.log";
 /// A line of the log saying "something changed that the log cannot name": rebuild.
@@ -75,29 +77,36 @@ pub enum Replay {
 /// The saved view and the writes logged since, or `Ok(None)` when there is none. An error says
 /// why a file that exists cannot be used (damaged, outdated, another store's).
 pub fn load(dir: &Path, store_dir: &Path) -> anyhow::Result<Option<(RankView, Replay)>> {
-    let file = match std::fs::File::open(dir.join(VIEW)) {
-        Ok(f) => f,
+    let bytes = match std::fs::read(dir.join(VIEW)) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).context("cannot open the saved view"),
+        Err(e) => return Err(e).context("cannot read the saved view"),
     };
-    let mut r = Reader::new(BufReader::with_capacity(1 << 20, file));
-    let mut magic = [0u8; 8];
-    r.inner.read_exact(&mut magic)?;
-    if &magic != MAGIC {
+    if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         bail!("not a view file");
     }
-    let format = r.raw_u32()?;
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let format = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if format != FORMAT {
         bail!("format {format}, this build reads {FORMAT}");
     }
-    let (checksum, length) = (r.raw_u64()?, r.raw_u64()?);
+    let (checksum, length) = (word(12), word(20));
+    let payload = &bytes[HEADER..];
+    let mut sum = Checksum::default();
+    sum.update(payload);
+    if payload.len() as u64 != length || sum.finish() != checksum {
+        bail!("damaged (checksum or length does not match)");
+    }
+    let mut r = Reader {
+        data: payload,
+        at: 0,
+    };
     if r.string()? != store_dir.to_string_lossy() {
         bail!("saved for another store");
     }
     let view = read_view(&mut r)?;
-    let extra = r.inner.read(&mut [0u8; 1])?;
-    if extra != 0 || r.read != length || r.sum.finish() != checksum {
-        bail!("damaged (checksum or length does not match)");
+    if r.at != payload.len() {
+        bail!("damaged (bytes after the view)");
     }
     let log = std::fs::read_to_string(dir.join(LOG)).unwrap_or_default();
     let mut ids: Vec<String> = Vec::new();
@@ -168,7 +177,7 @@ fn write_view<W: Write>(w: &mut Writer<W>, view: &RankView) -> std::io::Result<(
     Ok(())
 }
 
-fn read_view<R: Read>(r: &mut Reader<R>) -> anyhow::Result<RankView> {
+fn read_view(r: &mut Reader) -> anyhow::Result<RankView> {
     let n = r.len()?;
     let mut view = RankView::default();
     view.records.reserve_exact(n);
@@ -228,17 +237,21 @@ fn floats(xs: &[f32]) -> Vec<u8> {
     xs.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn read_rows<R: Read>(r: &mut Reader<R>) -> anyhow::Result<Rows> {
+fn read_rows(r: &mut Reader) -> anyhow::Result<Rows> {
     let (dim, n) = (r.len()?, r.len()?);
     let cells = n.checked_mul(dim).context("too many rows")?;
-    let codes = r.bytes(cells)?.into_iter().map(|b| b as i8).collect();
-    let scales = unfloats(&r.bytes(n * 4)?);
+    let (scale_bytes, exact_bytes) = (
+        n.checked_mul(4).context("too many rows")?,
+        cells.checked_mul(2).context("too many rows")?,
+    );
+    let codes = r.bytes(cells)?.iter().map(|&b| b as i8).collect();
+    let scales = unfloats(r.bytes(scale_bytes)?);
     let exact = r
-        .bytes(cells * 2)?
+        .bytes(exact_bytes)?
         .chunks_exact(2)
         .map(|b| f16::from_bits(u16::from_le_bytes([b[0], b[1]])))
         .collect();
-    let norms = unfloats(&r.bytes(n * 4)?);
+    let norms = unfloats(r.bytes(scale_bytes)?);
     Rows::from_parts(dim, codes, scales, exact, norms).context("rows of the wrong size")
 }
 
@@ -271,7 +284,7 @@ fn write_record<W: Write>(w: &mut Writer<W>, r: &MemoryRecord) -> std::io::Resul
     w.u32(r.compressed as u32 | (r.is_failure as u32) << 1 | (r.is_anomaly as u32) << 2)
 }
 
-fn read_record<R: Read>(r: &mut Reader<R>) -> anyhow::Result<MemoryRecord> {
+fn read_record(r: &mut Reader) -> anyhow::Result<MemoryRecord> {
     let (id, content, experience_type, created_at, last_accessed) = (
         r.string()?,
         r.string()?,
@@ -387,69 +400,40 @@ impl<W: Write> Writer<W> {
     }
 }
 
-/// The reading side of [`Writer`]; every length is checked against what is left to read before
-/// anything is allocated for it, so a damaged length fails instead of allocating terabytes.
-struct Reader<R: Read> {
-    inner: R,
-    sum: Checksum,
-    read: u64,
+/// The reading side of [`Writer`], over the file's bytes (checked by the checksum first); every
+/// length is checked against what is left before anything is allocated for it.
+struct Reader<'a> {
+    data: &'a [u8],
+    at: usize,
 }
 
-/// No field is longer than this (a damaged length is caught before the allocation).
-const MAX_FIELD: usize = 1 << 34;
-
-impl<R: Read> Reader<R> {
-    fn new(inner: R) -> Self {
-        Reader {
-            inner,
-            sum: Checksum::default(),
-            read: 0,
-        }
-    }
-
-    fn raw_u32(&mut self) -> std::io::Result<u32> {
-        let mut b = [0u8; 4];
-        self.inner.read_exact(&mut b)?;
-        Ok(u32::from_le_bytes(b))
-    }
-
-    fn raw_u64(&mut self) -> std::io::Result<u64> {
-        let mut b = [0u8; 8];
-        self.inner.read_exact(&mut b)?;
-        Ok(u64::from_le_bytes(b))
-    }
-
-    fn bytes(&mut self, n: usize) -> anyhow::Result<Vec<u8>> {
-        if n > MAX_FIELD {
-            bail!("damaged (a field of {n} bytes)");
-        }
-        let mut b = Vec::new();
-        (&mut self.inner).take(n as u64).read_to_end(&mut b)?;
-        if b.len() != n {
+impl Reader<'_> {
+    fn bytes(&mut self, n: usize) -> anyhow::Result<&[u8]> {
+        if n > self.data.len() - self.at {
             bail!("damaged (the file ends early)");
         }
-        self.sum.update(&b);
-        self.read += n as u64;
-        Ok(b)
+        let out = &self.data[self.at..self.at + n];
+        self.at += n;
+        Ok(out)
     }
 
     fn u32(&mut self) -> anyhow::Result<u32> {
-        let b = self.bytes(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(u32::from_le_bytes(
+            self.bytes(4)?.try_into().expect("4 bytes"),
+        ))
     }
 
     fn len(&mut self) -> anyhow::Result<usize> {
-        let b = self.bytes(8)?;
-        let n = u64::from_le_bytes(b[..].try_into().expect("8 bytes"));
+        let n = u64::from_le_bytes(self.bytes(8)?.try_into().expect("8 bytes"));
         usize::try_from(n)
             .ok()
-            .filter(|&n| n <= MAX_FIELD)
+            .filter(|&n| n <= self.data.len())
             .with_context(|| format!("damaged (a count of {n})"))
     }
 
     fn string(&mut self) -> anyhow::Result<String> {
         let n = self.len()?;
-        String::from_utf8(self.bytes(n)?).context("damaged (a text is not UTF-8)")
+        String::from_utf8(self.bytes(n)?.to_vec()).context("damaged (a text is not UTF-8)")
     }
 
     fn strings(&mut self) -> anyhow::Result<Vec<String>> {
