@@ -128,6 +128,29 @@ pub struct Inserted {
 struct Engine {
     opened: OnceLock<Result<MemorySystem, String>>,
     opening: Mutex<Option<std::thread::JoinHandle<anyhow::Result<MemorySystem>>>>,
+    /// Set when the opening has finished (see [`EngineWaiter`]).
+    done: Arc<Done>,
+}
+
+/// A flag set once, and a way to wait for it.
+#[derive(Default)]
+struct Done {
+    set: Mutex<bool>,
+    changed: std::sync::Condvar,
+}
+
+impl Done {
+    fn set(&self) {
+        *self.set.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.changed.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut set = self.set.lock().unwrap_or_else(|e| e.into_inner());
+        while !*set {
+            set = self.changed.wait(set).unwrap_or_else(|e| e.into_inner());
+        }
+    }
 }
 
 impl Engine {
@@ -135,15 +158,22 @@ impl Engine {
         let engine = Engine {
             opened: OnceLock::new(),
             opening: Mutex::new(None),
+            done: Arc::new(Done::default()),
         };
         if in_background {
             let dir = dir.to_path_buf();
+            let done = engine.done.clone();
             let thread = std::thread::Builder::new()
                 .name("open-engine".into())
-                .spawn(move || open_engine(&dir))?;
+                .spawn(move || {
+                    let opened = open_engine(&dir);
+                    done.set();
+                    opened
+                })?;
             *engine.opening.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
         } else {
             let _ = engine.opened.set(Ok(open_engine(dir)?));
+            engine.done.set();
         }
         Ok(engine)
     }
@@ -168,18 +198,20 @@ impl Engine {
     }
 }
 
-/// See [`Store::engine_waiter`].
-pub struct EngineWaiter(Arc<Engine>);
+/// See [`Store::engine_waiter`]: it holds no part of the engine, so a store dropped meanwhile
+/// closes its engine at once.
+pub struct EngineWaiter(Arc<Done>);
 
 impl EngineWaiter {
+    /// Until the engine's opening has finished (opened or failed).
     pub fn wait(&self) {
-        let _ = self.0.get();
+        self.0.wait();
     }
 }
 
 pub struct Store {
     /// The engine, opened on a thread of its own by a service (see [`Engine`]).
-    engine: Arc<Engine>,
+    engine: Engine,
     /// The open-time integrity check ran (once the engine is open: its opening may repair).
     checked_at_open: std::sync::atomic::AtomicBool,
     pub project: Project,
@@ -412,7 +444,7 @@ impl Store {
             .with_context(|| format!("cannot create {}", project.store_dir.display()))?;
         // The engine's environment was set once, at process start (config::prepare_process).
         let assets = crate::config::engine_assets().cloned();
-        let engine = Arc::new(Engine::open(&project.store_dir, engine_in_background)?);
+        let engine = Engine::open(&project.store_dir, engine_in_background)?;
         let store = Store {
             engine,
             checked_at_open: Default::default(),
@@ -462,7 +494,7 @@ impl Store {
     /// Something to wait on for the engine's opening without holding the store (a service waits
     /// on it after its warm-up, then finishes opening through [`Store::settle`]).
     pub fn engine_waiter(&self) -> EngineWaiter {
-        EngineWaiter(self.engine.clone())
+        EngineWaiter(self.engine.done.clone())
     }
 
     /// Finish opening: wait for the engine and run the integrity check (see [`Store::ms`]).
