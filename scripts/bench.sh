@@ -91,7 +91,9 @@ measure "wt-memory proactive (cold process)" "$bin/wt-memory" proactive "crates/
 measure "wt-memory list" "$bin/wt-memory" list
 # Each hook run starts a new session: the session cache files go (untimed, before each run), the
 # daemon's socket stays. Only the hook process is timed (under sh and time).
-fresh="find '$tmp/run/wt-tools' -maxdepth 1 -type f -delete 2>/dev/null;"
+# The duplicate claims too (`hook/once.rs`): a hook run within 2 s of the same payload would
+# step aside as the second copy of one event.
+fresh="find '$tmp/run/wt-tools' -maxdepth 1 -type f -delete 2>/dev/null; rm -rf '$tmp/run/wt-tools/hook-claims';"
 before="$fresh"
 measure "wt-hook-memory PostToolUse (Read)" sh -c "'$bin/wt-hook-memory' PostToolUse < '$tmp/payload.json'"
 measure "wt-hook-memory PostToolUse (Bash)" sh -c "'$bin/wt-hook-memory' PostToolUse < '$tmp/bash.json'"
