@@ -1134,6 +1134,18 @@ mod tests {
         store.insert(new).unwrap().id
     }
 
+    /// A store of [`NOTES`] whose view has just been saved (and is kept saved).
+    fn store_with_a_saved_view(tmp: &Path) -> Store {
+        let store = store_saving_its_view(tmp);
+        for t in NOTES {
+            note(&store, t, &[]);
+        }
+        store.rank_view().unwrap();
+        store.keep_view_saved();
+        store.save_view(true);
+        store
+    }
+
     const NOTES: [&str; 4] = [
         "Start the whole dev environment with ./scripts/dev.sh",
         "Invoice numbers come from InvoiceRepo::next_number inside the transaction",
@@ -1185,13 +1197,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("views/view.bin");
         let saved_bytes = {
-            let store = store_saving_its_view(tmp.path());
-            for t in NOTES {
-                note(&store, t, &[]);
-            }
-            store.rank_view().unwrap();
-            store.keep_view_saved();
-            store.save_view(true);
+            let _store = store_with_a_saved_view(tmp.path());
             std::fs::read(&file).unwrap()
         };
         let fresh = {
@@ -1246,13 +1252,7 @@ mod tests {
     fn a_view_that_missed_a_write_is_not_used() {
         let tmp = tempfile::tempdir().unwrap();
         {
-            let store = store_saving_its_view(tmp.path());
-            for t in NOTES {
-                note(&store, t, &[]);
-            }
-            store.rank_view().unwrap();
-            store.keep_view_saved();
-            store.save_view(true);
+            let store = store_with_a_saved_view(tmp.path());
             note(&store, "Written, and its log line then lost", &[]);
             store
                 .saved_view
