@@ -1249,6 +1249,17 @@ mod tests {
     }
 
     #[test]
+    fn a_save_clears_what_a_save_cut_short_left() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_with_a_saved_view(tmp.path());
+        let leftover = tmp.path().join("views/.tmpCutShort");
+        std::fs::write(&leftover, b"half a view").unwrap();
+        store.save_view(true);
+        assert!(!leftover.exists());
+        assert!(tmp.path().join("views/view.bin").exists());
+    }
+
+    #[test]
     fn a_view_that_missed_a_write_is_not_used() {
         let tmp = tempfile::tempdir().unwrap();
         {

@@ -132,6 +132,13 @@ pub fn save(
     lock: &std::sync::Mutex<()>,
 ) -> anyhow::Result<()> {
     crate::paths::ensure_private_dir(dir)?;
+    // A save cut short (the service killed) leaves its temporary file: only one service saves a
+    // store's view at a time, so any such file is garbage now.
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(".tmp") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     {
         let mut w = Writer::new(BufWriter::with_capacity(1 << 20, tmp.as_file_mut()));
