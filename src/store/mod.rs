@@ -1134,6 +1134,12 @@ mod tests {
         store.insert(new).unwrap().id
     }
 
+    /// Drop `store` later as a killed service would leave it: its view not saved again.
+    fn stop_without_saving(store: &Store) {
+        let saved = store.saved_view.as_ref().unwrap();
+        saved.keep.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// A store of [`NOTES`] whose view has just been saved (and is kept saved).
     fn store_with_a_saved_view(tmp: &Path) -> Store {
         let store = store_saving_its_view(tmp);
@@ -1172,13 +1178,7 @@ mod tests {
             store.delete(&ids[1]).unwrap();
             let first = store.get(&ids[0]).unwrap().unwrap();
             store.set_tags(&first, vec!["renamed".into()]).unwrap();
-            // Stopped without saving again, as a killed service would be.
-            store
-                .saved_view
-                .as_ref()
-                .unwrap()
-                .keep
-                .store(false, std::sync::atomic::Ordering::SeqCst);
+            stop_without_saving(&store);
             ids
         };
         let store = store_saving_its_view(tmp.path());
@@ -1265,12 +1265,7 @@ mod tests {
         {
             let store = store_with_a_saved_view(tmp.path());
             note(&store, "Written, and its log line then lost", &[]);
-            store
-                .saved_view
-                .as_ref()
-                .unwrap()
-                .keep
-                .store(false, std::sync::atomic::Ordering::SeqCst);
+            stop_without_saving(&store);
         }
         std::fs::remove_file(tmp.path().join("views/writes.log")).unwrap();
         let store = store_saving_its_view(tmp.path());
