@@ -247,18 +247,22 @@ fn select(
         *kth - COARSE_MARGIN
     };
     let floor = threshold(&mut keep.iter().copied());
-    let tag = branch.map(|b| format!("branch:{b}"));
-    let branch_floor = tag.as_ref().map_or(f64::INFINITY, |t| {
-        threshold(&mut keep.iter().copied().filter(|&i| view.records[i].has_tag(t)))
-    });
-    keep.iter()
-        .copied()
-        .filter(|&i| {
-            best[i] >= floor
-                || (best[i] >= branch_floor
-                    && tag.as_ref().is_some_and(|t| view.records[i].has_tag(t)))
-        })
-        .collect()
+    let mut chosen: Vec<bool> = best.iter().map(|&b| b >= floor).collect();
+    if let Some(branch) = branch {
+        // `keep` may leave out some of the branch's rows (a scored row is never -inf).
+        let on_branch = view.rows_tagged(&format!("branch:{branch}"));
+        let rows = on_branch.iter().map(|&i| i as usize);
+        // Where every memory is on the branch (a one-branch project), its floor is `floor`.
+        let everyone = keep.len() == best.len() && on_branch.len() == best.len();
+        if !everyone {
+            let scored = rows.clone().filter(|&i| best[i] > f64::NEG_INFINITY);
+            let branch_floor = threshold(&mut scored.into_iter());
+            for i in rows.filter(|&i| best[i] >= branch_floor) {
+                chosen[i] = true;
+            }
+        }
+    }
+    keep.iter().copied().filter(|&i| chosen[i]).collect()
 }
 
 /// The memories passing a query's filters, scored, best first: positions in the store's ranking

@@ -50,6 +50,18 @@ fn log(msg: &str) {
     );
 }
 
+/// A query at 10^5 memories allocates a few MB of per-memory scores and frees them. By default
+/// glibc maps blocks that large afresh each time and hands freed heap back to the system, so
+/// every query paid page faults and zeroing (an eighth of its time). Keep up to 64 MB freed.
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; called before the service's threads start.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+    }
+}
+
 fn rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -355,6 +367,7 @@ pub fn serve(project: Project, parse_forward: ParseForward) -> Result<()> {
     }
     listener.set_nonblocking(true)?;
     let socket_inode = inode(&socket);
+    keep_freed_memory();
     // SAFETY: the handler only stores to an atomic.
     unsafe {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);

@@ -1037,16 +1037,22 @@ mod tests {
             "Invoice numbers come from InvoiceRepo::next_number inside the transaction",
             "Postgres in docker compose listens on 5433",
         ] {
-            let new = NewMemory::new(text, ExperienceType::Learning);
+            let mut new = NewMemory::new(text, ExperienceType::Learning);
+            new.tags = vec!["branch:x".into()];
             ids.push(store.insert(new).unwrap().id);
         }
         let before = store.rank_view().unwrap();
         assert_eq!(before.records.len(), 3);
+        // Rows found per tag before the writes must not outlive them.
+        assert_eq!(before.rows_tagged("branch:x").len(), 3);
+        drop(before);
         store.delete(&ids[1]).unwrap();
-        let added = NewMemory::new(
+        assert_eq!(store.rank_view().unwrap().rows_tagged("branch:x").len(), 2);
+        let mut added = NewMemory::new(
             "Stripe webhooks are verified on the raw body",
             ExperienceType::Decision,
         );
+        added.tags = vec!["branch:x".into()];
         store.insert(added).unwrap();
         let kept = store.rank_view().unwrap();
         let anew = RankView::new(store.ms().unwrap().get_all_memories().unwrap());
@@ -1089,6 +1095,19 @@ mod tests {
         }
         assert_eq!(a.tally.types, b.tally.types);
         assert_eq!(a.tally.tags, b.tally.tags);
+        for tag in a.tally.tags.keys() {
+            let ids = |v: &RankView| -> Vec<String> {
+                let rows = v.rows_tagged(tag);
+                let mut ids: Vec<String> = rows
+                    .iter()
+                    .map(|&i| v.records[i as usize].id.clone())
+                    .collect();
+                ids.sort_unstable();
+                ids
+            };
+            assert_eq!(ids(a), ids(b), "rows tagged {tag}");
+            assert_eq!(ids(a).len(), a.tally.tags[tag]);
+        }
         assert_eq!(a.superseded_by, b.superseded_by);
         assert_eq!(a.corpus.len(), b.corpus.len());
         for query in [

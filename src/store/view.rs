@@ -23,6 +23,25 @@ pub struct RankView {
     pub superseded_by: HashMap<String, String>,
     /// Memories per type and per tag.
     pub tally: Tally,
+    /// The rows carrying a tag, found once per tag and view (a branch-boosted query asks for its
+    /// branch's rows every time; comparing every memory's tags cost a fifth of a query at 10^5).
+    tagged: TaggedRows,
+}
+
+/// Rows per tag, as [`RankView::rows_tagged`] found them; emptied by every change of the view.
+#[derive(Default)]
+struct TaggedRows(Mutex<HashMap<String, Arc<Vec<u32>>>>);
+
+impl Clone for TaggedRows {
+    fn clone(&self) -> Self {
+        TaggedRows::default() // a copy is changed next: it finds its rows again
+    }
+}
+
+impl TaggedRows {
+    fn clear(&mut self) {
+        self.0.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
+    }
 }
 
 /// How many memories have each type and each tag, kept in step with writes so a summary of the
@@ -70,6 +89,7 @@ impl RankView {
     }
 
     pub(super) fn push(&mut self, memory: &Memory) {
+        self.tagged.clear();
         let record = MemoryRecord::from_memory(memory);
         if let Some(older) = record.metadata.get(crate::record::SUPERSEDES) {
             self.superseded_by.insert(older.clone(), record.id.clone());
@@ -140,7 +160,27 @@ impl RankView {
             .unwrap_or_default()
     }
 
+    /// The rows whose memory carries `tag`, ascending (none when the tally knows no such tag).
+    pub fn rows_tagged(&self, tag: &str) -> Arc<Vec<u32>> {
+        if !self.tally.tags.contains_key(tag) {
+            return Arc::default();
+        }
+        let mut cache = self.tagged.0.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .entry(tag.to_string())
+            .or_insert_with(|| {
+                let rows = self.records.iter().enumerate();
+                Arc::new(
+                    rows.filter(|(_, r)| r.has_tag(tag))
+                        .map(|(i, _)| i as u32)
+                        .collect(),
+                )
+            })
+            .clone()
+    }
+
     pub(super) fn remove(&mut self, id: &str) {
+        self.tagged.clear();
         if let Some(i) = self.records.iter().position(|r| r.id == id) {
             // A forgotten replacement no longer hides what it replaced.
             self.superseded_by.retain(|_, newer| newer != id);
