@@ -528,6 +528,57 @@ fn the_front_has_a_running_daemon_carry_out_remember_as_the_engine_binary_would(
 }
 
 #[test]
+fn the_front_has_a_running_daemon_answer_recall_and_proactive_as_the_engine_binary_would() {
+    let env = TestEnv::new();
+    let (repo, name, pid) = one_note_through_a_daemon(
+        &env,
+        "Background jobs are retried three times by the worker in src/jobs/worker.rs",
+    );
+    let asks: [&[&str]; 4] = [
+        &["recall", "how are background jobs retried"],
+        &["recall", "jobs", "--mode", "semantic", "--limit", "1"],
+        &["proactive", "src/jobs/worker.rs", "--limit", "2"],
+        &["recall", "nothing of the kind", "--kind", "command"],
+    ];
+    for (n, args) in asks.iter().enumerate() {
+        let through = wtd(&env, &repo, args, None);
+        let mut engine_args = vec!["--no-daemon"];
+        engine_args.extend_from_slice(args);
+        let engine = wtd(&env, &repo, &engine_args, None);
+        assert_eq!(
+            (&through.status, &through.stdout, &through.stderr),
+            (&engine.status, &engine.stdout, &engine.stderr),
+            "wt-memory {args:?}: the same answer with and without the daemon"
+        );
+        assert_eq!(
+            forwarded_count(&env, &repo),
+            n as u64 + 1,
+            "{args:?} was forwarded"
+        );
+    }
+    let found: Value = serde_json::from_str(&ok(wtd(&env, &repo, asks[0], None))).unwrap();
+    assert!(found[0]["content"].as_str().unwrap().contains("retried"));
+    // What the service would refuse stays the engine binary's to refuse, in its words.
+    let before = forwarded_count(&env, &repo);
+    for args in [
+        &["recall", "x", "--mode", "bogus"][..],
+        &["proactive", "x", "--kind", "bogus"][..],
+    ] {
+        let through = wtd(&env, &repo, args, None);
+        let mut engine_args = vec!["--no-daemon"];
+        engine_args.extend_from_slice(args);
+        let engine = wtd(&env, &repo, &engine_args, None);
+        assert_ne!(through.status.code(), Some(0), "{args:?}");
+        assert_eq!(
+            (through.status, through.stderr),
+            (engine.status, engine.stderr)
+        );
+    }
+    assert_eq!(forwarded_count(&env, &repo), before);
+    assert_eq!(daemon_pids(&name), [pid]);
+}
+
+#[test]
 fn a_daemon_that_goes_away_mid_command_leaves_the_front_to_run_it_with_the_same_input() {
     use std::io::{BufRead, BufReader, Write};
     let env = TestEnv::new();

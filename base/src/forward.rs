@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 /// The commands a daemon runs for the front, and whether they read standard input.
-const FORWARDED: &[(&str, bool)] = &[("remember", true)];
+const FORWARDED: &[(&str, bool)] = &[("remember", true), ("recall", false), ("proactive", false)];
 
 /// How long the front waits for a daemon's hello before running the engine binary instead.
 const HELLO_WAIT: Duration = Duration::from_secs(2);

@@ -144,20 +144,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             let done = client.supersede(&newer, &older)?;
             println!("{} now replaces {}", done.newer, done.older);
         }
-        Cmd::Recall(a) => {
-            let req = Recall {
-                query: a.query.unwrap_or_default(),
-                limit: a.limit,
-                mode: RecallMode::parse(&a.mode)?,
-                tags: a.tags.as_deref().map(split_tags).unwrap_or_default(),
-                tags_only: a.tags_only,
-                min_importance: a.min_importance,
-                kind: parse_kind(a.kind.as_deref())?,
-                ..Recall::default()
-            }
-            .with_dates(a.since.as_deref(), a.until.as_deref())?;
-            print_json(&client.recall(&req)?);
-        }
+        Cmd::Recall(a) => print_json(&client.recall(&recall_request(a)?)?),
         Cmd::Proactive {
             context,
             limit,
@@ -191,6 +178,49 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The request `recall` sends for `a`.
+fn recall_request(a: RecallArgs) -> Result<Recall, Error> {
+    Recall {
+        query: a.query.unwrap_or_default(),
+        limit: a.limit,
+        mode: RecallMode::parse(&a.mode)?,
+        tags: a.tags.as_deref().map(split_tags).unwrap_or_default(),
+        tags_only: a.tags_only,
+        min_importance: a.min_importance,
+        kind: parse_kind(a.kind.as_deref())?,
+        ..Recall::default()
+    }
+    .with_dates(a.since.as_deref(), a.until.as_deref())
+}
+
+/// The service's request for a `recall` or `proactive` command line the `wt-memory` front
+/// forwarded, checked as the client checks it (None: not such a command, or one the engine
+/// binary should refuse in its own words).
+pub(super) fn query_request(cmd: Cmd) -> Option<crate::service::Request> {
+    use crate::service::Request;
+    match cmd {
+        Cmd::Recall(a) => {
+            let req = recall_request(a).ok()?;
+            req.check().ok()?;
+            Some(Request::Recall { req })
+        }
+        Cmd::Proactive {
+            context,
+            limit,
+            kind,
+        } => {
+            ops::check_query("proactive", &context).ok()?;
+            let kind = parse_kind(kind.as_deref()).ok()?;
+            Some(Request::Proactive {
+                context,
+                limit,
+                kind,
+            })
+        }
+        _ => None,
+    }
 }
 
 fn remember(client: &mut Client, a: RememberArgs) -> Result<(), Error> {

@@ -279,10 +279,59 @@ pub struct ForwardedRemember {
     content: String,
 }
 
+/// A `recall` or `proactive` command line the front forwarded: the engine binary's start-up
+/// (about 15 ms of loading the engine) is most of such a command at the service.
+pub struct ForwardedQuery {
+    project: project::Project,
+    request: Request,
+}
+
+/// A store's service runs only a command line for its own store.
+fn check_forwarded_store(project: &project::Project, direct: &Direct) -> Result<(), Error> {
+    let canonical = wt_memory_base::wire::canonical_store;
+    if canonical(&project.store_dir) != canonical(&direct.project().store_dir) {
+        return Err(Error::Daemon {
+            message: format!("this daemon does not serve {}", project.name),
+        });
+    }
+    Ok(())
+}
+
+impl ForwardedCommand for ForwardedQuery {
+    fn texts_to_embed(&self) -> Vec<String> {
+        self.request.texts_to_embed()
+    }
+
+    /// Run it as the engine binary would: the memories as pretty JSON, or the one-line error.
+    fn run(self: Box<Self>, direct: &mut Direct) -> Result<Forwarded, Error> {
+        check_forwarded_store(&self.project, direct)?;
+        let caller = Caller::of(&self.project);
+        let found = execute(direct, &caller, &self.request).and_then(|done| {
+            let records: Vec<crate::record::MemoryRecord> = serde_json::from_value(done)?;
+            Ok(serde_json::to_string_pretty(&records)?)
+        });
+        Ok(match found {
+            Ok(json) => Forwarded {
+                stdout: json + "\n",
+                stderr: String::new(),
+                code: 0,
+            },
+            Err(e) => {
+                let (line, code) = failure(e);
+                Forwarded {
+                    stdout: String::new(),
+                    stderr: line + "\n",
+                    code,
+                }
+            }
+        })
+    }
+}
+
 impl ForwardedRemember {
-    /// The `remember` in `call`, or an error saying the daemon does not run that command line
-    /// (any other command, one that asks for a process of its own, or one it cannot parse); the
-    /// front then runs the engine binary itself, which says what is wrong.
+    /// The `remember`, `recall` or `proactive` in `call`, or an error saying the daemon does not
+    /// run that command line (any other command, one that asks for a process of its own, or one
+    /// it cannot parse); the front then runs the engine binary itself, which says what is wrong.
     pub fn parse(call: &Forward) -> Result<Box<dyn ForwardedCommand>, Error> {
         let refused = || Error::Daemon {
             message: format!(
@@ -292,17 +341,22 @@ impl ForwardedRemember {
         };
         let argv = std::iter::once("wt-memory").chain(call.argv.iter().map(String::as_str));
         let cli = Cli::try_parse_from(argv).map_err(|_| refused())?;
-        let Some(Cmd::Memories(memories::Cmd::Remember(args))) = cli.command else {
-            return Err(refused());
-        };
         if cli.no_daemon || cli.no_migrate {
             return Err(refused());
         }
-        Ok(Box::new(ForwardedRemember {
-            project: project::resolve(&call.cwd, cli.project.as_deref()),
-            args,
-            content: call.stdin.clone(),
-        }))
+        let project = project::resolve(&call.cwd, cli.project.as_deref());
+        match cli.command {
+            Some(Cmd::Memories(memories::Cmd::Remember(args))) => Ok(Box::new(ForwardedRemember {
+                project,
+                args,
+                content: call.stdin.clone(),
+            })),
+            Some(Cmd::Memories(cmd)) => {
+                let request = memories::query_request(cmd).ok_or_else(refused)?;
+                Ok(Box::new(ForwardedQuery { project, request }))
+            }
+            _ => Err(refused()),
+        }
     }
 }
 
@@ -319,12 +373,7 @@ impl ForwardedCommand for ForwardedRemember {
     /// binary: what it prints and its exit status. A line naming another store is refused.
     fn run(self: Box<Self>, direct: &mut Direct) -> Result<Forwarded, Error> {
         let this = *self;
-        let canonical = wt_memory_base::wire::canonical_store;
-        if canonical(&this.project.store_dir) != canonical(&direct.project().store_dir) {
-            return Err(Error::Daemon {
-                message: format!("this daemon does not serve {}", this.project.name),
-            });
-        }
+        check_forwarded_store(&this.project, direct)?;
         let caller = Caller::of(&this.project);
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let sent = memories::remember_with(
