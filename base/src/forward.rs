@@ -265,8 +265,13 @@ mod tests {
         assert_eq!(project.as_deref(), Some("p"));
         let (_, project) = plan(&["remember", "--project=q", "--type", "Context"]).unwrap();
         assert_eq!(project.as_deref(), Some("q"));
+        let (argv, _) = plan(&["recall", "x", "--limit", "2"]).unwrap();
+        assert_eq!(argv, ["recall", "x", "--limit", "2"]);
+        assert!(plan(&["proactive", "src/a.rs"]).is_some());
         for local in [
-            &["recall", "x"][..],
+            &["list"][..],
+            &["forget", "x"],
+            &["recall", "--no-daemon", "x"],
             &["remember", "--no-daemon", "--type", "Context"],
             &["--no-migrate", "remember"],
             &["remember", "--help"],
