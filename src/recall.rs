@@ -182,7 +182,7 @@ fn rank_replacements_first(view: &RankView, hits: &mut Vec<(usize, rank::Scored)
     }
 }
 
-/// A candidate's vectors as the exact pass reads them (f32, from the view's f16 copies).
+/// A candidate's vectors as the exact pass reads them (f32, decoded from the view's codes).
 struct ExactVectors {
     embedding: Vec<f32>,
     keys: Vec<f32>,

@@ -1066,11 +1066,13 @@ mod tests {
                 .unwrap();
             let exact = embedding_of(m);
             assert_eq!(kept.embedding(i).len(), 384);
+            // Decoded from int8: within half a quantisation step of the engine's vector.
+            let step = exact.iter().fold(0f32, |m, x| m.max(x.abs())) / 127.0;
             assert!(kept
                 .embedding(i)
                 .iter()
                 .zip(exact)
-                .all(|(a, b)| (a - b).abs() <= 1e-3 * b.abs().max(1e-2)));
+                .all(|(a, b)| (a - b).abs() <= step * 0.5001));
         }
         assert_eq!(kept.tally.types, anew.tally.types);
         assert_eq!(kept.tally.types.get("Learning"), Some(&2));

@@ -1,12 +1,12 @@
-//! Embeddings kept compactly, two ways per row:
-//! - an int8 code of the unit vector with its scale, read by every query in one pass (a quarter of
-//!   the bytes of f32, and an integer dot product the CPU does 32 lanes at a time), and
-//! - the vector in f16 with its norm, read only for the few candidates that pass, for their exact
-//!   score (within 1e-4 of the f32 cosine; see the tests).
+//! Embeddings kept compactly: per row, an int8 code of the unit vector with its scale and the
+//! vector's norm (a quarter of the bytes of f32).
+//! - Every query reads every row in one pass: an integer dot product with the query's own codes,
+//!   which the CPU does 32 lanes at a time (within 0.01 of the f32 cosine; see the tests).
+//! - The few candidates that pass are scored again with the query in f32 against the row decoded
+//!   from its codes. An f16 copy for that pass (twice the codes' bytes) ranked the dev sets
+//!   exactly as these decoded rows do (the same recall@5, MRR and hook figures), so it went.
 //!
 //! A row of zeros (no embedding) scores 0 both ways.
-
-use half::f16;
 
 /// One block of rows of the same dimension.
 #[derive(Clone, Default)]
@@ -15,7 +15,6 @@ pub struct Rows {
     codes: Vec<i8>,
     /// Per row: the coarse cosine is `dot(codes) * scale(query) * scale(row)`.
     scales: Vec<f32>,
-    exact: Vec<f16>,
     norms: Vec<f32>,
 }
 
@@ -60,17 +59,14 @@ impl Rows {
             self.dim = v.len();
             let rows = self.len();
             self.codes.resize(rows * self.dim, 0);
-            self.exact.resize(rows * self.dim, f16::ZERO);
         }
         if v.len() == self.dim && self.dim > 0 {
             let (codes, scale) = quantize(v);
             self.codes.extend_from_slice(&codes);
             self.scales.push(scale);
-            self.exact.extend(v.iter().map(|&x| f16::from_f32(x)));
             self.norms.push(v.iter().map(|x| x * x).sum::<f32>().sqrt());
         } else {
             self.codes.resize(self.codes.len() + self.dim, 0);
-            self.exact.resize(self.exact.len() + self.dim, f16::ZERO);
             self.scales.push(0.0);
             self.norms.push(0.0);
         }
@@ -80,19 +76,19 @@ impl Rows {
     pub fn remove(&mut self, at: usize, n: usize) {
         let d = self.dim;
         self.codes.drain(at * d..(at + n) * d);
-        self.exact.drain(at * d..(at + n) * d);
         self.scales.drain(at..at + n);
         self.norms.drain(at..at + n);
     }
 
-    /// Row `i` as f32 (empty for a zero row), from its f16 copy.
+    /// Row `i` as f32 (empty for a zero row), decoded from its codes.
     pub fn exact(&self, i: usize) -> Vec<f32> {
         if self.norms[i] == 0.0 {
             return Vec::new();
         }
-        self.exact[i * self.dim..(i + 1) * self.dim]
+        let step = self.scales[i] * self.norms[i];
+        self.codes[i * self.dim..(i + 1) * self.dim]
             .iter()
-            .map(|x| x.to_f32())
+            .map(|&c| c as f32 * step)
             .collect()
     }
 
@@ -129,30 +125,22 @@ impl Rows {
         out
     }
 
-    /// The raw parts, for the view file: dim, codes, scales, f16 bits, norms.
-    pub(super) fn parts(&self) -> (usize, &[i8], &[f32], &[f16], &[f32]) {
-        (
-            self.dim,
-            &self.codes,
-            &self.scales,
-            &self.exact,
-            &self.norms,
-        )
+    /// The raw parts, for the view file: dim, codes, scales, norms.
+    pub(super) fn parts(&self) -> (usize, &[i8], &[f32], &[f32]) {
+        (self.dim, &self.codes, &self.scales, &self.norms)
     }
 
     pub(super) fn from_parts(
         dim: usize,
         codes: Vec<i8>,
         scales: Vec<f32>,
-        exact: Vec<f16>,
         norms: Vec<f32>,
     ) -> Option<Rows> {
         let n = norms.len();
-        (scales.len() == n && codes.len() == n * dim && exact.len() == n * dim).then_some(Rows {
+        (scales.len() == n && codes.len() == n * dim).then_some(Rows {
             dim,
             codes,
             scales,
-            exact,
             norms,
         })
     }
@@ -269,7 +257,11 @@ mod tests {
             }
         }
         assert!(worst_coarse < COARSE_ERROR, "coarse error {worst_coarse}");
-        assert!(worst_exact < 1e-4, "exact error {worst_exact}");
+        // The query in f32 against the decoded row: no worse than both in int8.
+        assert!(
+            worst_exact < COARSE_ERROR / 2.0,
+            "exact error {worst_exact}"
+        );
     }
 
     /// The bound the ranker's candidate margin assumes (`recall::COARSE_MARGIN`).
@@ -308,6 +300,10 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert!((rows.coarse(&q, 1) - 1.0).abs() < 0.01);
         let exact = rows.exact(1);
-        assert!(exact.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-3));
+        let step = b.iter().fold(0f32, |m, x| m.max(x.abs())) / 127.0;
+        assert!(exact
+            .iter()
+            .zip(&b)
+            .all(|(x, y)| (x - y).abs() <= step / 2.0 + 1e-6));
     }
 }

@@ -110,7 +110,7 @@ impl RankView {
         self.key_spans.push((start, count));
     }
 
-    /// Memory `i`'s embedding (empty when it has none), from its f16 copy.
+    /// Memory `i`'s embedding (empty when it has none), decoded from its int8 codes.
     pub fn embedding(&self, i: usize) -> Vec<f32> {
         self.vectors.exact(i)
     }

@@ -18,14 +18,13 @@ use super::vectors::Rows;
 use super::RankView;
 use crate::record::MemoryRecord;
 use anyhow::{bail, Context as _};
-use half::f16;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// Bump with any change to what the file holds or to how its parts are computed (the terms of
 /// `rank::terms`, the quantisation of `vectors`): an older file is then rebuilt, not misread.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 const MAGIC: &[u8; 8] = b"WTVIEW\0\0";
 /// Magic, format, checksum and length of what follows.
 const HEADER: usize = 28;
@@ -226,17 +225,12 @@ fn read_view(r: &mut Reader) -> anyhow::Result<RankView> {
 }
 
 fn write_rows<W: Write>(w: &mut Writer<W>, rows: &Rows) -> std::io::Result<()> {
-    let (dim, codes, scales, exact, norms) = rows.parts();
+    let (dim, codes, scales, norms) = rows.parts();
     w.u64(dim as u64)?;
     w.u64(norms.len() as u64)?;
     let codes: Vec<u8> = codes.iter().map(|&c| c as u8).collect();
     w.bytes(&codes)?;
     w.bytes(&floats(scales))?;
-    let exact: Vec<u8> = exact
-        .iter()
-        .flat_map(|x| x.to_bits().to_le_bytes())
-        .collect();
-    w.bytes(&exact)?;
     w.bytes(&floats(norms))
 }
 
@@ -247,19 +241,11 @@ fn floats(xs: &[f32]) -> Vec<u8> {
 fn read_rows(r: &mut Reader) -> anyhow::Result<Rows> {
     let (dim, n) = (r.len()?, r.len()?);
     let cells = n.checked_mul(dim).context("too many rows")?;
-    let (scale_bytes, exact_bytes) = (
-        n.checked_mul(4).context("too many rows")?,
-        cells.checked_mul(2).context("too many rows")?,
-    );
+    let scale_bytes = n.checked_mul(4).context("too many rows")?;
     let codes = r.bytes(cells)?.iter().map(|&b| b as i8).collect();
     let scales = unfloats(r.bytes(scale_bytes)?);
-    let exact = r
-        .bytes(exact_bytes)?
-        .chunks_exact(2)
-        .map(|b| f16::from_bits(u16::from_le_bytes([b[0], b[1]])))
-        .collect();
     let norms = unfloats(r.bytes(scale_bytes)?);
-    Rows::from_parts(dim, codes, scales, exact, norms).context("rows of the wrong size")
+    Rows::from_parts(dim, codes, scales, norms).context("rows of the wrong size")
 }
 
 fn unfloats(bytes: &[u8]) -> Vec<f32> {
