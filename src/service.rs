@@ -297,12 +297,12 @@ impl Direct {
         self.store.as_ref().and_then(Store::standing_warning)
     }
 
-    /// Bring the open store's files up to date with its log, if anything was written since the
-    /// last checkpoint (a daemon's quiet moment). Returns whether there was work.
+    /// A daemon's quiet moment: bring the open store's files closer to its log, if anything was
+    /// written since (see [`Store::checkpoint_when_quiet`]). Returns whether there was work.
     pub fn checkpoint(&self) -> Result<bool> {
         match &self.store {
             Some(store) => {
-                let wrote = store.checkpoint()?;
+                let wrote = store.checkpoint_when_quiet()?;
                 store.save_view_if_behind();
                 Ok(wrote)
             }
