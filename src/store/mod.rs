@@ -1040,13 +1040,7 @@ mod tests {
             "the MiniLM model is installed (wt-memory setup)"
         );
         let tmp = tempfile::tempdir().unwrap();
-        let project = Project {
-            name: "legacy".into(),
-            store_dir: tmp.path().join("store"),
-            toplevel: None,
-            main_root: None,
-            cwd: tmp.path().to_path_buf(),
-        };
+        let project = project_in(tmp.path(), "legacy");
         {
             let store = Store::open(&project).unwrap();
             for text in [
@@ -1079,13 +1073,7 @@ mod tests {
     #[test]
     fn the_rank_view_kept_in_step_equals_one_built_anew() {
         let tmp = tempfile::tempdir().unwrap();
-        let project = Project {
-            name: "view".into(),
-            store_dir: tmp.path().join("store"),
-            toplevel: None,
-            main_root: None,
-            cwd: tmp.path().to_path_buf(),
-        };
+        let project = project_in(tmp.path(), "view");
         let store = Store::open(&project).unwrap();
         let mut ids = Vec::new();
         for text in [
@@ -1140,13 +1128,7 @@ mod tests {
     #[test]
     fn a_quiet_checkpoint_leaves_the_vector_index_file_to_the_close() {
         let tmp = tempfile::tempdir().unwrap();
-        let project = Project {
-            name: "quiet".into(),
-            store_dir: tmp.path().join("store"),
-            toplevel: None,
-            main_root: None,
-            cwd: tmp.path().to_path_buf(),
-        };
+        let project = project_in(tmp.path(), "quiet");
         let index = project.store_dir.join("vector_index/vamana.idx");
         let stamp = || {
             let meta = std::fs::metadata(&index).unwrap();
@@ -1224,15 +1206,20 @@ mod tests {
         }
     }
 
-    /// A store in `tmp` whose saved view lives in `tmp/views` (not the user's state directory).
-    fn store_saving_its_view(tmp: &Path) -> Store {
-        let project = Project {
-            name: "saved".into(),
+    /// A project named `name` whose store is `tmp/store`.
+    fn project_in(tmp: &Path, name: &str) -> Project {
+        Project {
+            name: name.into(),
             store_dir: tmp.join("store"),
             toplevel: None,
             main_root: None,
             cwd: tmp.to_path_buf(),
-        };
+        }
+    }
+
+    /// A store in `tmp` whose saved view lives in `tmp/views` (not the user's state directory).
+    fn store_saving_its_view(tmp: &Path) -> Store {
+        let project = project_in(tmp, "saved");
         let mut store = Store::open(&project).unwrap();
         let mut saved = SavedView::new(&project.store_dir, true);
         saved.dir = tmp.join("views");
