@@ -600,7 +600,7 @@ impl Store {
         let want = hygiene::content_hash(content);
         self.build_content_index()?;
         let guard = self.content_index.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(guard.as_ref().and_then(|i| i.id_of.get(&want).cloned()))
+        Ok(guard.as_ref().and_then(|i| i.id_of(&want)))
     }
 
     /// The content index, built once from the ranking view, which a service has loaded already:
