@@ -212,6 +212,19 @@ impl Request {
         }
     }
 
+    /// Can the ranking view answer it while the engine is still opening (a service's first
+    /// seconds at 10^5 memories)? A service has the others wait for the engine before they
+    /// take their turn, so they do not hold up these meanwhile.
+    pub fn answered_from_view(&self) -> bool {
+        matches!(
+            self,
+            Request::Recall { .. }
+                | Request::Proactive { .. }
+                | Request::Tiers { .. }
+                | Request::Map
+        )
+    }
+
     /// Does it report the store's integrity itself (so no separate warning goes with it)?
     pub fn reports_integrity(&self) -> bool {
         matches!(

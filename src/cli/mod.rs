@@ -302,6 +302,10 @@ impl ForwardedCommand for ForwardedQuery {
         self.request.texts_to_embed()
     }
 
+    fn answered_from_view(&self) -> bool {
+        self.request.answered_from_view()
+    }
+
     /// Run it as the engine binary would: the memories as pretty JSON, or the one-line error.
     fn run(self: Box<Self>, direct: &mut Direct) -> Result<Forwarded, Error> {
         check_forwarded_store(&self.project, direct)?;

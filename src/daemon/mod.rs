@@ -99,6 +99,10 @@ pub trait ForwardedCommand: Send {
     fn texts_to_embed(&self) -> Vec<String>;
     /// Run it on the store the service keeps open: what it printed and its exit status.
     fn run(self: Box<Self>, direct: &mut Direct) -> Result<Forwarded>;
+    /// See [`crate::service::Request::answered_from_view`].
+    fn answered_from_view(&self) -> bool {
+        false
+    }
 }
 
 /// Parses a forwarded command line, or refuses it (then nothing was done and the front runs the

@@ -17,6 +17,8 @@ const HANDOVER_WAIT: Duration = Duration::from_secs(10);
 const CHECKPOINT_WHEN_QUIET: Duration = Duration::from_secs(1);
 
 struct Shared {
+    /// Set once the engine the service opened at start has finished opening.
+    engine: Option<crate::store::EngineWaiter>,
     /// The CLI's parser of forwarded command lines.
     parse_forward: ParseForward,
     /// Connections open now (at most [`MAX_CONNECTIONS`]).
@@ -198,6 +200,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
             Ok(Line::Call(env)) => {
                 drop(bytes);
                 embed_ahead(&shared, env.request.texts_to_embed());
+                wait_for_engine_unless(&shared, env.request.answered_from_view());
                 let served = serve_turn(
                     &shared,
                     env.request.name(),
@@ -235,6 +238,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 Err(refused) => Line::Err(refused),
                 Ok(remember) => {
                     embed_ahead(&shared, remember.texts_to_embed());
+                    wait_for_engine_unless(&shared, remember.answered_from_view());
                     let served = serve_turn(
                         &shared,
                         "command_line",
@@ -289,6 +293,15 @@ fn embed_ahead(shared: &Shared, texts: Vec<String>) {
         .clone();
     if let Some(embedder) = embedder {
         embedder.prime(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+}
+
+/// While the engine is still opening, a request the ranking view cannot answer waits for it
+/// here, before its turn: in its turn it would hold up every hook behind it (at 10^5 memories a
+/// burst's hooks waited past their budget behind writes waiting 3.5 s for the engine).
+fn wait_for_engine_unless(shared: &Shared, answered_from_view: bool) {
+    if let (false, Some(engine)) = (answered_from_view, &shared.engine) {
+        engine.wait();
     }
 }
 
@@ -407,6 +420,7 @@ pub fn serve(project: Project, parse_forward: ParseForward) -> Result<()> {
         checkpointing: AtomicBool::new(false),
         shutdown: AtomicBool::new(false),
         closing: AtomicBool::new(false),
+        engine: engine.clone(),
     });
     if let Some(engine) = engine {
         let mine = shared.clone();

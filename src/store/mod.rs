@@ -200,6 +200,7 @@ impl Engine {
 
 /// See [`Store::engine_waiter`]: it holds no part of the engine, so a store dropped meanwhile
 /// closes its engine at once.
+#[derive(Clone)]
 pub struct EngineWaiter(Arc<Done>);
 
 impl EngineWaiter {
