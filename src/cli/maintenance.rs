@@ -270,9 +270,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             println!("Recall is semantic (MiniLM-L6).");
         }
         Cmd::Doctor => print_doctor(&doctor::run(client)),
-        Cmd::Serve => {
-            crate::daemon::serve(client.project().clone(), super::ForwardedRemember::parse)?
-        }
+        Cmd::Serve => crate::daemon::serve(client.project().clone(), super::parse_forwarded)?,
         Cmd::Daemon { action } => return daemon(client, action),
         Cmd::Eval {
             set_dir,

@@ -310,6 +310,8 @@ impl ForwardedCommand for ForwardedQuery {
     fn run(self: Box<Self>, direct: &mut Direct) -> Result<Forwarded, Error> {
         check_forwarded_store(&self.project, direct)?;
         let caller = Caller::of(&self.project);
+        // Through the record type, as the client reads the answer, so that every field prints as
+        // the engine binary prints it (an f32 importance as 0.3, not as its f64 widening).
         let found = execute(direct, &caller, &self.request).and_then(|done| {
             let records: Vec<crate::record::MemoryRecord> = serde_json::from_value(done)?;
             Ok(serde_json::to_string_pretty(&records)?)
@@ -332,35 +334,33 @@ impl ForwardedCommand for ForwardedQuery {
     }
 }
 
-impl ForwardedRemember {
-    /// The `remember`, `recall` or `proactive` in `call`, or an error saying the daemon does not
-    /// run that command line (any other command, one that asks for a process of its own, or one
-    /// it cannot parse); the front then runs the engine binary itself, which says what is wrong.
-    pub fn parse(call: &Forward) -> Result<Box<dyn ForwardedCommand>, Error> {
-        let refused = || Error::Daemon {
-            message: format!(
-                "the daemon does not run `wt-memory {}`",
-                wt_memory_base::wire::clip(&call.argv.join(" "), 200)
-            ),
-        };
-        let argv = std::iter::once("wt-memory").chain(call.argv.iter().map(String::as_str));
-        let cli = Cli::try_parse_from(argv).map_err(|_| refused())?;
-        if cli.no_daemon || cli.no_migrate {
-            return Err(refused());
+/// The `remember`, `recall` or `proactive` in `call`, or an error saying the daemon does not run
+/// that command line (any other command, one that asks for a process of its own, or one it
+/// cannot parse); the front then runs the engine binary itself, which says what is wrong.
+pub fn parse_forwarded(call: &Forward) -> Result<Box<dyn ForwardedCommand>, Error> {
+    let refused = || Error::Daemon {
+        message: format!(
+            "the daemon does not run `wt-memory {}`",
+            wt_memory_base::wire::clip(&call.argv.join(" "), 200)
+        ),
+    };
+    let argv = std::iter::once("wt-memory").chain(call.argv.iter().map(String::as_str));
+    let cli = Cli::try_parse_from(argv).map_err(|_| refused())?;
+    if cli.no_daemon || cli.no_migrate {
+        return Err(refused());
+    }
+    let project = project::resolve(&call.cwd, cli.project.as_deref());
+    match cli.command {
+        Some(Cmd::Memories(memories::Cmd::Remember(args))) => Ok(Box::new(ForwardedRemember {
+            project,
+            args,
+            content: call.stdin.clone(),
+        })),
+        Some(Cmd::Memories(cmd)) => {
+            let request = memories::query_request(cmd).ok_or_else(refused)?;
+            Ok(Box::new(ForwardedQuery { project, request }))
         }
-        let project = project::resolve(&call.cwd, cli.project.as_deref());
-        match cli.command {
-            Some(Cmd::Memories(memories::Cmd::Remember(args))) => Ok(Box::new(ForwardedRemember {
-                project,
-                args,
-                content: call.stdin.clone(),
-            })),
-            Some(Cmd::Memories(cmd)) => {
-                let request = memories::query_request(cmd).ok_or_else(refused)?;
-                Ok(Box::new(ForwardedQuery { project, request }))
-            }
-            _ => Err(refused()),
-        }
+        _ => Err(refused()),
     }
 }
 

@@ -212,7 +212,7 @@ impl EngineWaiter {
 
 /// Writes after which a quiet service saves the engine's vector index too (see
 /// [`Store::checkpoint_when_quiet`]): an import, not a day of notes.
-pub const CHECKPOINT_AFTER_WRITES: u64 = 1000;
+const CHECKPOINT_AFTER_WRITES: u64 = 1000;
 
 pub struct Store {
     /// The engine, opened on a thread of its own by a service (see [`Engine`]).
@@ -237,11 +237,9 @@ pub struct Store {
     embedder: Arc<Embedder>,
     /// Inside [`Store::batch`]: the write-ahead log is synced once at the end, not per write.
     batching: std::sync::atomic::AtomicBool,
-    /// Written since the last [`Store::checkpoint`]: the engine's memtables and its vector index
-    /// file lag behind the (durable) write-ahead log.
-    dirty: std::sync::atomic::AtomicBool,
-    /// Writes since the last [`Store::checkpoint`], and whether any since the last
-    /// [`Store::flush_memtables`].
+    /// Writes since the last [`Store::checkpoint`] (while not 0, the engine's memtables and its
+    /// vector index file lag behind the durable write-ahead log), and whether any came since the
+    /// last [`Store::flush_memtables`].
     writes_since_checkpoint: std::sync::atomic::AtomicU64,
     unflushed: std::sync::atomic::AtomicBool,
     /// The ranking view saved between runs (see [`view_file`]); `None` for a store that has no
@@ -470,7 +468,6 @@ impl Store {
                 model_runs: Default::default(),
             }),
             batching: std::sync::atomic::AtomicBool::new(false),
-            dirty: std::sync::atomic::AtomicBool::new(false),
             writes_since_checkpoint: Default::default(),
             unflushed: Default::default(),
             hasher: Mutex::new(crate::anchors::Hasher::default()),
@@ -656,7 +653,6 @@ impl Store {
     /// at the next [`Store::checkpoint`], and the engine replays the log if none comes.
     fn make_durable(&self) -> anyhow::Result<()> {
         use std::sync::atomic::Ordering;
-        self.dirty.store(true, Ordering::SeqCst);
         self.unflushed.store(true, Ordering::SeqCst);
         self.writes_since_checkpoint.fetch_add(1, Ordering::SeqCst);
         if self.batching.load(Ordering::SeqCst) {
@@ -674,11 +670,10 @@ impl Store {
     /// vector index. Returns whether anything was written since.
     pub fn checkpoint(&self) -> anyhow::Result<bool> {
         use std::sync::atomic::Ordering;
-        if !self.dirty.swap(false, Ordering::SeqCst) {
+        if self.writes_since_checkpoint.swap(0, Ordering::SeqCst) == 0 {
             return Ok(false);
         }
         self.unflushed.store(false, Ordering::SeqCst);
-        self.writes_since_checkpoint.store(0, Ordering::SeqCst);
         self.ms()?
             .flush_storage()
             .map_err(|e| anyhow::anyhow!("flush failed: {e:#}"))?;
