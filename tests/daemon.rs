@@ -1410,8 +1410,21 @@ fn a_saved_ranking_view_survives_kill_9_mid_write_and_answers_as_a_fresh_build()
             .args(["-c", &script])
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        let logged = || {
+            saved_views(&env)
+                .iter()
+                .filter_map(|v| std::fs::metadata(v.with_file_name("writes.log")).ok())
+                .map(|m| m.len())
+                .sum::<u64>()
+        };
+        let before = logged();
         let mut child = writer.spawn().unwrap();
-        std::thread::sleep(Duration::from_millis(80 + 90 * round));
+        // Killed once a write of this round is logged (on a loaded machine a fixed delay could
+        // kill the service before any), a little later each round.
+        wait_until("a write logged", Duration::from_secs(20), || {
+            logged() > before
+        });
+        std::thread::sleep(Duration::from_millis(30 * round));
         kill(pid, "-KILL");
         child.wait().unwrap();
     }
