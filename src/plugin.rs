@@ -59,11 +59,7 @@ pub fn enabled(project_root: &Path) -> Option<String> {
     enabled_in(&settings_files(project_root))
 }
 
-/// Was this process started by the plugin (Claude Code sets `CLAUDE_PLUGIN_ROOT` for a plugin's
-/// hooks and servers only)?
-pub fn started_by_plugin() -> bool {
-    std::env::var_os("CLAUDE_PLUGIN_ROOT").is_some_and(|v| !v.is_empty())
-}
+pub use crate::config::started_by_plugin;
 
 /// The newest installed copy of the plugin enabled as `key` (`wt-tools@<marketplace>`): Claude
 /// Code keeps them under `<claude dir>/plugins/cache/<marketplace>/wt-tools/<version>/`.

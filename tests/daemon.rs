@@ -439,15 +439,20 @@ fn a_quiet_daemon_brings_the_store_files_up_to_date() {
     assert!(found.contains("Checkpoints follow"), "{found}");
 }
 
-/// How many command lines the `wt-memory` front forwarded to the running daemon.
-fn forwarded_count(env: &TestEnv, repo: &Path) -> u64 {
+/// How many requests of kind `op` the running daemon served.
+fn served_count(env: &TestEnv, repo: &Path, op: &str) -> u64 {
     let s = status(env, repo).expect("a daemon runs");
     s["service"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|o| o["op"] == "command_line")
+        .find(|o| o["op"] == op)
         .map_or(0, |o| o["count"].as_u64().unwrap())
+}
+
+/// How many command lines the `wt-memory` front forwarded to the running daemon.
+fn forwarded_count(env: &TestEnv, repo: &Path) -> u64 {
+    served_count(env, repo, "command_line")
 }
 
 #[test]
@@ -743,6 +748,81 @@ fn prompt_hook(env: &TestEnv, repo: &Path, prompt: &str, daemon: &str) -> (Strin
     let took = started.elapsed();
     assert_eq!(out.status.code(), Some(0));
     (String::from_utf8(out.stdout).unwrap(), took)
+}
+
+/// The prompt hook for `prompt` in session `session`, its process given `extra_env`: what it
+/// printed.
+fn prompt_hook_in(
+    env: &TestEnv,
+    repo: &Path,
+    prompt: &str,
+    session: &str,
+    extra_env: &[(&str, &str)],
+) -> String {
+    let mut payload: Value = serde_json::from_str(&prompt_payload(repo)).unwrap();
+    payload["prompt"] = Value::from(prompt);
+    payload["session_id"] = Value::from(session);
+    let mut hook = env.cmd("wt-hook-memory", repo);
+    hook.env("WT_MEMORY_DAEMON", "1").arg("UserPromptSubmit");
+    hook.envs(extra_env.iter().copied());
+    let out = run(&mut hook, Some(&payload.to_string()));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_running_service_handles_hook_events_as_a_hook_process_would() {
+    let env = TestEnv::new();
+    let (repo, name, pid) = one_note_through_a_daemon(
+        &env,
+        "Login sessions are stored in an HttpOnly cookie set by src/auth/session.rs",
+    );
+    let prompt = "how are login sessions stored?";
+    assert_eq!(served_count(&env, &repo, "hook"), 0);
+    // Handled by the service for the hook's front: what a hook process prints.
+    let served = prompt_hook_in(&env, &repo, prompt, "session-a", &[]);
+    assert_eq!(served_count(&env, &repo, "hook"), 1, "the service ran it");
+    assert!(served.contains("HttpOnly cookie"), "{served}");
+    let in_process = prompt_hook_in(
+        &env,
+        &repo,
+        prompt,
+        "session-b",
+        &[("WT_MEMORY_DAEMON", "0")],
+    );
+    assert_eq!(served, in_process, "the same output from a hook process");
+    // A hook whose environment differs from the service's (here: debug logging) is not run
+    // under the service's: its own process handles it, with the same answer.
+    let debugged = prompt_hook_in(&env, &repo, prompt, "session-c", &[("WT_HOOK_DEBUG", "1")]);
+    assert_eq!(debugged, served);
+    assert_eq!(
+        served_count(&env, &repo, "hook"),
+        1,
+        "left to a hook process"
+    );
+    // What the service handled is the hook process's: its project directory comes with it
+    // (here a subdirectory of the repository, named by CLAUDE_PROJECT_DIR).
+    let sub = repo.join("src");
+    std::fs::create_dir_all(&sub).unwrap();
+    let elsewhere = prompt_hook_in(
+        &env,
+        &repo,
+        prompt,
+        "session-d",
+        &[("CLAUDE_PROJECT_DIR", sub.to_str().unwrap())],
+    );
+    assert_eq!(elsewhere, served);
+    assert_eq!(served_count(&env, &repo, "hook"), 2);
+    // A session's second prompt is not shown what its first was: the session cache is the
+    // hook process's, whoever runs it.
+    let again = prompt_hook_in(&env, &repo, prompt, "session-a", &[]);
+    assert!(!again.contains("HttpOnly cookie"), "{again}");
+    assert_eq!(daemon_pids(&name), [pid]);
 }
 
 /// A commit made in `repo` and the PostToolUse hook that saves it.

@@ -238,6 +238,81 @@ impl Config {
     }
 }
 
+impl Config {
+    /// What this configuration makes of a hook run, as a short hash: the service runs a hook
+    /// process's event only when its own configuration is the process's. `CLAUDE_PROJECT_DIR`
+    /// is left out: it comes with each run ([`CallEnv`]).
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut shared = self.clone();
+        shared.claude_project_dir = None;
+        let digest = Sha256::digest(format!("{shared:?}").as_bytes());
+        crate::hex(&digest)[..16].to_string()
+    }
+}
+
+/// What a hook run takes from the process it was started in, when the service carries it out
+/// for that process (`wt-hook-memory`'s front) instead of in it.
+#[derive(Debug, Clone, Default)]
+pub struct CallEnv {
+    /// Its `CLAUDE_PROJECT_DIR`.
+    pub claude_project_dir: Option<PathBuf>,
+    /// Its `CLAUDE_PLUGIN_ROOT` was set: the plugin started it.
+    pub plugin_root: bool,
+    /// Its working directory.
+    pub cwd: PathBuf,
+}
+
+impl CallEnv {
+    /// This process's own.
+    pub fn here() -> CallEnv {
+        CallEnv {
+            claude_project_dir: get().claude_project_dir.clone(),
+            plugin_root: std::env::var_os("CLAUDE_PLUGIN_ROOT").is_some_and(|v| !v.is_empty()),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        }
+    }
+}
+
+thread_local! {
+    /// The process a hook run on this thread works for, when it is not this one.
+    static CALL_ENV: std::cell::RefCell<Option<CallEnv>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f` on this thread as the process described by `env` would (see [`CallEnv`]).
+pub fn with_call_env<T>(env: CallEnv, f: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CALL_ENV.with(|c| c.borrow_mut().take());
+        }
+    }
+    CALL_ENV.with(|c| *c.borrow_mut() = Some(env));
+    let _reset = Reset;
+    f()
+}
+
+/// `part` of the caller this thread works for, if it works for another process.
+fn caller<T>(part: impl FnOnce(&CallEnv) -> T) -> Option<T> {
+    CALL_ENV.with(|c| c.borrow().as_ref().map(part))
+}
+
+/// `CLAUDE_PROJECT_DIR` (absolute) of the process this thread works for.
+pub fn claude_project_dir() -> Option<PathBuf> {
+    caller(|e| e.claude_project_dir.clone()).unwrap_or_else(|| get().claude_project_dir.clone())
+}
+
+/// Was the process this thread works for started by the plugin (Claude Code sets
+/// `CLAUDE_PLUGIN_ROOT` for a plugin's hooks and servers only)?
+pub fn started_by_plugin() -> bool {
+    caller(|e| e.plugin_root).unwrap_or_else(|| CallEnv::here().plugin_root)
+}
+
+/// The working directory of the process this thread works for.
+fn working_dir() -> PathBuf {
+    caller(|e| e.cwd.clone()).unwrap_or_else(|| CallEnv::here().cwd)
+}
+
 /// The configuration of this process (read on first call).
 pub fn get() -> &'static Config {
     static CONFIG: OnceLock<Config> = OnceLock::new();
@@ -295,9 +370,9 @@ impl ProjectDirSource {
 /// when it is one, else the working directory.
 pub fn project_dir(payload_cwd: Option<&Path>) -> ProjectDir {
     let usable = |p: &Path| p.is_absolute() && p.is_dir();
-    if let Some(dir) = get().claude_project_dir.as_deref().filter(|p| usable(p)) {
+    if let Some(dir) = claude_project_dir().filter(|p| usable(p)) {
         return ProjectDir {
-            path: dir.to_path_buf(),
+            path: dir,
             source: ProjectDirSource::ClaudeProjectDir,
         };
     }
@@ -308,7 +383,7 @@ pub fn project_dir(payload_cwd: Option<&Path>) -> ProjectDir {
         };
     }
     ProjectDir {
-        path: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        path: working_dir(),
         source: ProjectDirSource::WorkingDirectory,
     }
 }

@@ -239,7 +239,7 @@ fn run_engine(args: Vec<OsString>, stdin: &[u8]) -> ExitCode {
 }
 
 /// An unlinked file holding `bytes`, positioned at its start.
-fn replay(bytes: &[u8]) -> std::io::Result<std::fs::File> {
+pub(crate) fn replay(bytes: &[u8]) -> std::io::Result<std::fs::File> {
     use std::io::Seek;
     let mut file = tempfile::tempfile()?;
     file.write_all(bytes)?;

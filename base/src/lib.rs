@@ -6,6 +6,8 @@
 
 pub mod config;
 pub mod forward;
+pub mod hook_front;
+pub mod log;
 pub mod model;
 pub mod paths;
 pub mod project;

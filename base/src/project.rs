@@ -270,7 +270,7 @@ impl Project {
     pub fn files_root(&self) -> PathBuf {
         self.toplevel
             .clone()
-            .or_else(|| crate::config::get().claude_project_dir.clone())
+            .or_else(crate::config::claude_project_dir)
             .unwrap_or_else(|| self.cwd.clone())
     }
 

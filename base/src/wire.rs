@@ -278,6 +278,35 @@ pub struct Forwarded {
     pub code: u8,
 }
 
+/// A Claude Code hook event for the service to handle as the hook binary would
+/// (`{"hook": HookRun}`), answered by `{"ok": HookDone}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HookRun {
+    /// The hook binary's arguments after the program name (the event, `--guard-only`).
+    pub argv: Vec<String>,
+    /// The hook's input, read whole.
+    pub stdin: String,
+    /// What the run takes from the hook's own process.
+    pub claude_project_dir: Option<PathBuf>,
+    pub plugin_root: bool,
+    pub cwd: PathBuf,
+    /// The hook process's [`config::Config::fingerprint`]: the service runs the event only
+    /// under the same configuration.
+    pub config: String,
+}
+
+/// The service's answer to a [`HookRun`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HookDone {
+    /// `false`: the service left the event alone (the Stop extraction, another configuration),
+    /// and the hook binary handles it; `why` says why.
+    pub handled: bool,
+    /// The line the hook prints, if any.
+    pub stdout: Option<String>,
+    #[serde(default)]
+    pub why: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -270,7 +270,11 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             println!("Recall is semantic (MiniLM-L6).");
         }
         Cmd::Doctor => print_doctor(&doctor::run(client)),
-        Cmd::Serve => crate::daemon::serve(client.project().clone(), super::parse_forwarded)?,
+        Cmd::Serve => crate::daemon::serve(
+            client.project().clone(),
+            super::parse_forwarded,
+            crate::hook::serve,
+        )?,
         Cmd::Daemon { action } => return daemon(client, action),
         Cmd::Eval {
             set_dir,

@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use wt_memory_base::wire::{self, daemon_dir, store_key, Forward, Forwarded};
+use wt_memory_base::wire::{self, daemon_dir, store_key, Forward, Forwarded, HookDone, HookRun};
 pub use wt_memory_base::wire::{Hello, PROTOCOL};
 
 pub fn socket_path(project: &Project) -> PathBuf {
@@ -108,6 +108,10 @@ pub trait ForwardedCommand: Send {
 /// Parses a forwarded command line, or refuses it (then nothing was done and the front runs the
 /// engine binary itself).
 pub type ParseForward = fn(&Forward) -> Result<Box<dyn ForwardedCommand>>;
+
+/// Runs a hook event for the `wt-hook-memory` front: the hook's own code, handed to [`serve`]
+/// like [`ParseForward`].
+pub type RunHook = fn(&HookRun) -> HookDone;
 
 /// What `wt-memory daemon status` and `doctor` show.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -219,6 +223,7 @@ enum Line {
     Control(String),
     Call(Box<Envelope>),
     Forward(Forward),
+    Hook(Box<HookRun>),
     /// The request's turn has come: the service is carrying it out now.
     Started(()),
     Ok(Value),

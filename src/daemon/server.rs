@@ -21,6 +21,8 @@ struct Shared {
     engine: Option<crate::store::EngineWaiter>,
     /// The CLI's parser of forwarded command lines.
     parse_forward: ParseForward,
+    /// The hook's handler of events from the `wt-hook-memory` front.
+    run_hook: RunHook,
     /// Connections open now (at most [`MAX_CONNECTIONS`]).
     connections: AtomicUsize,
     project: Project,
@@ -234,6 +236,21 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     Err(Refused(e)) => Line::Err(e),
                 }
             }
+            Ok(Line::Hook(call)) => {
+                drop(bytes);
+                // The hook's memory calls come back to this service as its other clients'
+                // do, and take their turns with theirs.
+                let started = Instant::now();
+                let done = (shared.run_hook)(&call);
+                if done.handled {
+                    shared
+                        .service
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .add("hook", started.elapsed().as_secs_f64() * 1000.0);
+                }
+                Line::Ok(serde_json::to_value(done).unwrap_or_default())
+            }
             Ok(Line::Forward(call)) => match (shared.parse_forward)(&call) {
                 Err(refused) => Line::Err(refused),
                 Ok(remember) => {
@@ -345,7 +362,7 @@ fn serve_turn<T>(
 }
 
 /// `wt-memory serve`: run the daemon of `project` until idle, signalled or replaced.
-pub fn serve(project: Project, parse_forward: ParseForward) -> Result<()> {
+pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -> Result<()> {
     crate::paths::ensure_private_dir(&daemon_dir())?;
     let socket = socket_path(&project);
     // The lock is held by a daemon that serves (then this one is not needed) or by one that is
@@ -404,6 +421,7 @@ pub fn serve(project: Project, parse_forward: ParseForward) -> Result<()> {
     let engine = direct.engine_waiter();
     let shared = Arc::new(Shared {
         parse_forward,
+        run_hook,
         connections: AtomicUsize::new(0),
         project: project.clone(),
         turns: Turns::default(),

@@ -213,12 +213,12 @@ pub fn remember_as(ctx: &Ctx, req: Remember, source: &str) -> Result<(String, bo
         Ok(done) => Ok((done.id, done.duplicate)),
         // The store could not take it in time: keep it for the next opening of the store.
         Err(e) if ctx.memory_down.borrow().is_some() => {
-            let client = ctx.client.borrow();
-            let Some(project) = client.as_ref().map(|c| c.project()) else {
-                return Err(e);
+            let project = match ctx.client.borrow().as_ref() {
+                Some(client) => client.project().clone(),
+                None => crate::project::resolve(&ctx.project_dir, None),
             };
             let branch = project.branch();
-            crate::spool::add(project, &req, source, branch.as_deref())
+            crate::spool::add(&project, &req, source, branch.as_deref())
                 .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
             super::log::info(&ctx.event, &format!("{e}; the write is spooled"));
             Ok((String::new(), false))

@@ -28,23 +28,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Set in the environment of the `claude` child started by Stop: a nested `wt-hook-memory` exits
-/// at once, so the child's own hooks cannot recurse into another extraction.
 /// Larger input is not a hook payload we can use (the 2 MB tool response fixture must still pass).
-const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+use wt_memory_base::hook_front::MAX_INPUT_BYTES;
 
-/// Internal deadline per event, well inside the timeouts `wt-project init` registers
-/// (SessionStart 10 s, UserPromptSubmit 15 s, tool events 5 s, SubagentStart 10 s, Stop: the
-/// 30 s model call plus storing, so its handler needs a timeout of at least 60 s).
-pub fn internal_deadline(event: &str) -> Duration {
-    match event {
-        "SessionStart" | "SubagentStart" => Duration::from_secs(7),
-        "UserPromptSubmit" => Duration::from_secs(10),
-        "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => Duration::from_millis(3500),
-        "Stop" => Duration::from_secs(50),
-        _ => Duration::from_secs(3),
-    }
-}
+pub use wt_memory_base::hook_front::internal_deadline;
 
 /// What a handler needs besides its input.
 pub struct Ctx {
@@ -126,40 +113,146 @@ fn read_stdin() -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
-/// Print the output object. Nothing is redacted here: every record a front end receives was
+/// The output object's line. Nothing is redacted here: every record a front end receives was
 /// redacted as it was serialised (`service::execute`), by the service or in this process alike,
 /// and compiling the redaction rules again would cost the hook ~9 ms.
-fn emit(event: &str, text: &str, deadline: Instant) {
-    let out = serde_json::json!({
+fn output_line(event: &str, text: &str) -> String {
+    serde_json::json!({
         "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
-    });
-    let _guard = OUTPUT.lock();
-    if Instant::now() > deadline + EMIT_GRACE {
+    })
+    .to_string()
+}
+
+/// Is output finished at `finished` for a run with `deadline` still worth printing?
+fn in_time(event: &str, deadline: Instant, finished: Instant) -> bool {
+    let late = finished > deadline + EMIT_GRACE;
+    if late {
         log::error(
             event,
             "finished after the internal deadline: output dropped",
         );
+    }
+    !late
+}
+
+/// Print the output object.
+fn emit(event: &str, text: &str, deadline: Instant) {
+    let _guard = OUTPUT.lock();
+    if !in_time(event, deadline, Instant::now()) {
         return;
     }
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{out}");
+    let _ = writeln!(stdout, "{}", output_line(event, text));
     let _ = stdout.flush();
 }
 
-fn run(args: &[String]) {
+/// What a run printed: the event and its context.
+struct Output {
+    event: String,
+    text: String,
+    deadline: Instant,
+}
+
+/// How a run ended.
+enum Handled {
+    /// The event is not one this process handles (the service leaves the Stop extraction to a
+    /// hook process): nothing was done.
+    NotHere(String),
+    Done(Option<Output>),
+}
+
+/// The hook in this process: read the input, handle it, print.
+fn run(args: &[String], memory: Memory) {
     let started = Instant::now();
     let argv_event = args.first().map(String::as_str).filter(|e| !e.is_empty());
-    let mut deadline = started + internal_deadline(argv_event.unwrap_or(""));
-    arm_watchdog(deadline, argv_event.unwrap_or("").to_string());
-    let tag = argv_event.unwrap_or("");
-
+    arm_watchdog(
+        started + internal_deadline(argv_event.unwrap_or("")),
+        argv_event.unwrap_or("").to_string(),
+    );
     let raw = match read_stdin() {
         Ok(raw) => raw,
-        Err(e) => return log::error(tag, &e),
+        Err(e) => return log::error(argv_event.unwrap_or(""), &e),
     };
+    let handled = handle(args, raw, started, memory, |event, deadline| {
+        if argv_event != Some(event) {
+            WATCHDOG_MS.store(
+                epoch_ms(deadline + Duration::from_millis(500)),
+                Ordering::SeqCst,
+            );
+        }
+        true
+    });
+    if let Handled::Done(Some(out)) = handled {
+        emit(&out.event, &out.text, out.deadline);
+    }
+}
+
+/// The hook of a `wt-hook-memory` process, run by the store's service on its behalf (see
+/// `wt_memory_base::hook_front`): as it would run there, with that process's project directory,
+/// plugin and working directory, and never for another configuration.
+pub fn serve(call: &wt_memory_base::wire::HookRun) -> wt_memory_base::wire::HookDone {
+    use wt_memory_base::wire::HookDone;
+    let declined = |why: String| HookDone {
+        handled: false,
+        stdout: None,
+        why,
+    };
+    if call.config != crate::config::get().fingerprint() {
+        return declined(
+            "the memory service runs under another configuration (its environment differs)".into(),
+        );
+    }
+    let started = Instant::now();
+    let env = crate::config::CallEnv {
+        claude_project_dir: call.claude_project_dir.clone(),
+        plugin_root: call.plugin_root,
+        cwd: call.cwd.clone(),
+    };
+    let raw = call.stdin.as_bytes().to_vec();
+    let handled = crate::config::with_call_env(env, || {
+        std::panic::catch_unwind(|| {
+            handle(&call.argv, raw, started, Memory::Ask, |event, _| {
+                wt_memory_base::hook_front::SERVED_EVENTS.contains(&event)
+            })
+        })
+    });
+    match handled {
+        Ok(Handled::NotHere(why)) => declined(why),
+        Ok(Handled::Done(out)) => HookDone {
+            handled: true,
+            stdout: out
+                .filter(|o| in_time(&o.event, o.deadline, Instant::now()))
+                .map(|o| output_line(&o.event, &o.text)),
+            why: String::new(),
+        },
+        Err(_) => {
+            let event = call.argv.first().map_or("", String::as_str);
+            log::error(event, "panic while the memory service ran the hook");
+            HookDone {
+                handled: true,
+                ..HookDone::default()
+            }
+        }
+    }
+}
+
+/// Handle one hook input that arrived at `started`. `takes(event, deadline)` is asked once the
+/// event is known, before anything is done: `false` leaves it alone.
+fn handle(
+    args: &[String],
+    raw: Vec<u8>,
+    started: Instant,
+    memory: Memory,
+    takes: impl FnOnce(&str, Instant) -> bool,
+) -> Handled {
+    let argv_event = args.first().map(String::as_str).filter(|e| !e.is_empty());
+    let tag = argv_event.unwrap_or("");
     let input = match input::HookInput::parse(&raw) {
         Ok(i) => i,
-        Err(e) => return log::error(tag, &e),
+        Err(e) => {
+            log::error(tag, &e);
+            return Handled::Done(None);
+        }
     };
     // The payload names the event; the argument (what settings.json registered) stands in when
     // the field is missing, as older payloads and the previous system's callers rely on.
@@ -174,22 +267,21 @@ fn run(args: &[String]) {
         (Some(named), _) => named.to_string(),
         (None, Some(arg)) => arg.to_string(),
         (None, None) => {
-            return log::error(
+            log::error(
                 tag,
                 "no event: stdin has no hook_event_name and no argument was given",
-            )
+            );
+            return Handled::Done(None);
         }
     };
-    if argv_event != Some(event.as_str()) {
-        deadline = started + internal_deadline(&event);
-        WATCHDOG_MS.store(
-            epoch_ms(deadline + Duration::from_millis(500)),
-            Ordering::SeqCst,
-        );
+    let deadline = started + internal_deadline(&event);
+    if !takes(&event, deadline) {
+        return Handled::NotHere(format!("{event} runs in a hook process of its own"));
     }
     let project_dir = crate::config::project_dir(input.text("cwd").map(std::path::Path::new)).path;
     if let Some(why) = steps_aside(&event, &input, &raw, &project_dir) {
-        return log::debug(&event, why);
+        log::debug(&event, why);
+        return Handled::Done(None);
     }
     drop(raw);
     let session = input
@@ -202,7 +294,10 @@ fn run(args: &[String]) {
         session,
         client: RefCell::new(None),
         trace: RefCell::default(),
-        memory_down: RefCell::new(None),
+        memory_down: RefCell::new(
+            (memory == Memory::Unanswered)
+                .then(|| "its memory service did not answer this hook's front".to_string()),
+        ),
         guard_only: args.iter().skip(1).any(|a| a == GUARD_ONLY),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
@@ -212,10 +307,12 @@ fn run(args: &[String]) {
     drop(input);
     // Let go of the store before printing: other hooks may be waiting for it.
     drop(ctx.client.take());
-    if let Some(text) = output {
-        emit(&event, &text, deadline);
-    }
     log::debug(&event, &format!("done in {:?}", started.elapsed()));
+    Handled::Done(output.map(|text| Output {
+        event,
+        text,
+        deadline,
+    }))
 }
 
 /// Why this run leaves the event to another one, if it does: a handler registered in settings
@@ -241,12 +338,22 @@ fn steps_aside(
     None
 }
 
-/// Entry point of the `wt-hook-memory` binary; `args` excludes the program name. Never panics
-/// outward and never prints anything but the one output object; the caller exits 0.
-pub fn main_entry(args: &[String]) {
+/// Whether a hook run may ask memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memory {
+    Ask,
+    /// Its service was asked already and did not answer (see `wt_memory_base::hook_front`):
+    /// reads are skipped, writes spooled.
+    Unanswered,
+}
+
+/// The hook handler in this process (`wt-memory-engine --hook <Event>`, run by `wt-hook-memory`);
+/// `args` are the hook's own. Never panics outward and never prints anything but the one output
+/// object; the caller exits 0.
+pub fn main_entry(args: &[String], memory: Memory) {
     if crate::config::get().hook_disabled {
         return;
     }
     std::panic::set_hook(Box::new(|info| log::error("", &format!("panic: {info}"))));
-    let _ = std::panic::catch_unwind(|| run(args));
+    let _ = std::panic::catch_unwind(|| run(args, memory));
 }
