@@ -393,6 +393,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_fingerprint_ignores_the_project_directory_and_nothing_else() {
+        let base = get().clone();
+        let mut moved = base.clone();
+        moved.claude_project_dir = Some(PathBuf::from("/elsewhere"));
+        assert_eq!(base.fingerprint(), moved.fingerprint());
+        let mut debugged = base.clone();
+        debugged.hook_debug = !base.hook_debug;
+        let mut other_root = base.clone();
+        other_root.storage_root = base.storage_root.join("x");
+        assert_ne!(base.fingerprint(), debugged.fingerprint());
+        assert_ne!(base.fingerprint(), other_root.fingerprint());
+    }
+
+    #[test]
+    fn a_call_environment_holds_on_its_thread_for_its_run_only() {
+        let dir = std::env::temp_dir();
+        let env = CallEnv {
+            claude_project_dir: Some(dir.clone()),
+            plugin_root: true,
+            cwd: PathBuf::from("/"),
+        };
+        let own = (claude_project_dir(), started_by_plugin());
+        let seen = with_call_env(env, || {
+            let other_thread = std::thread::spawn(claude_project_dir).join().unwrap();
+            (
+                claude_project_dir(),
+                started_by_plugin(),
+                project_dir(None).path,
+                other_thread,
+            )
+        });
+        assert_eq!(seen, (Some(dir.clone()), true, dir, own.0.clone()));
+        assert_eq!((claude_project_dir(), started_by_plugin()), own);
+    }
+
+    #[test]
     fn rank_tuning_takes_a_weight_and_an_optional_curve_per_kind() {
         let parsed = parse_rank_tuning("error:0.2, Command:0.1:9.5:0.7");
         assert_eq!(

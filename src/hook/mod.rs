@@ -357,3 +357,41 @@ pub fn main_entry(args: &[String], memory: Memory) {
     std::panic::set_hook(Box::new(|info| log::error("", &format!("panic: {info}"))));
     let _ = std::panic::catch_unwind(|| run(args, memory));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wt_memory_base::wire::HookRun;
+
+    fn call(argv: &str, stdin: &str, config: String) -> HookRun {
+        HookRun {
+            argv: vec![argv.to_string()],
+            stdin: stdin.to_string(),
+            claude_project_dir: None,
+            plugin_root: false,
+            cwd: std::env::temp_dir(),
+            config,
+        }
+    }
+
+    #[test]
+    fn the_service_leaves_the_stop_extraction_and_other_configurations_to_a_hook_process() {
+        let ours = crate::config::get().fingerprint();
+        let stop = r#"{"hook_event_name":"Stop","session_id":"s1"}"#;
+        let done = serve(&call("Stop", stop, ours.clone()));
+        assert!(!done.handled && done.stdout.is_none(), "{done:?}");
+        assert!(done.why.contains("Stop"), "{}", done.why);
+        // The payload names the event, whatever the argument says.
+        let done = serve(&call("PostToolUse", stop, ours.clone()));
+        assert!(!done.handled, "{done:?}");
+        let prompt = r#"{"hook_event_name":"UserPromptSubmit","session_id":"s2","prompt":"x"}"#;
+        let done = serve(&call("UserPromptSubmit", prompt, "another".into()));
+        assert!(
+            !done.handled && done.why.contains("configuration"),
+            "{done:?}"
+        );
+        // Input that is no hook payload is handled: logged, nothing printed.
+        let done = serve(&call("UserPromptSubmit", "not json", ours));
+        assert!(done.handled && done.stdout.is_none(), "{done:?}");
+    }
+}
