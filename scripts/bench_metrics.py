@@ -7,6 +7,10 @@ Seeds a temp store with the 209 dev memories, then runs the same two hooks (a pr
 a Read that abstains) alternately with metrics on and off (WT_MEMORY_METRICS=0), through the
 resident service, each run in a new session. Interleaving keeps the machine's drift out of the
 difference. Prints medians per mode and the difference.
+
+The hooks run as hook processes of their own (`wt-memory-engine --hook`): `wt-hook-memory` hands a
+hook to the service only when their configurations match, so through it one of the two modes
+would run in the service and the other in a process, and the difference would be that.
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
@@ -45,7 +49,7 @@ for name, p in hooks.items():
         e = dict(env, WT_MEMORY_METRICS="0") if mode == "off" else env
         p["session_id"] = f"bench-{name[:4]}-{i}"
         started = time.perf_counter()
-        subprocess.run([f"{bin_dir}/wt-hook-memory", p["hook_event_name"]],
+        subprocess.run([f"{bin_dir}/wt-memory-engine", "--hook", p["hook_event_name"]],
                        input=json.dumps(p).encode(), cwd=repo, env=e, capture_output=True)
         times[mode].append((time.perf_counter() - started) * 1000)
     on, off = statistics.median(times["on"]), statistics.median(times["off"])
