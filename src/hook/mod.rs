@@ -4,7 +4,12 @@
 //! Rules it lives by (Claude Code's hook contract, see docs/claude-code.md): read one JSON object from
 //! stdin, print at most one `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`
 //! object, exit 0 always, log failures to a file, and finish well inside the configured timeout.
-//! Memory calls go through a [`Client`] in this process, opened on first use.
+//! Memory calls go through a [`Client`], opened on first use.
+//!
+//! It runs in one of two places. The `wt-hook-memory` front hands an event to the project's
+//! running service, which runs [`serve`] on the connection's thread (its `Client` then talks to
+//! the service like any other); anything else runs here in a hook process of its own
+//! ([`main_entry`], `wt-memory-engine --hook <Event>`), with a watchdog.
 
 pub mod cache;
 pub mod commits;
@@ -28,7 +33,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Larger input is not a hook payload we can use (the 2 MB tool response fixture must still pass).
 use wt_memory_base::hook_front::MAX_INPUT_BYTES;
 
 pub use wt_memory_base::hook_front::internal_deadline;
