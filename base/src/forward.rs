@@ -97,14 +97,7 @@ fn forwardable(args: &[OsString]) -> Option<Plan> {
 fn through_daemon(plan: &Plan, stdin: &mut Vec<u8>) -> Result<Forwarded, Fallback> {
     let cwd = std::env::current_dir()?;
     let project = crate::project::resolve(&cwd, plan.project.as_deref());
-    let stream = wire::connect_own(&wire::socket_path(&project.store_dir))?;
-    stream.set_read_timeout(Some(HELLO_WAIT))?;
-    let mut conn = BufReader::new(stream);
-    let mine = Hello::here(
-        &project.store_dir,
-        crate::model::find_assets().map(|a| a.model_dir),
-    );
-    wire::write_line(conn.get_mut(), &serde_json::json!({ "hello": &mine }))?;
+    let (mut conn, mine) = wire::say_hello(&project.store_dir, HELLO_WAIT)?;
     let peer: Hello = serde_json::from_value(answer(&mut conn, "hello")?)?;
     if mine.judge(&peer) != wire::Verdict::Use {
         // The engine binary replaces an older service, or says why it cannot.

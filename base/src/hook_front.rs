@@ -124,14 +124,7 @@ fn through_service(
     let here = config::CallEnv::here();
     let project_dir = config::project_dir(payload_cwd(&stdin).as_deref()).path;
     let project = crate::project::resolve(&project_dir, None);
-    let stream = wire::connect_own(&wire::socket_path(&project.store_dir))?;
-    stream.set_read_timeout(Some(HELLO_WAIT))?;
-    let mut conn = BufReader::new(stream);
-    let mine = Hello::here(
-        &project.store_dir,
-        crate::model::find_assets().map(|a| a.model_dir),
-    );
-    wire::write_line(conn.get_mut(), &serde_json::json!({ "hello": &mine }))?;
+    let (mut conn, mine) = wire::say_hello(&project.store_dir, HELLO_WAIT)?;
     let hello = match answer(&mut conn) {
         Ok(mut hello) => hello.remove("hello"),
         Err(e) if timed_out(&e) => {

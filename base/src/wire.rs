@@ -210,6 +210,20 @@ pub fn connect_own(path: &Path) -> std::io::Result<UnixStream> {
     }
 }
 
+/// Connect to the service of the store at `store_dir` and say this process's hello; the
+/// connection reads with `wait` as its timeout. Returns the connection and the hello said.
+pub fn say_hello(
+    store_dir: &Path,
+    wait: std::time::Duration,
+) -> std::io::Result<(std::io::BufReader<UnixStream>, Hello)> {
+    let stream = connect_own(&socket_path(store_dir))?;
+    stream.set_read_timeout(Some(wait))?;
+    let mut conn = std::io::BufReader::new(stream);
+    let mine = Hello::here(store_dir, crate::model::find_assets().map(|a| a.model_dir));
+    write_line(conn.get_mut(), &serde_json::json!({ "hello": &mine }))?;
+    Ok((conn, mine))
+}
+
 /// Read one line of at most `max` bytes (without its newline). `Ok(None)` at the end of input;
 /// an `InvalidData` error for a longer line (the rest of it is not read).
 pub fn read_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Option<Vec<u8>>> {
