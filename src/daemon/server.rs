@@ -241,6 +241,11 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 // The hook's memory calls come back to this service as its other clients'
                 // do, and take their turns with theirs.
                 let started = Instant::now();
+                // A hook is a request, whether or not it asks memory: the service is in use.
+                *shared
+                    .last_request
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = started;
                 let done = (shared.run_hook)(&call);
                 if done.handled {
                     shared
