@@ -889,6 +889,16 @@ fn a_frozen_service_holds_no_prompt_and_loses_no_hook_write() {
         "{:?}",
         started.elapsed()
     );
+    // A command the front forwards says the same, after one wait for the hello (2 s), not two.
+    let started = Instant::now();
+    let out = wtd(&env, &repo, &["recall", "login sessions"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), err);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
     let doctor = String::from_utf8_lossy(&wtd(&env, &repo, &["doctor"], None).stdout).into_owned();
     assert!(doctor.contains("is not answering"), "{doctor}");
     // `daemon stop` ends even a frozen service; the next call stores what was spooled.

@@ -98,7 +98,24 @@ fn through_daemon(plan: &Plan, stdin: &mut Vec<u8>) -> Result<Forwarded, Fallbac
     let cwd = std::env::current_dir()?;
     let project = crate::project::resolve(&cwd, plan.project.as_deref());
     let (mut conn, mine) = wire::say_hello(&project.store_dir, HELLO_WAIT)?;
-    let peer: Hello = serde_json::from_value(answer(&mut conn, "hello")?)?;
+    let hello = match answer(&mut conn, "hello") {
+        Ok(hello) => hello,
+        // A service that is there and silent: said here, as the engine binary would say it
+        // after waiting for its hello a second time.
+        Err(Waited) => {
+            let pid = wire::service_pid(&project.store_dir);
+            return Ok(Forwarded {
+                stdout: String::new(),
+                stderr: format!(
+                    "wt-memory: {}\n",
+                    wire::not_answering(&project.store_dir, pid)
+                ),
+                code: 1,
+            });
+        }
+        Err(Other) => return Err(Fallback),
+    };
+    let peer: Hello = serde_json::from_value(hello)?;
     if mine.judge(&peer) != wire::Verdict::Use {
         // The engine binary replaces an older service, or says why it cannot.
         return Err(Fallback);

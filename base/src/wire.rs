@@ -62,6 +62,32 @@ pub fn socket_path(store_dir: &Path) -> PathBuf {
     daemon_dir().join(format!("{}.sock", store_key(store_dir)))
 }
 
+/// Held by the service of the store at `store_dir` for its life, with its pid inside (named
+/// when it does not answer).
+pub fn daemon_lock_path(store_dir: &Path) -> PathBuf {
+    daemon_dir().join(format!("{}.daemon.lock", store_key(store_dir)))
+}
+
+/// The pid a live service of the store at `store_dir` wrote into its lock, if any.
+pub fn service_pid(store_dir: &Path) -> Option<u32> {
+    let pid: u32 = std::fs::read_to_string(daemon_lock_path(store_dir))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: signal 0 only checks that the process exists.
+    (unsafe { libc::kill(pid as i32, 0) } == 0).then_some(pid)
+}
+
+/// The one line for a service that is there and does not answer.
+pub fn not_answering(store_dir: &Path, pid: Option<u32>) -> String {
+    let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+    format!(
+        "the memory service for {}{who} is not answering; stop it with `wt-memory daemon stop`",
+        store_dir.display()
+    )
+}
+
 /// Who is talking: exchanged first on every connection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hello {

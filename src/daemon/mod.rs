@@ -58,7 +58,7 @@ fn spawn_lock_path(project: &Project) -> PathBuf {
 
 /// Held by the service for its life, with its pid inside (named when it does not answer).
 fn daemon_lock_path(project: &Project) -> PathBuf {
-    daemon_dir().join(format!("{}.daemon.lock", store_key(&project.store_dir)))
+    wire::daemon_lock_path(&project.store_dir)
 }
 
 pub fn log_path(project: &Project) -> PathBuf {
@@ -266,11 +266,7 @@ pub fn owner(project: &Project) -> Option<u32> {
 
 /// The one line for a service that is there and does not answer.
 fn not_answering(project: &Project, pid: Option<u32>) -> Error {
-    let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
-    unanswered(format!(
-        "the memory service for {}{who} is not answering; stop it with `wt-memory daemon stop`",
-        project.store_dir.display()
-    ))
+    unanswered(wire::not_answering(&project.store_dir, pid))
 }
 
 /// Is `pid` a live process (a zombie, killed and not yet reaped, is not)?
