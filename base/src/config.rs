@@ -251,6 +251,12 @@ impl Config {
     }
 }
 
+/// This process's [`Config::fingerprint`], computed once (the service compares it per hook).
+pub fn fingerprint() -> &'static str {
+    static FINGERPRINT: OnceLock<String> = OnceLock::new();
+    FINGERPRINT.get_or_init(|| get().fingerprint())
+}
+
 /// What a hook run takes from the process it was started in, when the service carries it out
 /// for that process (`wt-hook-memory`'s front) instead of in it.
 #[derive(Debug, Clone, Default)]
@@ -268,10 +274,18 @@ impl CallEnv {
     pub fn here() -> CallEnv {
         CallEnv {
             claude_project_dir: get().claude_project_dir.clone(),
-            plugin_root: std::env::var_os("CLAUDE_PLUGIN_ROOT").is_some_and(|v| !v.is_empty()),
-            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            plugin_root: own_plugin_root(),
+            cwd: own_working_dir(),
         }
     }
+}
+
+fn own_plugin_root() -> bool {
+    std::env::var_os("CLAUDE_PLUGIN_ROOT").is_some_and(|v| !v.is_empty())
+}
+
+fn own_working_dir() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
 }
 
 thread_local! {
@@ -305,12 +319,12 @@ pub fn claude_project_dir() -> Option<PathBuf> {
 /// Was the process this thread works for started by the plugin (Claude Code sets
 /// `CLAUDE_PLUGIN_ROOT` for a plugin's hooks and servers only)?
 pub fn started_by_plugin() -> bool {
-    caller(|e| e.plugin_root).unwrap_or_else(|| CallEnv::here().plugin_root)
+    caller(|e| e.plugin_root).unwrap_or_else(own_plugin_root)
 }
 
 /// The working directory of the process this thread works for.
 fn working_dir() -> PathBuf {
-    caller(|e| e.cwd.clone()).unwrap_or_else(|| CallEnv::here().cwd)
+    caller(|e| e.cwd.clone()).unwrap_or_else(own_working_dir)
 }
 
 /// The configuration of this process (read on first call).

@@ -195,12 +195,7 @@ fn answer(conn: &mut BufReader<UnixStream>, key: &str) -> Result<Value, NoAnswer
     let line = match wire::read_line(conn, wire::MAX_LINE) {
         Ok(Some(line)) => line,
         Ok(None) => return Err(Other),
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) =>
-        {
+        Err(e) if wire::timed_out(&e) => {
             let _ = conn.get_ref().shutdown(std::net::Shutdown::Write);
             return Err(Waited);
         }

@@ -127,7 +127,7 @@ fn through_service(
     let (mut conn, mine) = wire::say_hello(&project.store_dir, HELLO_WAIT)?;
     let hello = match answer(&mut conn) {
         Ok(mut hello) => hello.remove("hello"),
-        Err(e) if timed_out(&e) => {
+        Err(e) if wire::timed_out(&e) => {
             return Err(Unanswered(format!(
                 "the memory service for {} did not answer within {:.1}s: this hook asks memory nothing (`wt-memory daemon status`)",
                 project.store_dir.display(),
@@ -151,7 +151,7 @@ fn through_service(
         claude_project_dir: here.claude_project_dir,
         plugin_root: here.plugin_root,
         cwd: here.cwd,
-        config: config::get().fingerprint(),
+        config: config::fingerprint().to_string(),
     };
     let left = deadline.saturating_duration_since(Instant::now());
     conn.get_ref()
@@ -159,7 +159,7 @@ fn through_service(
     wire::write_line(conn.get_mut(), &serde_json::json!({ "hook": &run }))?;
     let mut reply = match answer(&mut conn) {
         Ok(reply) => reply,
-        Err(e) if timed_out(&e) => {
+        Err(e) if wire::timed_out(&e) => {
             crate::log::error(
                 &args[0],
                 &format!(
@@ -192,13 +192,6 @@ fn payload_cwd(input: &str) -> Option<PathBuf> {
         cwd: Option<PathBuf>,
     }
     serde_json::from_str::<Cwd>(input).ok()?.cwd
-}
-
-fn timed_out(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-    )
 }
 
 /// One answer line as an object.

@@ -250,6 +250,14 @@ pub fn say_hello(
     Ok((conn, mine))
 }
 
+/// Did a read with a timeout give up waiting (as opposed to failing)?
+pub fn timed_out(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
 /// Read one line of at most `max` bytes (without its newline). `Ok(None)` at the end of input;
 /// an `InvalidData` error for a longer line (the rest of it is not read).
 pub fn read_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Option<Vec<u8>>> {

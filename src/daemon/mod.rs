@@ -248,12 +248,7 @@ fn unanswered(msg: impl Into<String>) -> Error {
     }
 }
 
-fn timed_out(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-    )
-}
+use wire::timed_out;
 
 /// The pid of the live service holding `project`'s store, if one does.
 pub fn owner(project: &Project) -> Option<u32> {

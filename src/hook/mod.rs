@@ -201,7 +201,7 @@ pub fn serve(call: &wt_memory_base::wire::HookRun) -> wt_memory_base::wire::Hook
         stdout: None,
         why,
     };
-    if call.config != crate::config::get().fingerprint() {
+    if call.config != crate::config::fingerprint() {
         return declined(
             "the memory service runs under another configuration (its environment differs)".into(),
         );
@@ -380,7 +380,7 @@ mod tests {
 
     #[test]
     fn the_service_leaves_the_stop_extraction_and_other_configurations_to_a_hook_process() {
-        let ours = crate::config::get().fingerprint();
+        let ours = crate::config::fingerprint().to_string();
         let stop = r#"{"hook_event_name":"Stop","session_id":"s1"}"#;
         let done = serve(&call("Stop", stop, ours.clone()));
         assert!(!done.handled && done.stdout.is_none(), "{done:?}");
