@@ -43,6 +43,9 @@ impl MiniLm {
             .and_then(|b| b.with_inter_threads(1))
             .and_then(|b| b.with_intra_op_spinning(false))
             .and_then(|b| b.with_inter_op_spinning(false))
+            // Inputs differ in shape from run to run, so a planned memory pattern is never reused;
+            // it only held 36 MB more after an import's batches (14 MB without it).
+            .and_then(|b| b.with_memory_pattern(false))
             .and_then(|b| b.commit_from_file(assets.model_dir.join(crate::model::MODEL_FILE)))
             .map_err(|e| anyhow::anyhow!("cannot load the MiniLM model: {e}"))?;
         let mut tokenizer =

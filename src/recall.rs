@@ -4,7 +4,7 @@
 
 use crate::rank::{self, Candidate, QueryKind};
 use crate::record::MemoryRecord;
-use crate::store::{EmbedderKind, Quantized, RankView, Store};
+use crate::store::{EmbedderKind, Packed, Quantized, RankView, Store};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
@@ -59,11 +59,11 @@ pub fn branch_limit(limit: usize) -> usize {
     limit.div_ceil(2) + 1
 }
 
-fn in_range(r: &MemoryRecord, q: &RecallQuery) -> bool {
+fn in_range(r: Packed, q: &RecallQuery) -> bool {
     if q.since.is_none() && q.until.is_none() {
         return true; // no date to parse (this runs for every memory of every query)
     }
-    let Ok(t) = DateTime::parse_from_rfc3339(&r.created_at) else {
+    let Ok(t) = DateTime::parse_from_rfc3339(r.created_at()) else {
         return q.since.is_none() && q.until.is_none();
     };
     let t = t.with_timezone(&Utc);
@@ -73,13 +73,13 @@ fn in_range(r: &MemoryRecord, q: &RecallQuery) -> bool {
 /// The tag of the failure records the hooks write themselves (`hook/guard.rs`).
 pub const AUTO_FAILURE_TAG: &str = "auto-failure";
 
-fn passes_filters(r: &MemoryRecord, q: &RecallQuery) -> bool {
+fn passes_filters(r: Packed, q: &RecallQuery) -> bool {
     // The hooks' own failure records answer queries about failures only (tagged `failure`):
     // elsewhere they would crowd out what was written to be read.
     let asks_failures = q.tags.iter().any(|t| t.starts_with("failure"));
     (asks_failures || !r.has_tag(AUTO_FAILURE_TAG))
         && q.tags.iter().all(|t| r.has_tag(t))
-        && q.min_importance.is_none_or(|m| r.importance >= m)
+        && q.min_importance.is_none_or(|m| r.importance() >= m)
         && in_range(r, q)
 }
 
@@ -164,10 +164,10 @@ fn rank_replacements_first(view: &RankView, hits: &mut Vec<(usize, rank::Scored)
     let (mut k, mut moves) = (0, 0);
     // The move budget ends a cycle of links (A replaces B replaces A) that an import can bring.
     while k < hits.len().min(REPLACED_WITHIN) && moves < REPLACED_WITHIN {
-        let id = &view.records[hits[k].0].id;
+        let id = view.records.get(hits[k].0).id();
         let newer = view.superseded_by.get(id).and_then(|newer| {
             hits.iter()
-                .position(|(i, _)| &view.records[*i].id == newer)
+                .position(|(i, _)| view.records.get(*i).id() == newer)
                 .filter(|&at| at > k)
         });
         match newer {
@@ -182,8 +182,10 @@ fn rank_replacements_first(view: &RankView, hits: &mut Vec<(usize, rank::Scored)
     }
 }
 
-/// A candidate's vectors as the exact pass reads them (f32, decoded from the view's codes).
-struct ExactVectors {
+/// A candidate as the exact pass reads it: its record, its vectors (f32, decoded from the view's
+/// codes).
+struct Unpacked {
+    record: MemoryRecord,
     embedding: Vec<f32>,
     keys: Vec<f32>,
     key_norms: Vec<f64>,
@@ -298,7 +300,7 @@ impl Ranking {
             (0..records.len()).collect() // nothing to look at per memory
         } else {
             (0..records.len())
-                .filter(|&i| passes_filters(&records[i], q))
+                .filter(|&i| passes_filters(records.get(i), q))
                 .collect()
         };
         let kind = q.kind.unwrap_or_else(|| QueryKind::infer(&q.text));
@@ -335,12 +337,13 @@ impl Ranking {
                 semantic_only,
             )
         };
-        // The candidates' vectors, decoded once for the exact pass.
-        let exact: Vec<ExactVectors> = rows
+        // The candidates' records and vectors, unpacked once for the exact pass.
+        let exact: Vec<Unpacked> = rows
             .iter()
             .map(|&i| {
                 let (keys, key_norms) = view.key_vectors(i);
-                ExactVectors {
+                Unpacked {
+                    record: records.record(i),
                     embedding: view.embedding(i),
                     keys,
                     key_norms,
@@ -351,11 +354,11 @@ impl Ranking {
             .iter()
             .zip(&exact)
             .map(|(&i, v)| Candidate {
-                record: &records[i],
+                record: &v.record,
                 embedding: &v.embedding,
                 norm: view.norm(i),
                 superseded: !view.superseded_by.is_empty()
-                    && view.superseded_by.contains_key(&records[i].id),
+                    && view.superseded_by.contains_key(&v.record.id),
                 key_vectors: &v.keys,
                 key_norms: &v.key_norms,
             })
@@ -382,7 +385,7 @@ impl Ranking {
     }
 
     fn record_of(&self, (i, s): &(usize, rank::Scored)) -> MemoryRecord {
-        let mut r = self.view.records[*i].clone();
+        let mut r = self.view.records.record(*i);
         r.relevance_score = Some(round3(s.relevance));
         r.superseded_by = self.view.superseded_by.get(&r.id).cloned();
         r.relevance_reason = Some(match &r.superseded_by {
@@ -397,7 +400,7 @@ impl Ranking {
         let tag = branch.map(|b| format!("branch:{b}"));
         let on_branch = |k: usize| {
             tag.as_ref()
-                .is_some_and(|t| self.view.records[self.hits[k].0].has_tag(t))
+                .is_some_and(|t| self.view.records.get(self.hits[k].0).has_tag(t))
         };
         branch_merge(eligible, on_branch, branch.is_some(), limit)
             .into_iter()
@@ -418,7 +421,7 @@ pub fn ranked_raw(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<(String,
     Ok(ranking
         .hits
         .iter()
-        .map(|(i, s)| (ranking.view.records[*i].id.clone(), s.raw))
+        .map(|(i, s)| (ranking.view.records.get(*i).id().to_string(), s.raw))
         .collect())
 }
 
@@ -520,7 +523,7 @@ pub fn tiers(
         if rel < lowest {
             break; // best first: nothing later clears any gate
         }
-        let terms = path.then(|| rank::terms(&view.records[hit.0].lexical_text()));
+        let terms = path.then(|| rank::terms(&view.records.record(hit.0).lexical_text()));
         let names_file = terms.as_ref().is_some_and(|t| !t.is_disjoint(&file));
         let floor = if names_file {
             RELEVANCE_FLOOR
@@ -626,11 +629,7 @@ pub fn path_anchors(path: &str) -> std::collections::HashSet<String> {
 
 /// `recall --tags-only` and date-only recall: filtered memories, newest first (no query needed).
 pub fn filtered_newest(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
-    let mut records: Vec<MemoryRecord> = store
-        .records()?
-        .into_iter()
-        .filter(|r| passes_filters(r, q))
-        .collect();
+    let mut records = store.records_where(|r| passes_filters(r, q))?;
     records.truncate(q.limit);
     Ok(records)
 }

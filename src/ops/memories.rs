@@ -330,12 +330,12 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
         return Ok(Vec::new());
     }
     let view = store.rank_view()?;
-    let Some(at) = view.records.iter().rposition(|r| r.id == id) else {
+    let Some(at) = view.records.iter().rposition(|r| r.id() == id) else {
         return Ok(Vec::new());
     };
     let (new, norm) = (view.embedding(at), view.norm(at));
-    let replaces = view.records[at].metadata.get(record::SUPERSEDES);
-    let created = &view.records[at].created_at;
+    let replaces = view.records.get(at).metadata(record::SUPERSEDES);
+    let created = view.records.get(at).created_at();
     // The coarse cosine first, in one pass over the view's int8 rows; only the few memories close
     // enough are scored exactly and looked at further.
     let coarse = view.coarse_content(&Quantized::new(&new));
@@ -349,10 +349,10 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
         })
         .filter(|&(cos, _)| cos >= rank::SAME_SUBJECT)
         .filter(|&(_, i)| {
-            let r = &view.records[i];
-            r.created_at <= *created
-                && Some(&r.id) != replaces
-                && !view.superseded_by.contains_key(&r.id)
+            let r = view.records.get(i);
+            r.created_at() <= created
+                && Some(r.id()) != replaces
+                && !view.superseded_by.contains_key(r.id())
         })
         .collect();
     similar.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -360,12 +360,12 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
         .into_iter()
         .take(MAX_SIMILAR)
         .map(|(cos, i)| {
-            let r = &view.records[i];
+            let r = view.records.get(i);
             Similar {
-                id: r.id.clone(),
+                id: r.id().to_string(),
                 similarity: (cos * 100.0).round() / 100.0,
-                experience_type: r.experience_type.clone(),
-                content: r.content.chars().take(SIMILAR_PREVIEW_CHARS).collect(),
+                experience_type: r.experience_type().to_string(),
+                content: r.content().chars().take(SIMILAR_PREVIEW_CHARS).collect(),
             }
         })
         .collect())
@@ -688,8 +688,8 @@ fn resolve_id(store: &Store, cmd: &str, id: &str) -> Result<Option<String>> {
     let mut matches: Vec<String> = view
         .records
         .iter()
-        .filter(|r| r.id.starts_with(id))
-        .map(|r| r.id.clone())
+        .filter(|r| r.id().starts_with(id))
+        .map(|r| r.id().to_string())
         .collect();
     match matches.len() {
         0 | 1 => Ok(matches.pop()),

@@ -271,12 +271,14 @@ impl Drop for Store {
 
 mod embedder;
 mod guard;
+mod records;
 mod repair;
 mod vectors;
 mod view;
 mod view_file;
 
 pub use embedder::{embedding_of, key_vectors_of, Embedder, EMBED_BATCH};
+pub use records::{Packed, Records};
 pub use repair::RepairReport;
 pub use vectors::Quantized;
 use view::ContentIndex;
@@ -560,9 +562,23 @@ impl Store {
     /// Every memory's record, newest first (from the ranking view: a resident service reads no
     /// memory from the engine for it).
     pub fn records(&self) -> anyhow::Result<Vec<MemoryRecord>> {
+        self.records_where(|_| true)
+    }
+
+    /// The records of the memories `keep` takes, newest first (only those are unpacked).
+    pub fn records_where(
+        &self,
+        keep: impl Fn(Packed) -> bool,
+    ) -> anyhow::Result<Vec<MemoryRecord>> {
         // Checked first: a whole-store answer must not list memories the engine has lost.
         self.ms()?;
-        let mut all = self.rank_view()?.records.clone();
+        let view = self.rank_view()?;
+        let mut all: Vec<MemoryRecord> = view
+            .records
+            .iter()
+            .filter(|&r| keep(r))
+            .map(|r| r.record())
+            .collect();
         all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
         Ok(all)
     }
@@ -570,10 +586,10 @@ impl Store {
     /// The full id of the one memory whose id starts with `prefix` (`None`: none does).
     pub fn resolve_prefix(&self, prefix: &str) -> anyhow::Result<Option<String>> {
         let view = self.rank_view()?;
-        let mut matches = view.records.iter().filter(|r| r.id.starts_with(prefix));
+        let mut matches = view.records.iter().filter(|r| r.id().starts_with(prefix));
         match (matches.next(), matches.count()) {
             (None, _) => Ok(None),
-            (Some(r), 0) => Ok(Some(r.id.clone())),
+            (Some(r), 0) => Ok(Some(r.id().to_string())),
             (_, more) => bail!(
                 "ambiguous id prefix '{prefix}': {} memories match",
                 more + 1
@@ -614,8 +630,8 @@ impl Store {
         let mut guard = lock();
         if guard.is_none() {
             let mut index = ContentIndex::default();
-            for r in &view.records {
-                index.add(hygiene::content_hash(&r.content), r.id.clone());
+            for r in view.records.iter() {
+                index.add(&hygiene::content_hash(r.content()), r.id());
             }
             *guard = Some(index);
         }
@@ -772,7 +788,7 @@ impl Store {
         };
         // The views follow the engine first, so a failed sync leaves nothing stale behind.
         self.written(&id, false);
-        self.update_content_index(|i| i.add(hash, id.0.to_string()));
+        self.update_content_index(|i| i.add(&hash, &id.0.to_string()));
         self.record_write(&id.0.to_string(), true)?;
         self.make_durable()?;
         Ok(Inserted {
@@ -1102,7 +1118,7 @@ mod tests {
         for i in 0..kept.records.len() {
             let m = engine
                 .iter()
-                .find(|m| m.id.0.to_string() == kept.records[i].id)
+                .find(|m| m.id.0.to_string() == kept.records.get(i).id())
                 .unwrap();
             let exact = embedding_of(m);
             assert_eq!(kept.embedding(i).len(), 384);
@@ -1153,13 +1169,13 @@ mod tests {
     fn assert_views_equal(a: &RankView, b: &RankView) {
         let order = |v: &RankView| {
             let mut rows: Vec<usize> = (0..v.records.len()).collect();
-            rows.sort_by(|&x, &y| v.records[x].id.cmp(&v.records[y].id));
+            rows.sort_by(|&x, &y| v.records.get(x).id().cmp(v.records.get(y).id()));
             rows
         };
         let (oa, ob) = (order(a), order(b));
         assert_eq!(oa.len(), ob.len());
         for (&i, &j) in oa.iter().zip(&ob) {
-            assert_eq!(a.records[i], b.records[j]);
+            assert_eq!(a.records.record(i), b.records.record(j));
             assert_eq!(a.embedding(i), b.embedding(j));
             assert_eq!(a.norm(i), b.norm(j));
             assert_eq!(a.key_vectors(i), b.key_vectors(j));
@@ -1171,7 +1187,7 @@ mod tests {
                 let rows = v.rows_tagged(tag);
                 let mut ids: Vec<String> = rows
                     .iter()
-                    .map(|&i| v.records[i as usize].id.clone())
+                    .map(|&i| v.records.get(i as usize).id().to_string())
                     .collect();
                 ids.sort_unstable();
                 ids
@@ -1282,9 +1298,9 @@ mod tests {
         let fresh = RankView::new(store.all().unwrap());
         assert_views_equal(&loaded, &fresh);
         assert_eq!(loaded.records.len(), 4);
-        assert!(!loaded.records.iter().any(|r| r.id == ids[1]));
-        let first = loaded.records.iter().find(|r| r.id == ids[0]).unwrap();
-        assert_eq!(first.tags, ["renamed"]);
+        assert!(!loaded.records.iter().any(|r| r.id() == ids[1]));
+        let first = loaded.records.iter().find(|r| r.id() == ids[0]).unwrap();
+        assert_eq!(first.tags().collect::<Vec<_>>(), ["renamed"]);
     }
 
     #[test]

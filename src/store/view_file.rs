@@ -16,15 +16,14 @@
 
 use super::vectors::Rows;
 use super::RankView;
-use crate::record::MemoryRecord;
 use anyhow::{bail, Context as _};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// Bump with any change to what the file holds or to how its parts are computed (the terms of
 /// `rank::terms`, the quantisation of `vectors`): an older file is then rebuilt, not misread.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 const MAGIC: &[u8; 8] = b"WTVIEW\0\0";
 /// Magic, format, checksum and length of what follows.
 const HEADER: usize = 28;
@@ -163,8 +162,10 @@ pub fn save(
 
 fn write_view<W: Write>(w: &mut Writer<W>, view: &RankView) -> std::io::Result<()> {
     w.u64(view.records.len() as u64)?;
-    for r in &view.records {
-        write_record(w, r)?;
+    for i in 0..view.records.len() {
+        let bytes = view.records.bytes(i);
+        w.u64(bytes.len() as u64)?;
+        w.bytes(bytes)?;
     }
     write_rows(w, &view.vectors)?;
     write_rows(w, &view.keys)?;
@@ -188,12 +189,16 @@ fn read_view(r: &mut Reader) -> anyhow::Result<RankView> {
     let mut view = RankView::default();
     view.records.reserve_exact(n);
     for _ in 0..n {
-        let record = read_record(r)?;
-        if let Some(older) = record.metadata.get(crate::record::SUPERSEDES) {
-            view.superseded_by.insert(older.clone(), record.id.clone());
+        let len = r.len()?;
+        view.records
+            .push_bytes(r.bytes(len)?)
+            .context("damaged (a record does not read back)")?;
+        let record = view.records.get(view.records.len() - 1);
+        if let Some(older) = record.metadata(crate::record::SUPERSEDES) {
+            view.superseded_by
+                .insert(older.to_string(), record.id().to_string());
         }
-        view.tally.add(&record);
-        view.records.push(record);
+        view.tally.add(record);
     }
     view.vectors = read_rows(r)?;
     view.keys = read_rows(r)?;
@@ -253,62 +258,6 @@ fn unfloats(bytes: &[u8]) -> Vec<f32> {
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect()
-}
-
-fn write_record<W: Write>(w: &mut Writer<W>, r: &MemoryRecord) -> std::io::Result<()> {
-    for s in [
-        &r.id,
-        &r.content,
-        &r.experience_type,
-        &r.created_at,
-        &r.last_accessed,
-    ] {
-        w.string(s)?;
-    }
-    w.strings(&r.tags)?;
-    w.strings(&r.entities)?;
-    w.u64(r.metadata.len() as u64)?;
-    for (k, v) in &r.metadata {
-        w.string(k)?;
-        w.string(v)?;
-    }
-    w.u32(r.importance.to_bits())?;
-    w.u32(r.access_count)?;
-    w.u32(r.compressed as u32 | (r.is_failure as u32) << 1 | (r.is_anomaly as u32) << 2)
-}
-
-fn read_record(r: &mut Reader) -> anyhow::Result<MemoryRecord> {
-    let (id, content, experience_type, created_at, last_accessed) = (
-        r.string()?,
-        r.string()?,
-        r.string()?,
-        r.string()?,
-        r.string()?,
-    );
-    let (tags, entities) = (r.strings()?, r.strings()?);
-    let mut metadata = BTreeMap::new();
-    for _ in 0..r.len()? {
-        metadata.insert(r.string()?, r.string()?);
-    }
-    let importance = f32::from_bits(r.u32()?);
-    let access_count = r.u32()?;
-    let flags = r.u32()?;
-    Ok(MemoryRecord {
-        id,
-        content,
-        experience_type,
-        tags,
-        importance,
-        access_count,
-        created_at,
-        last_accessed,
-        compressed: flags & 1 != 0,
-        metadata,
-        entities,
-        is_failure: flags & 2 != 0,
-        is_anomaly: flags & 4 != 0,
-        ..Default::default()
-    })
 }
 
 /// A 64-bit checksum over 8-byte words (a multiply-rotate mix): it finds a damaged or truncated
@@ -386,11 +335,6 @@ impl<W: Write> Writer<W> {
         self.u64(s.len() as u64)?;
         self.bytes(s.as_bytes())
     }
-
-    fn strings(&mut self, list: &[String]) -> std::io::Result<()> {
-        self.u64(list.len() as u64)?;
-        list.iter().try_for_each(|s| self.string(s))
-    }
 }
 
 /// The reading side of [`Writer`], over the file's bytes (checked by the checksum first); every
@@ -427,10 +371,5 @@ impl Reader<'_> {
     fn string(&mut self) -> anyhow::Result<String> {
         let n = self.len()?;
         String::from_utf8(self.bytes(n)?.to_vec()).context("damaged (a text is not UTF-8)")
-    }
-
-    fn strings(&mut self) -> anyhow::Result<Vec<String>> {
-        let n = self.len()?;
-        (0..n).map(|_| self.string()).collect()
     }
 }
