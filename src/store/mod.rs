@@ -631,7 +631,7 @@ impl Store {
         if guard.is_none() {
             let mut index = ContentIndex::default();
             for r in view.records.iter() {
-                index.add(&hygiene::content_hash(r.content()), r.id());
+                index.add(&hygiene::content_hash(&r.content()), r.id());
             }
             *guard = Some(index);
         }

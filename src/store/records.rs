@@ -1,34 +1,46 @@
 //! The ranking view's records, packed: each memory's record in one allocation of its bytes
 //! instead of a [`MemoryRecord`] of a dozen strings, a tag list and a metadata tree (about 1.4 KB
-//! per memory as structs, under 0.5 KB packed: 90 MB less at 10^5 memories).
+//! per memory as structs, under 0.4 KB packed: 100 MB less at 10^5 memories).
 //!
 //! Ranking reads a few fields of every memory (its id, tags, importance, date) and whole records
 //! only for its candidates and answers, so the fields are read in place ([`Packed`]) and a record
-//! is unpacked ([`Packed::record`]) only when one is needed.
+//! is unpacked ([`Packed::record`]) only when one is needed. The content, half of a record's
+//! bytes, is not even resident for the memories loaded from the saved view: it is read from that
+//! file (the one checked at load, held open, so a later save that replaces it changes nothing)
+//! when asked for, which is for the candidates of a query and the few records it answers with.
 //!
 //! Layout: importance (f32) and access count (u32), little-endian, a flags byte, then
 //! length-prefixed UTF-8 texts (LEB128 lengths): id, type, created, last accessed, content; the
-//! tags, the entities and the metadata pairs, each list after its count.
+//! tags, the entities and the metadata pairs, each list after its count. A record whose content
+//! stays in the file has, in the content's place, the content's offset in the file and its length.
 
 use crate::record::MemoryRecord;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::sync::Arc;
 
 /// Every memory's packed record, row `i` for memory `i` of the view.
 #[derive(Clone, Default)]
 pub struct Records {
     rows: Vec<Box<[u8]>>,
+    /// The saved view that rows loaded from it read their content from.
+    file: Option<Arc<File>>,
 }
 
 /// One packed record, read in place.
 #[derive(Clone, Copy)]
 pub struct Packed<'a> {
     bytes: &'a [u8],
+    file: Option<&'a File>,
 }
 
 const FIXED: usize = 9;
 const COMPRESSED: u8 = 1;
 const FAILURE: u8 = 2;
 const ANOMALY: u8 = 4;
+/// The content is in the saved view (its offset and length where the text would be).
+const IN_FILE: u8 = 8;
 
 impl Records {
     pub fn len(&self) -> usize {
@@ -42,6 +54,7 @@ impl Records {
     pub fn get(&self, i: usize) -> Packed<'_> {
         Packed {
             bytes: &self.rows[i],
+            file: self.file.as_deref(),
         }
     }
 
@@ -51,7 +64,8 @@ impl Records {
     }
 
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Packed<'_>> + ExactSizeIterator {
-        self.rows.iter().map(|bytes| Packed { bytes })
+        let file = self.file.as_deref();
+        self.rows.iter().map(move |bytes| Packed { bytes, file })
     }
 
     /// Every record, unpacked.
@@ -73,21 +87,45 @@ impl Records {
     }
 
     pub fn remove(&mut self, i: usize) -> MemoryRecord {
-        Packed {
-            bytes: &self.rows.remove(i),
+        let record = self.record(i);
+        self.rows.remove(i);
+        record
+    }
+
+    /// Row `i`'s packed bytes with the content in place, as the view file keeps them.
+    pub(super) fn bytes(&self, i: usize) -> Cow<'_, [u8]> {
+        let bytes = &self.rows[i];
+        if bytes[8] & IN_FILE == 0 {
+            return Cow::Borrowed(bytes);
         }
-        .record()
+        Cow::Owned(pack(&self.record(i)).into())
     }
 
-    /// Row `i`'s packed bytes, as the view file keeps them.
-    pub(super) fn bytes(&self, i: usize) -> &[u8] {
-        &self.rows[i]
+    /// From here on, rows pushed with [`Records::push_from_file`] read their content from `file`.
+    pub(super) fn read_content_from(&mut self, file: File) {
+        self.file = Some(Arc::new(file));
     }
 
-    /// Append bytes read back from the view file, after checking that they are a whole record.
-    pub(super) fn push_bytes(&mut self, bytes: &[u8]) -> Option<()> {
+    /// Append a record read back from the view file (at byte `at` of it), after checking that it
+    /// is a whole record; its content stays in the file when one is attached.
+    pub(super) fn push_from_file(&mut self, bytes: &[u8], at: u64) -> Option<()> {
         check(bytes)?;
-        self.rows.push(bytes.into());
+        if self.file.is_none() {
+            self.rows.push(bytes.into());
+            return Some(());
+        }
+        let mut t = Texts::of(bytes);
+        t.skip(CONTENT)?;
+        let slot = t.at;
+        let len = t.count()?;
+        let (start, end) = (t.at, t.at + len);
+        let mut row = Vec::with_capacity(bytes.len() - len + 10);
+        row.extend_from_slice(&bytes[..slot]);
+        row[8] |= IN_FILE;
+        write_count(&mut row, at as usize + start);
+        write_count(&mut row, len);
+        row.extend_from_slice(&bytes[end..]);
+        self.rows.push(row.into_boxed_slice());
         Some(())
     }
 }
@@ -191,10 +229,19 @@ impl<'a> Packed<'a> {
         t.skip(n).and_then(|_| t.text()).unwrap_or_default()
     }
 
+    fn content_in_file(&self) -> bool {
+        self.bytes[8] & IN_FILE != 0
+    }
+
     /// A cursor just past the content: at the tags.
     fn at_tags(&self) -> Texts<'a> {
         let mut t = Texts::of(self.bytes);
-        let _ = t.skip(CONTENT + 1);
+        let _ = t.skip(CONTENT);
+        if self.content_in_file() {
+            let _ = (t.count(), t.count());
+        } else {
+            let _ = t.skip(1);
+        }
         t
     }
 
@@ -210,8 +257,18 @@ impl<'a> Packed<'a> {
         self.nth_text(CREATED)
     }
 
-    pub fn content(&self) -> &'a str {
-        self.nth_text(CONTENT)
+    /// The content: in place, or read from the saved view (empty, and logged, when that read
+    /// fails: the file was checked when loaded and is held open, so only the disk can fail it).
+    pub fn content(&self) -> Cow<'a, str> {
+        if !self.content_in_file() {
+            return Cow::Borrowed(self.nth_text(CONTENT));
+        }
+        let mut t = Texts::of(self.bytes);
+        let place = t.skip(CONTENT).and_then(|_| Some((t.count()?, t.count()?)));
+        match (place, self.file) {
+            (Some((at, len)), Some(file)) => Cow::Owned(read_text(file, at as u64, len)),
+            _ => Cow::Borrowed(""),
+        }
     }
 
     pub fn importance(&self) -> f32 {
@@ -243,7 +300,7 @@ impl<'a> Packed<'a> {
 
     /// The whole record.
     pub fn record(&self) -> MemoryRecord {
-        let texts: Vec<&str> = (0..=CONTENT).map(|n| self.nth_text(n)).collect();
+        let texts: Vec<&str> = (0..CONTENT).map(|n| self.nth_text(n)).collect();
         let mut t = self.at_tags();
         let tags = t.strings(1);
         let entities = t.strings(1);
@@ -255,7 +312,7 @@ impl<'a> Packed<'a> {
         let flags = self.bytes[8];
         MemoryRecord {
             id: texts[ID].into(),
-            content: texts[CONTENT].into(),
+            content: self.content().into_owned(),
             experience_type: texts[TYPE].into(),
             tags,
             importance: self.importance(),
@@ -272,16 +329,33 @@ impl<'a> Packed<'a> {
     }
 }
 
-fn pack(r: &MemoryRecord) -> Box<[u8]> {
-    fn count(out: &mut Vec<u8>, mut n: usize) {
-        while n >= 0x80 {
-            out.push((n as u8) | 0x80);
-            n >>= 7;
+fn read_text(file: &File, at: u64, len: usize) -> String {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; len];
+    match file.read_exact_at(&mut buf, at) {
+        Ok(()) => String::from_utf8(buf).unwrap_or_default(),
+        Err(e) => {
+            crate::integrity::log(
+                "WARN",
+                &format!("cannot read a memory from the saved view: {e}"),
+            );
+            String::new()
         }
-        out.push(n as u8);
     }
+}
+
+fn write_count(out: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn pack(r: &MemoryRecord) -> Box<[u8]> {
+    let count = write_count;
     fn text(out: &mut Vec<u8>, s: &str) {
-        count(out, s.len());
+        write_count(out, s.len());
         out.extend_from_slice(s.as_bytes());
     }
     let mut out = Vec::with_capacity(64 + r.content.len());
@@ -314,7 +388,7 @@ fn pack(r: &MemoryRecord) -> Box<[u8]> {
 
 /// `Some` when `bytes` are exactly one packed record (every length in range, every text UTF-8).
 fn check(bytes: &[u8]) -> Option<()> {
-    if bytes.len() < FIXED {
+    if bytes.len() < FIXED || bytes[8] & IN_FILE != 0 {
         return None;
     }
     let mut t = Texts::of(bytes);
@@ -381,18 +455,63 @@ mod tests {
         records.push(&sample());
         let bytes = records.bytes(0).to_vec();
         let mut back = Records::default();
-        assert!(back.push_bytes(&bytes).is_some());
+        assert!(back.push_from_file(&bytes, 0).is_some());
         assert_eq!(back.record(0), sample());
         for cut in [0, 5, FIXED, bytes.len() / 2, bytes.len() - 1] {
-            assert!(back.push_bytes(&bytes[..cut]).is_none(), "cut at {cut}");
+            assert!(
+                back.push_from_file(&bytes[..cut], 0).is_none(),
+                "cut at {cut}"
+            );
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(back.push_bytes(&longer).is_none());
-        let mut not_utf8 = bytes;
+        assert!(back.push_from_file(&longer, 0).is_none());
+        let mut not_utf8 = bytes.clone();
         let at = not_utf8.len() - 3; // inside the last metadata value
         not_utf8[at] = 0xff;
-        assert!(back.push_bytes(&not_utf8).is_none());
+        assert!(back.push_from_file(&not_utf8, 0).is_none());
+        let mut claims_a_file = bytes;
+        claims_a_file[8] |= IN_FILE;
+        assert!(back.push_from_file(&claims_a_file, 0).is_none());
         assert_eq!(back.len(), 1);
+    }
+
+    #[test]
+    fn a_record_loaded_from_the_file_reads_its_content_there() {
+        let mut records = Records::default();
+        records.push(&sample());
+        let bytes = records.bytes(0).to_vec();
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("view.bin");
+        let mut file_bytes = b"some header".to_vec();
+        let at = file_bytes.len() as u64;
+        file_bytes.extend_from_slice(&bytes);
+        std::fs::write(&path, &file_bytes).unwrap();
+        let mut loaded = Records::default();
+        loaded.read_content_from(File::open(&path).unwrap());
+        loaded.push_from_file(&bytes, at).unwrap();
+        loaded.push(&MemoryRecord::for_test("b", "written after the load"));
+        // Only the content stays in the file.
+        assert!(loaded.rows[0].len() + sample().content.len() - 8 <= bytes.len());
+        // Replaced on disk (as a save does): the records read the file they were loaded from.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, b"another view").unwrap();
+        let p = loaded.get(0);
+        assert_eq!(p.content(), sample().content);
+        assert_eq!(
+            (p.id(), p.created_at()),
+            (&*sample().id, "2026-11-27T18:07:23.451Z")
+        );
+        assert!(p.has_tag("branch:main"));
+        assert_eq!(p.metadata("anchors"), Some("scripts/dev.sh@687f"));
+        assert_eq!(loaded.record(0), sample());
+        assert_eq!(
+            &*loaded.bytes(0),
+            &bytes[..],
+            "saved again with the content in place"
+        );
+        assert_eq!(loaded.get(1).content(), "written after the load");
+        assert_eq!(loaded.remove(0), sample());
+        assert_eq!(loaded.record(0).content, "written after the load");
     }
 }

@@ -75,11 +75,14 @@ pub enum Replay {
 /// The saved view and the writes logged since, or `Ok(None)` when there is none. An error says
 /// why a file that exists cannot be used (damaged, outdated, another store's).
 pub fn load(dir: &Path, store_dir: &Path) -> anyhow::Result<Option<(RankView, Replay)>> {
-    let bytes = match std::fs::read(dir.join(VIEW)) {
-        Ok(b) => b,
+    // Read through the handle the view keeps: its records read their content from this file.
+    let mut file = match std::fs::File::open(dir.join(VIEW)) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).context("cannot read the saved view"),
     };
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).context("cannot read the saved view")?;
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         bail!("not a view file");
     }
@@ -102,7 +105,7 @@ pub fn load(dir: &Path, store_dir: &Path) -> anyhow::Result<Option<(RankView, Re
     if r.string()? != store_dir.to_string_lossy() {
         bail!("saved for another store");
     }
-    let view = read_view(&mut r)?;
+    let view = read_view(&mut r, file)?;
     if r.at != payload.len() {
         bail!("damaged (bytes after the view)");
     }
@@ -165,7 +168,7 @@ fn write_view<W: Write>(w: &mut Writer<W>, view: &RankView) -> std::io::Result<(
     for i in 0..view.records.len() {
         let bytes = view.records.bytes(i);
         w.u64(bytes.len() as u64)?;
-        w.bytes(bytes)?;
+        w.bytes(&bytes)?;
     }
     write_rows(w, &view.vectors)?;
     write_rows(w, &view.keys)?;
@@ -184,14 +187,16 @@ fn write_view<W: Write>(w: &mut Writer<W>, view: &RankView) -> std::io::Result<(
     Ok(())
 }
 
-fn read_view(r: &mut Reader) -> anyhow::Result<RankView> {
+fn read_view(r: &mut Reader, file: std::fs::File) -> anyhow::Result<RankView> {
     let n = r.len()?;
     let mut view = RankView::default();
     view.records.reserve_exact(n);
+    view.records.read_content_from(file);
     for _ in 0..n {
         let len = r.len()?;
+        let at = (HEADER + r.at) as u64;
         view.records
-            .push_bytes(r.bytes(len)?)
+            .push_from_file(r.bytes(len)?, at)
             .context("damaged (a record does not read back)")?;
         let record = view.records.get(view.records.len() - 1);
         if let Some(older) = record.metadata(crate::record::SUPERSEDES) {
