@@ -19,7 +19,6 @@
 //! Everything is a pure function of the stored memories and the query: the same query on the same
 //! store gives the same ids in the same order, and reading never changes later answers.
 
-use crate::record::MemoryRecord;
 use regex::Regex;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -408,7 +407,9 @@ impl Corpus {
 
 /// A memory as the ranker sees it.
 pub struct Candidate<'a> {
-    pub record: &'a MemoryRecord,
+    pub id: &'a str,
+    /// RFC 3339, as stored: newer sorts later.
+    pub created_at: &'a str,
     pub embedding: &'a [f32],
     /// `norm(embedding)`, kept by the store's view.
     pub norm: f64,
@@ -526,10 +527,10 @@ impl Query {
     }
 }
 
-/// Score every candidate for the query; best first. Ties break on newer first, then id, so the
+/// Score every candidate for the query, `texts[i]` the words candidate `i` is matched on
+/// ([`crate::record::MemoryRecord::lexical_text`]); best first. Ties break on newer first, then id, so the
 /// order is fully deterministic.
-pub fn rank(query: &Query, candidates: &[Candidate]) -> Vec<Scored> {
-    let texts: Vec<String> = candidates.iter().map(|c| c.record.lexical_text()).collect();
+pub fn rank(query: &Query, candidates: &[Candidate], texts: &[String]) -> Vec<Scored> {
     let corpus = Corpus::new(texts.iter().map(String::as_str));
     let docs: Vec<usize> = (0..candidates.len()).collect();
     rank_with(query, candidates, &corpus, &docs)
@@ -593,7 +594,7 @@ pub fn rank_with(
         for &i in &top {
             for &j in &top {
                 if i != j
-                    && candidates[j].record.created_at > candidates[i].record.created_at
+                    && candidates[j].created_at > candidates[i].created_at
                     && cosine(candidates[i].embedding, candidates[j].embedding) >= SAME_SUBJECT
                 {
                     penalised.insert(i);
@@ -616,7 +617,7 @@ pub fn rank_with(
 /// Best first; ties go to the newer memory, then the smaller id, so the order is deterministic.
 fn sort_best_first(scored: &mut [Scored], candidates: &[Candidate]) {
     scored.sort_by(|a, b| {
-        let (ra, rb) = (candidates[a.index].record, candidates[b.index].record);
+        let (ra, rb) = (&candidates[a.index], &candidates[b.index]);
         b.relevance
             .total_cmp(&a.relevance)
             .then_with(|| rb.created_at.cmp(&ra.created_at))
@@ -720,7 +721,8 @@ mod tests {
         let (ea, eb) = (vec![1.0, 0.0], vec![0.0, 1.0]);
         let candidates = [
             Candidate {
-                record: &a,
+                id: &a.id,
+                created_at: &a.created_at,
                 embedding: &ea,
                 norm: 1.0,
                 superseded: false,
@@ -728,7 +730,8 @@ mod tests {
                 key_norms: &[],
             },
             Candidate {
-                record: &b,
+                id: &b.id,
+                created_at: &b.created_at,
                 embedding: &eb,
                 norm: 1.0,
                 superseded: false,
@@ -736,13 +739,14 @@ mod tests {
                 key_norms: &[],
             },
         ];
+        let texts = [a.lexical_text(), b.lexical_text()];
         let whole = Query::single(QueryKind::Prompt, "a long prompt", vec![0.7, 0.1]);
         let mut parted = Query::single(QueryKind::Prompt, "a long prompt", vec![0.7, 0.1]);
         parted.parts.push(("deploy it".into(), vec![0.0, 1.0]));
         let score_of = |q: &Query, id: &str| {
-            rank(q, &candidates)
+            rank(q, &candidates, &texts)
                 .into_iter()
-                .find(|s| candidates[s.index].record.id == id)
+                .find(|s| candidates[s.index].id == id)
                 .map(|s| s.semantic)
                 .unwrap()
         };
@@ -760,7 +764,8 @@ mod tests {
         let content = [1.0f32, 0.0, 0.0];
         let keys = [0.0f32, 1.0, 0.0, 0.0, 0.0, 1.0];
         let with_keys = Candidate {
-            record: &r,
+            id: &r.id,
+            created_at: &r.created_at,
             embedding: &content,
             norm: 1.0,
             superseded: false,
@@ -882,7 +887,8 @@ mod tests {
         let candidates: Vec<Candidate> = records
             .iter()
             .map(|record| Candidate {
-                record,
+                id: &record.id,
+                created_at: &record.created_at,
                 embedding: &embedding,
                 norm: 1.0,
                 superseded: false,
@@ -890,11 +896,14 @@ mod tests {
                 key_norms: &[],
             })
             .collect();
+        let texts: Vec<String> = records.iter().map(|r| r.lexical_text()).collect();
         let text =
             "mkcert -cert-file certs/local.pem -key-file certs/local-key.pem local cert key file";
         let first = |kind| {
             let q = Query::single(kind, text, vec![0.5, 0.5]);
-            candidates[rank(&q, &candidates)[0].index].record.id.clone()
+            candidates[rank(&q, &candidates, &texts)[0].index]
+                .id
+                .to_string()
         };
         assert_eq!(first(QueryKind::Command), "rare");
         // A failed tool's output is as long and as noisy: its one rare identifier decides too.
@@ -902,6 +911,7 @@ mod tests {
         let top = &rank(
             &Query::single(QueryKind::Command, text, vec![0.5, 0.5]),
             &candidates,
+            &texts,
         )[0];
         assert!(top.reason().contains("rare term 1.00"), "{}", top.reason());
         assert_ne!(
@@ -917,26 +927,33 @@ mod tests {
         let a = crate::record::MemoryRecord::for_test("a", "Local HTTPS: run mkcert -install once");
         let b = crate::record::MemoryRecord::for_test("b", "Invoice numbers are per tenant");
         let (ea, eb) = (vec![1.0f32, 0.10], vec![1.0f32, 0.12]);
-        let candidate = |record, embedding| Candidate {
-            record,
-            embedding,
-            norm: norm(embedding),
-            superseded: false,
-            key_vectors: &[],
-            key_norms: &[],
-        };
+        use crate::record::MemoryRecord;
+        fn candidate<'a>(record: &'a MemoryRecord, embedding: &'a [f32]) -> Candidate<'a> {
+            Candidate {
+                id: &record.id,
+                created_at: &record.created_at,
+                embedding,
+                norm: norm(embedding),
+                superseded: false,
+                key_vectors: &[],
+                key_norms: &[],
+            }
+        }
         let candidates = [candidate(&a, &ea), candidate(&b, &eb)];
+        let texts = [a.lexical_text(), b.lexical_text()];
         // Read as meaningful, such vectors put every memory over the hooks' floor.
         let as_meaning = rank(
             &Query::single(QueryKind::Command, "mkcert -install", vec![1.0, 0.11]),
             &candidates,
+            &texts,
         );
         assert!(as_meaning.iter().all(|s| s.relevance > 0.3));
         let terms_only = rank(
             &Query::lexical(QueryKind::Command, ["mkcert -install".to_string()]),
             &candidates,
+            &texts,
         );
-        assert_eq!(candidates[terms_only[0].index].record.id, "a");
+        assert_eq!(candidates[terms_only[0].index].id, "a");
         assert!(terms_only[0].relevance > 0.3, "{:?}", terms_only[0]);
         assert!(terms_only[1].relevance < 0.05, "{:?}", terms_only[1]);
         assert!(terms_only

@@ -83,6 +83,33 @@ fn passes_filters(r: Packed, q: &RecallQuery) -> bool {
         && in_range(r, q)
 }
 
+/// The rows of `view` that pass `q`'s filters ([`passes_filters`]), ascending: the tags from the
+/// view's rows per tag (found once per view, not per query), the rest memory by memory.
+fn filtered_rows(view: &RankView, q: &RecallQuery) -> Vec<usize> {
+    let carrying = |tag: &str| view.rows_tagged(tag);
+    let mut rows: Vec<usize> = match q.tags.first() {
+        Some(tag) => carrying(tag).iter().map(|&i| i as usize).collect(),
+        None => (0..view.records.len()).collect(),
+    };
+    for tag in q.tags.iter().skip(1) {
+        let with = carrying(tag);
+        rows.retain(|&i| with.binary_search(&(i as u32)).is_ok());
+    }
+    if !q.tags.iter().any(|t| t.starts_with("failure")) {
+        let failures = carrying(AUTO_FAILURE_TAG);
+        if !failures.is_empty() {
+            rows.retain(|&i| failures.binary_search(&(i as u32)).is_err());
+        }
+    }
+    if q.min_importance.is_some() || q.since.is_some() || q.until.is_some() {
+        rows.retain(|&i| {
+            let r = view.records.get(i);
+            q.min_importance.is_none_or(|m| r.importance() >= m) && in_range(r, q)
+        });
+    }
+    rows
+}
+
 /// Sentences of a long prompt scored on their own besides the whole prompt (at most this many).
 const MAX_SENTENCES: usize = 6;
 /// A prompt shorter than this is one part.
@@ -182,10 +209,8 @@ fn rank_replacements_first(view: &RankView, hits: &mut Vec<(usize, rank::Scored)
     }
 }
 
-/// A candidate as the exact pass reads it: its record, its vectors (f32, decoded from the view's
-/// codes).
-struct Unpacked {
-    record: MemoryRecord,
+/// A candidate's vectors as the exact pass reads them (f32, decoded from the view's codes).
+struct ExactVectors {
     embedding: Vec<f32>,
     keys: Vec<f32>,
     key_norms: Vec<f64>,
@@ -299,9 +324,7 @@ impl Ranking {
         let keep: Vec<usize> = if unfiltered {
             (0..records.len()).collect() // nothing to look at per memory
         } else {
-            (0..records.len())
-                .filter(|&i| passes_filters(records.get(i), q))
-                .collect()
+            filtered_rows(&view, q)
         };
         let kind = q.kind.unwrap_or_else(|| QueryKind::infer(&q.text));
         let semantic_only = q.semantic_only && meaningful;
@@ -337,13 +360,12 @@ impl Ranking {
                 semantic_only,
             )
         };
-        // The candidates' records and vectors, unpacked once for the exact pass.
-        let exact: Vec<Unpacked> = rows
+        // The candidates' vectors, decoded once for the exact pass.
+        let exact: Vec<ExactVectors> = rows
             .iter()
             .map(|&i| {
                 let (keys, key_norms) = view.key_vectors(i);
-                Unpacked {
-                    record: records.record(i),
+                ExactVectors {
                     embedding: view.embedding(i),
                     keys,
                     key_norms,
@@ -354,11 +376,12 @@ impl Ranking {
             .iter()
             .zip(&exact)
             .map(|(&i, v)| Candidate {
-                record: &v.record,
+                id: records.get(i).id(),
+                created_at: records.get(i).created_at(),
                 embedding: &v.embedding,
                 norm: view.norm(i),
                 superseded: !view.superseded_by.is_empty()
-                    && view.superseded_by.contains_key(&v.record.id),
+                    && view.superseded_by.contains_key(records.get(i).id()),
                 key_vectors: &v.keys,
                 key_norms: &v.key_norms,
             })
@@ -366,7 +389,11 @@ impl Ranking {
         let scored = if semantic_only {
             rank::rank_semantic(kind, &query.parts[0].1, &candidates)
         } else if chosen_filter {
-            rank::rank(&query, &candidates)
+            let texts: Vec<String> = rows
+                .iter()
+                .map(|&i| records.get(i).lexical_text())
+                .collect();
+            rank::rank(&query, &candidates, &texts)
         } else {
             rank::rank_with(&query, &candidates, &view.corpus, &rows)
         };
@@ -523,7 +550,7 @@ pub fn tiers(
         if rel < lowest {
             break; // best first: nothing later clears any gate
         }
-        let terms = path.then(|| rank::terms(&view.records.record(hit.0).lexical_text()));
+        let terms = path.then(|| rank::terms(&view.records.get(hit.0).lexical_text()));
         let names_file = terms.as_ref().is_some_and(|t| !t.is_disjoint(&file));
         let floor = if names_file {
             RELEVANCE_FLOOR

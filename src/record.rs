@@ -65,6 +65,17 @@ pub const KEYS: &str = "keys";
 pub const MAX_KEYS: usize = 6;
 pub const KEY_CHARS: usize = 200;
 
+/// Text a memory is matched on word for word: its content, then its keys (`keys`: the stored
+/// [`KEYS`] value).
+pub fn lexical_text(content: &str, keys: Option<&str>) -> String {
+    let keys: Vec<&str> = keys.map(|k| split_keys(k).collect()).unwrap_or_default();
+    if keys.is_empty() {
+        content.to_string()
+    } else {
+        format!("{content}\n{}", keys.join("\n"))
+    }
+}
+
 /// The keys in a stored `keys` value (one per line).
 pub fn split_keys(value: &str) -> impl Iterator<Item = &str> {
     value.lines().filter(|l| !l.trim().is_empty())
@@ -224,12 +235,7 @@ impl MemoryRecord {
 
     /// Text the memory is matched on word for word: its content, then its keys.
     pub fn lexical_text(&self) -> String {
-        let keys = self.keys();
-        if keys.is_empty() {
-            self.content.clone()
-        } else {
-            format!("{}\n{}", self.content, keys.join("\n"))
-        }
+        lexical_text(&self.content, self.metadata.get(KEYS).map(String::as_str))
     }
 
     /// The memory's retrieval keys (none for most memories).

@@ -551,3 +551,57 @@ fn a_query_embedded_ahead_runs_the_model_no_more_in_its_turn() {
     // A prompt long enough to split is more than one text.
     assert!(queries[0].texts_to_embed().len() > 2);
 }
+
+#[test]
+fn a_filtered_recall_keeps_exactly_the_memories_that_pass_every_filter() {
+    let f = fixture();
+    let mut c = client(&f);
+    // (tags, importance): the hooks' own failure records are left out unless failures are asked for.
+    let notes: [(&[&str], f32); 7] = [
+        (&["deploy"], 0.5),
+        (&["deploy", "fly"], 0.9),
+        (&["fly"], 0.5),
+        (&["deploy", "auto-failure"], 0.9),
+        (&["failure", "auto-failure"], 0.5),
+        (&["failure", "deploy"], 0.2),
+        (&[], 0.9),
+    ];
+    let mut ids = Vec::new();
+    for (k, (tags, importance)) in notes.iter().enumerate() {
+        let req = Remember {
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            importance: Some(*importance),
+            ..remember_req(&format!("deploy note {k} about fly machines"), "Learning")
+        };
+        ids.push(c.remember(&req).unwrap().id);
+    }
+    let found = |c: &mut Client, tags: &[&str], min_importance: Option<f32>| {
+        let mut got: Vec<usize> = c
+            .recall(&Recall {
+                query: "deploy to fly".into(),
+                limit: 20,
+                tags: tags.iter().map(|t| t.to_string()).collect(),
+                min_importance,
+                ..Recall::default()
+            })
+            .unwrap()
+            .iter()
+            .map(|r| ids.iter().position(|id| *id == r.id).unwrap())
+            .collect();
+        got.sort();
+        got
+    };
+    assert_eq!(found(&mut c, &["deploy"], None), [0, 1, 5]);
+    assert_eq!(found(&mut c, &["deploy", "fly"], None), [1]);
+    assert_eq!(found(&mut c, &["failure"], None), [4, 5]);
+    assert_eq!(found(&mut c, &["deploy"], Some(0.8)), [1]);
+    assert_eq!(found(&mut c, &[], Some(0.8)), [1, 6]);
+    assert_eq!(found(&mut c, &["nowhere"], None), Vec::<usize>::new());
+    // After a delete the rows per tag follow the view.
+    c.forget(&Forget {
+        id: Some(ids[0].clone()),
+        ..Forget::default()
+    })
+    .unwrap();
+    assert_eq!(found(&mut c, &["deploy"], None), [1, 5]);
+}

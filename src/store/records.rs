@@ -158,11 +158,16 @@ impl<'a> Texts<'a> {
     }
 
     fn text(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.raw()?).ok()
+    }
+
+    /// The next text's bytes, unchecked (comparing needs no UTF-8 check).
+    fn raw(&mut self) -> Option<&'a [u8]> {
         let n = self.count()?;
         let end = self.at.checked_add(n)?;
-        let text = std::str::from_utf8(self.bytes.get(self.at..end)?).ok()?;
+        let raw = self.bytes.get(self.at..end)?;
         self.at = end;
-        Some(text)
+        Some(raw)
     }
 
     fn skip(&mut self, texts: usize) -> Option<()> {
@@ -279,8 +284,14 @@ impl<'a> Packed<'a> {
         self.at_tags().list().into_iter().flatten()
     }
 
+    /// Carries `tag` (run for every memory by [`crate::store::RankView::rows_tagged`], so read
+    /// without unpacking or checking the texts).
     pub fn has_tag(&self, tag: &str) -> bool {
-        self.tags().any(|t| t == tag)
+        let mut t = self.at_tags();
+        let n = t.count().unwrap_or(0);
+        (0..n)
+            .map_while(|_| t.raw())
+            .any(|raw| raw == tag.as_bytes())
     }
 
     /// The metadata value under `key`.
@@ -296,6 +307,11 @@ impl<'a> Packed<'a> {
             }
         }
         None
+    }
+
+    /// What the memory is matched on word for word ([`MemoryRecord::lexical_text`]).
+    pub fn lexical_text(&self) -> String {
+        crate::record::lexical_text(&self.content(), self.metadata(crate::record::KEYS))
     }
 
     /// The whole record.
