@@ -620,8 +620,8 @@ fn sort_best_first(scored: &mut [Scored], candidates: &[Candidate]) {
         let (ra, rb) = (&candidates[a.index], &candidates[b.index]);
         b.relevance
             .total_cmp(&a.relevance)
-            .then_with(|| rb.created_at.cmp(&ra.created_at))
-            .then_with(|| ra.id.cmp(&rb.id))
+            .then_with(|| rb.created_at.cmp(ra.created_at))
+            .then_with(|| ra.id.cmp(rb.id))
     });
 }
 

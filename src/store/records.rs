@@ -377,9 +377,9 @@ fn pack(r: &MemoryRecord) -> Box<[u8]> {
     let mut out = Vec::with_capacity(64 + r.content.len());
     out.extend_from_slice(&r.importance.to_le_bytes());
     out.extend_from_slice(&r.access_count.to_le_bytes());
-    let flags = (r.compressed as u8) * COMPRESSED
-        | (r.is_failure as u8) * FAILURE
-        | (r.is_anomaly as u8) * ANOMALY;
+    let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+    let flags =
+        flag(r.compressed, COMPRESSED) | flag(r.is_failure, FAILURE) | flag(r.is_anomaly, ANOMALY);
     out.push(flags);
     for s in [
         &r.id,
