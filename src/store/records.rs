@@ -7,7 +7,7 @@
 //! is unpacked ([`Packed::record`]) only when one is needed. The content, half of a record's
 //! bytes, is not even resident for the memories loaded from the saved view: it is read from that
 //! file (the one checked at load, held open, so a later save that replaces it changes nothing)
-//! when asked for, which is for the candidates of a query and the few records it answers with.
+//! when asked for: for the few records a query answers with, not for its candidates.
 //!
 //! Layout: importance (f32) and access count (u32), little-endian, a flags byte, then
 //! length-prefixed UTF-8 texts (LEB128 lengths): id, type, created, last accessed, content; the
@@ -221,7 +221,7 @@ impl<'a> Iterator for ListOf<'a> {
     }
 }
 
-/// The number of plain texts before the content, and the content's own place.
+/// The places of the texts before the lists (the content's may hold its place in the file).
 const ID: usize = 0;
 const TYPE: usize = 1;
 const CREATED: usize = 2;
