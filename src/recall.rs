@@ -73,18 +73,10 @@ fn in_range(r: Packed, q: &RecallQuery) -> bool {
 /// The tag of the failure records the hooks write themselves (`hook/guard.rs`).
 pub const AUTO_FAILURE_TAG: &str = "auto-failure";
 
-fn passes_filters(r: Packed, q: &RecallQuery) -> bool {
-    // The hooks' own failure records answer queries about failures only (tagged `failure`):
-    // elsewhere they would crowd out what was written to be read.
-    let asks_failures = q.tags.iter().any(|t| t.starts_with("failure"));
-    (asks_failures || !r.has_tag(AUTO_FAILURE_TAG))
-        && q.tags.iter().all(|t| r.has_tag(t))
-        && q.min_importance.is_none_or(|m| r.importance() >= m)
-        && in_range(r, q)
-}
-
-/// The rows of `view` that pass `q`'s filters ([`passes_filters`]), ascending: the tags from the
-/// view's rows per tag (found once per view, not per query), the rest memory by memory.
+/// The rows of `view` that pass `q`'s filters, ascending: those carrying every tag asked for, and
+/// in a date range and over an importance when asked. The hooks' own failure records answer
+/// queries about failures only (tagged `failure`): elsewhere they would crowd out what was written
+/// to be read. Tags come from the view's rows per tag (found once per view, not per query).
 fn filtered_rows(view: &RankView, q: &RecallQuery) -> Vec<usize> {
     let carrying = |tag: &str| view.rows_tagged(tag);
     let mut rows: Vec<usize> = match q.tags.first() {
@@ -375,15 +367,17 @@ impl Ranking {
         let candidates: Vec<Candidate> = rows
             .iter()
             .zip(&exact)
-            .map(|(&i, v)| Candidate {
-                id: records.get(i).id(),
-                created_at: records.get(i).created_at(),
-                embedding: &v.embedding,
-                norm: view.norm(i),
-                superseded: !view.superseded_by.is_empty()
-                    && view.superseded_by.contains_key(records.get(i).id()),
-                key_vectors: &v.keys,
-                key_norms: &v.key_norms,
+            .map(|(&i, v)| {
+                let id = records.get(i).id();
+                Candidate {
+                    id,
+                    created_at: records.get(i).created_at(),
+                    embedding: &v.embedding,
+                    norm: view.norm(i),
+                    superseded: view.superseded_by.contains_key(id),
+                    key_vectors: &v.keys,
+                    key_norms: &v.key_norms,
+                }
             })
             .collect();
         let scored = if semantic_only {
@@ -656,7 +650,7 @@ pub fn path_anchors(path: &str) -> std::collections::HashSet<String> {
 
 /// `recall --tags-only` and date-only recall: filtered memories, newest first (no query needed).
 pub fn filtered_newest(store: &Store, q: &RecallQuery) -> anyhow::Result<Vec<MemoryRecord>> {
-    let mut records = store.records_where(|r| passes_filters(r, q))?;
+    let mut records = store.records_of(|view| filtered_rows(view, q))?;
     records.truncate(q.limit);
     Ok(records)
 }

@@ -562,22 +562,20 @@ impl Store {
     /// Every memory's record, newest first (from the ranking view: a resident service reads no
     /// memory from the engine for it).
     pub fn records(&self) -> anyhow::Result<Vec<MemoryRecord>> {
-        self.records_where(|_| true)
+        self.records_of(|view| (0..view.records.len()).collect())
     }
 
-    /// The records of the memories `keep` takes, newest first (only those are unpacked).
-    pub fn records_where(
+    /// The records of the view's rows that `rows` picks, newest first (only those are unpacked).
+    pub fn records_of(
         &self,
-        keep: impl Fn(Packed) -> bool,
+        rows: impl FnOnce(&RankView) -> Vec<usize>,
     ) -> anyhow::Result<Vec<MemoryRecord>> {
         // Checked first: a whole-store answer must not list memories the engine has lost.
         self.ms()?;
         let view = self.rank_view()?;
-        let mut all: Vec<MemoryRecord> = view
-            .records
-            .iter()
-            .filter(|&r| keep(r))
-            .map(|r| r.record())
+        let mut all: Vec<MemoryRecord> = rows(&view)
+            .into_iter()
+            .map(|i| view.records.record(i))
             .collect();
         all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
         Ok(all)

@@ -64,7 +64,7 @@ impl Tally {
         }
     }
 
-    fn remove(&mut self, record: &MemoryRecord) {
+    fn remove(&mut self, record: Packed) {
         fn drop_one(counts: &mut HashMap<String, usize>, key: &str) {
             if let Some(n) = counts.get_mut(key) {
                 *n -= 1;
@@ -73,8 +73,8 @@ impl Tally {
                 }
             }
         }
-        drop_one(&mut self.types, &record.experience_type);
-        for tag in &record.tags {
+        drop_one(&mut self.types, record.experience_type());
+        for tag in record.tags() {
             drop_one(&mut self.tags, tag);
         }
     }
@@ -185,9 +185,10 @@ impl RankView {
         if let Some(i) = self.records.position(id) {
             // A forgotten replacement no longer hides what it replaced.
             self.superseded_by.retain(|_, newer| newer != id);
-            let record = self.records.remove(i);
+            let record = self.records.get(i);
             self.corpus.remove(i, &record.lexical_text());
-            self.tally.remove(&record);
+            self.tally.remove(record);
+            self.records.remove(i);
             self.vectors.remove(i, 1);
             let (start, count) = self.key_spans.remove(i);
             self.keys.remove(start as usize, count as usize);
