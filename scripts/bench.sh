@@ -35,7 +35,7 @@ for line in open(sys.argv[1]):
     print(json.loads(line)["content"].replace("\n", " "))
 PY
 # The files the memories name exist in the repository, so their code anchors are taken at the
-# write and checked before each injection (README, Code anchors), as in a real project.
+# write and checked before each injection (docs/user-guide.md, "Code anchors"), as in a real project.
 python3 - "$tmp/notes.txt" "$repo" <<'PY'
 import os, re, sys
 repo = sys.argv[2]

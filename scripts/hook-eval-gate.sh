@@ -4,7 +4,7 @@
 # 209 dev memories and fails when hit (in full), precision, abstention or hit_any (in full or in
 # the index) drop below the floors, or when any
 # hook breaks silence or the output contract. The floors sit one case under today's figures; raise
-# them as injection improves (README, "Ranking").
+# them as injection improves (docs/evaluation.md, "What the hooks inject").
 # Usage: scripts/hook-eval-gate.sh   (binaries: $CARGO_TARGET_DIR or target, /debug)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Import cycles among the top-level modules of a Rust crate's src/.
+"""Import cycles among the modules of a Rust crate's src/, at every level.
 
-A module is a file `src/x.rs` or a folder `src/x/`; an edge x -> y is a `crate::y` path in x's code
-(comments, `#[cfg(test)] mod tests` blocks and `tests.rs` files left out). Prints the strongly
-connected components with more than one module, and with -v the edges inside them (file:line).
-Exits 1 when there is a cycle.
+A module is a file `x.rs` or a folder `x/`; at the top level an edge x -> y is a `crate::y` path in
+x's code; inside a folder `f/`, an edge between two of its modules is a `super::y` path in a file
+directly under `f/` or a `crate::f::y` path anywhere in `f/` (comments, `#[cfg(test)] mod tests`
+blocks and `tests.rs` files left out). Prints the strongly connected components with more than
+one module, and with -v the edges inside them (file:line). Exits 1 when there is a cycle.
 
-Usage: scripts/module_cycles.py [SRC_DIR] [-v]      (default src)
+Usage: scripts/module_cycles.py [SRC_DIR ...] [-v]      (default src)
 """
 import collections
 import os
@@ -25,17 +26,28 @@ def modules(root):
     return found
 
 
-def edges_of(found):
+def code_lines(path):
+    code = re.split(r"#\[cfg\(test\)\]\s*mod tests", open(path).read())[0]
+    for number, line in enumerate(code.splitlines(), 1):
+        if not line.lstrip().startswith("//"):
+            yield number, line
+
+
+def edges_of(found, prefix="crate::", local_super_dir=None):
+    """Edges among `found`: `<prefix>y` paths, and `super::y` paths in files directly under
+    `local_super_dir`."""
     edges, where = collections.defaultdict(set), collections.defaultdict(list)
+    pattern = re.escape(prefix) + r"(\w+)"
     for name, files in found.items():
         for path in files:
             if path.endswith("/tests.rs"):
                 continue
-            code = re.split(r"#\[cfg\(test\)\]\s*mod tests", open(path).read())[0]
-            for number, line in enumerate(code.splitlines(), 1):
-                if line.lstrip().startswith("//"):
-                    continue
-                for target in re.findall(r"crate::(\w+)", line):
+            direct = local_super_dir and os.path.dirname(path) == local_super_dir
+            for number, line in code_lines(path):
+                targets = re.findall(pattern, line)
+                if direct:
+                    targets += re.findall(r"(?<!::)\bsuper::(\w+)", line)
+                for target in targets:
                     if target in found and target != name:
                         edges[name].add(target)
                         where[(name, target)].append(f"{path}:{number}")
@@ -74,19 +86,40 @@ def cycles(names, edges):
     return out
 
 
-def main():
-    args = [a for a in sys.argv[1:] if a != "-v"]
-    found = modules(args[0] if args else "src")
-    edges, where = edges_of(found)
+def report(label, found, edges, where, verbose):
     found_cycles = cycles(found, edges)
-    print(f"{len(found)} top-level modules; import cycles: {len(found_cycles)}")
+    print(f"{label}: {len(found)} modules; import cycles: {len(found_cycles)}")
     for component in found_cycles:
         print("  " + " ".join(component))
-        if "-v" in sys.argv:
+        if verbose:
             for a in component:
                 for b in sorted(edges[a] & set(component)):
                     print(f"    {a} -> {b}: {', '.join(where[(a, b)][:3])}")
-    sys.exit(1 if found_cycles else 0)
+    return len(found_cycles)
+
+
+def folders(root):
+    """Every folder module under `root`, with its path in the crate (`hook`, `store::records`)."""
+    for d, subdirs, _ in os.walk(root):
+        subdirs.sort()
+        rel = os.path.relpath(d, root)
+        if rel != "." and not rel.startswith("bin"):
+            yield d, rel.replace(os.sep, "::")
+
+
+def main():
+    verbose = "-v" in sys.argv
+    roots = [a for a in sys.argv[1:] if a != "-v"] or ["src"]
+    total = 0
+    for root in roots:
+        found = modules(root)
+        total += report(f"{root} (top level)", found, *edges_of(found), verbose)
+        for folder, path in folders(root):
+            inner = {k: v for k, v in modules(folder).items() if k != "mod"}
+            if len(inner) > 1:
+                edges, where = edges_of(inner, f"crate::{path}::", folder)
+                total += report(f"{root}/{path.replace('::', '/')}", inner, edges, where, verbose)
+    sys.exit(1 if total else 0)
 
 
 if __name__ == "__main__":

@@ -32,12 +32,55 @@ const MAX_FILE_BYTES: u64 = 64 * 1024;
 pub fn default_dir(project: &Project) -> Option<PathBuf> {
     let root = project.main_root.as_ref().or(project.toplevel.as_ref())?;
     let config = &crate::config::get().claude_dir;
-    let slug: String = root
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+    Some(
+        config
+            .join("projects")
+            .join(slug(&root.to_string_lossy()))
+            .join("memory"),
+    )
+}
+
+/// Longest slug Claude Code uses as it is; a longer one is cut and told apart by a hash.
+const MAX_SLUG_CHARS: usize = 200;
+
+/// Claude Code's folder name for a path (read from its code, 2.1.332): every character but an
+/// ASCII letter or digit becomes `-`; past 200, the first 200 then `-` and the base-36 absolute
+/// value of the path's 32-bit string hash (Java's `s[0]*31^(n-1) + ...` over UTF-16 units).
+pub fn slug(path: &str) -> String {
+    // Per UTF-16 unit, as JavaScript's `replace(/[^a-zA-Z0-9]/g, "-")` and `length` count: a
+    // character outside the BMP is two units, so two dashes.
+    let slug: String = path
+        .encode_utf16()
+        .map(|unit| match char::from_u32(u32::from(unit)) {
+            Some(c) if c.is_ascii_alphanumeric() => c,
+            _ => '-',
+        })
         .collect();
-    Some(config.join("projects").join(slug).join("memory"))
+    if slug.len() <= MAX_SLUG_CHARS {
+        return slug;
+    }
+    let hash = path
+        .encode_utf16()
+        .fold(0i32, |h, unit| h.wrapping_mul(31).wrapping_add(i32::from(unit)));
+    format!(
+        "{}-{}",
+        &slug[..MAX_SLUG_CHARS],
+        base36(i64::from(hash).unsigned_abs())
+    )
+}
+
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).expect("ASCII digits")
 }
 
 /// One topic file as read.
@@ -104,10 +147,25 @@ fn parse(text: &str) -> (HashMap<String, String>, String) {
     let Some(end) = after.find("\n---") else {
         return (fields, rest.trim().to_string());
     };
+    // One level of nesting, as Claude Code writes `metadata:` then `  type: feedback`: an
+    // indented key under a key without a value is `parent.key`.
+    let mut parent: Option<String> = None;
     for line in after[..end].lines() {
-        if let Some((k, v)) = line.split_once(':') {
-            let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
-            fields.insert(k.trim().to_lowercase(), v.to_string());
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let key = k.trim().to_lowercase();
+        let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
+        let indented = line.starts_with([' ', '\t']);
+        match (&parent, indented) {
+            (Some(p), true) => {
+                fields.insert(format!("{p}.{key}"), v.to_string());
+            }
+            _ if v.is_empty() => parent = Some(key),
+            _ => {
+                parent = None;
+                fields.insert(key, v.to_string());
+            }
         }
     }
     let body = after[end + 4..].trim_start_matches('-');
@@ -137,7 +195,12 @@ pub fn read_topics(dir: &Path) -> std::io::Result<Vec<Topic>> {
             file,
             name: fields.get("name").cloned().unwrap_or_default(),
             description: fields.get("description").cloned().unwrap_or_default(),
-            kind: fields.get("type").cloned().unwrap_or_default(),
+            // `metadata.type` as Claude Code 2.1.332 writes it; a top-level `type` as earlier.
+            kind: fields
+                .get("metadata.type")
+                .or_else(|| fields.get("type"))
+                .cloned()
+                .unwrap_or_default(),
             body,
             sha256: crate::hygiene::hex(&Sha256::digest(&bytes)),
             modified,
@@ -256,8 +319,33 @@ mod tests {
         assert_eq!(fields["description"], "integration tests hit a real db");
         assert_eq!(fields["type"], "feedback");
         assert!(body.starts_with("Never mock the database."), "{body}");
+        // Claude Code 2.1.332 nests the type under `metadata:`.
+        let (fields, body) = parse(
+            "---\nname: test-database\ndescription: integration tests hit a real db\nmetadata:\n  type: feedback\n---\n\nNever mock the database.\n",
+        );
+        assert_eq!(fields["metadata.type"], "feedback");
+        assert!(!fields.contains_key("type"), "{fields:?}");
+        assert_eq!(body, "Never mock the database.");
         let (fields, body) = parse("plain note without frontmatter");
         assert!(fields.is_empty());
         assert_eq!(body, "plain note without frontmatter");
+    }
+
+    #[test]
+    fn slugs_are_claude_codes_with_a_hash_past_200_characters() {
+        assert_eq!(slug("/a/my.proj_dir x"), "-a-my-proj-dir-x");
+        assert_eq!(slug("/p/\u{1F600}é"), "-p----", "UTF-16 units, as JavaScript counts");
+        let long = format!(
+            "/home/developer/{}shopapp",
+            "very-long-directory-name-for-a-monorepo/".repeat(6)
+        );
+        let expected = format!(
+            "{}-e8uqhz",
+            long.chars()
+                .take(200)
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect::<String>()
+        );
+        assert_eq!(slug(&long), expected);
     }
 }

@@ -3,7 +3,7 @@
 //! mistake", and whether a command about to run is close to one that failed.
 //!
 //! Used by the hooks: PostToolUseFailure stores one failure record per signature, PreToolUse
-//! warns before a command close to a recorded failure runs (README, "Repeat mistakes").
+//! warns before a command close to a recorded failure runs (docs/user-guide.md, "Repeat mistakes").
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -275,13 +275,42 @@ const ERROR_WORDS: &[&str] = &[
     "Traceback",
 ];
 
-/// The line of a failure's output that says what went wrong (the first that names an error,
-/// else the first that is not noise), at most 160 characters.
+/// Lines that report that something failed without saying what: a runner's or wrapper's own
+/// verdict (`Command failed with exit code 1`, `npm ERR! code ELIFECYCLE`, `make: *** [x] Error 2`,
+/// `error: could not compile`). The line that names the error comes before or after them.
+fn says_only_that_it_failed(line: &str) -> bool {
+    let l = line.trim().to_ascii_lowercase();
+    const VERDICTS: &[&str] = &[
+        "exit code",
+        "exit status",
+        "exited with",
+        "returned non-zero",
+        "non-zero exit",
+        "command failed",
+        "elifecycle",
+        "a complete log of this run",
+        "make: ***",
+        "make[",
+        "could not compile",
+        "build failed",
+        "test failed, to rerun",
+        "process completed with",
+        "errors occurred",
+    ];
+    VERDICTS.iter().any(|v| l.contains(v))
+}
+
+/// The line of a failure's output that says what went wrong: the first that names an error and
+/// is more than a verdict (the missing module or command, the failing test, the error code), else
+/// the first verdict, else the first line that is not noise; at most 160 characters.
 pub fn error_line(output: &str) -> Option<String> {
     let lines: Vec<&str> = output.lines().filter(|l| !is_noise(l)).collect();
+    let names_error = |l: &&&str| ERROR_WORDS.iter().any(|w| l.contains(w));
     let line = lines
         .iter()
-        .find(|l| ERROR_WORDS.iter().any(|w| l.contains(w)))
+        .filter(|l| !says_only_that_it_failed(l))
+        .find(names_error)
+        .or_else(|| lines.iter().find(names_error))
         .or(lines.first())?;
     Some(crate::hygiene::truncate_chars(line.trim(), 160).to_string())
 }
@@ -403,6 +432,30 @@ mod tests {
             Some("error[E0425]: cannot find function `hash_password` in module `auth`")
         );
         assert_eq!(error_line("Exit code 1\n\n"), None);
+        // The real client's `error` for `npm run build` (issue 43): the wrapper's verdict first,
+        // the line that names the error after it.
+        let npm = "Exit code 1\n\n> shopapp@0.4.0 build\n> vite build\n\nCommand failed with exit code 1\n\
+                   Error: Cannot find module 'vite-plugin-checker'\nRequire stack:\n- /p/vite.config.ts\n\
+                   npm ERR! code ELIFECYCLE\nnpm ERR! A complete log of this run can be found in: /r/x.log";
+        assert_eq!(
+            error_line(npm).as_deref(),
+            Some("Error: Cannot find module 'vite-plugin-checker'")
+        );
+        let missing = "Exit code 127\nmake: *** [Makefile:12: lint] Error 127\n/bin/sh: 1: golangci-lint: not found";
+        assert_eq!(
+            error_line(missing).as_deref(),
+            Some("/bin/sh: 1: golangci-lint: not found")
+        );
+        let pytest = "Exit code 1\nFAILED tests/test_auth.py::test_login - AssertionError: 401 != 200\nerror: Process completed with exit code 1";
+        assert_eq!(
+            error_line(pytest).as_deref(),
+            Some("FAILED tests/test_auth.py::test_login - AssertionError: 401 != 200")
+        );
+        // Only a verdict: it is what there is.
+        assert_eq!(
+            error_line("Exit code 2\nCommand failed with exit code 2").as_deref(),
+            Some("Command failed with exit code 2")
+        );
         assert_eq!(
             error_line("Exit code 2\nsomething odd").as_deref(),
             Some("something odd")

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 pub const MARKER: &str = "legacy-migrated.json";
 
 /// Files only our stores hold: a directory with any of them is not the previous system's.
-const OURS: &[&str] = &["wt-memory.json", "wt-memory-integrity.json", ".migrations"];
+/// (`.migrations` is not one: the previous system writes a file of that name too, with `001`.)
+const OURS: &[&str] = &["wt-memory.json", "wt-memory-integrity.json"];
 
 /// Where the previous system kept `project`'s store: `<root>/<main worktree's directory name>`.
 pub fn location(project: &Project) -> Option<PathBuf> {
@@ -24,10 +25,19 @@ pub fn location(project: &Project) -> Option<PathBuf> {
     (dir != project.store_dir).then_some(dir)
 }
 
-/// Does `dir` hold the engine's files and none of ours?
+/// Does `dir` hold the engine's files and none of ours? A `.migrations` that lists a migration
+/// the previous system never had (it stopped at `001`) was written by us.
 pub fn is_legacy(dir: &Path) -> bool {
-    dir.join("storage").is_dir() && !OURS.iter().any(|f| dir.join(f).exists())
+    dir.join("storage").is_dir()
+        && !OURS.iter().any(|f| dir.join(f).exists())
+        && !crate::migrate::applied(dir)
+            .applied
+            .iter()
+            .any(|id| id.as_str() > LAST_PREVIOUS_MIGRATION)
 }
+
+/// The last migration the previous system applied to its stores.
+const LAST_PREVIOUS_MIGRATION: &str = "001";
 
 /// The previous system's store of `project`, when there is one whose memories are not in ours yet.
 pub fn pending(project: &Project) -> Option<PathBuf> {
@@ -121,4 +131,42 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The previous system's layout: the engine's directories, its own `.migrations`, its logs.
+    fn previous_layout(dir: &Path) {
+        for sub in ["storage", "vector_index", "bm25_index"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        std::fs::write(
+            dir.join(".migrations"),
+            r#"{"applied": ["001"], "last_run": "2026-06-02T09:14:07.511204"}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("wt-memory.log"), "").unwrap();
+        std::fs::write(dir.join("wt-memoryd.log"), "").unwrap();
+    }
+
+    #[test]
+    fn the_previous_systems_store_is_told_from_ours_by_what_only_ours_writes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let old = tmp.path().join("shopapp");
+        previous_layout(&old);
+        assert!(is_legacy(&old), "its `.migrations` (001 only) is the previous system's");
+        // Ours, after our second migration ran, even without its other files.
+        std::fs::write(
+            old.join(".migrations"),
+            r#"{"applied":["001","002"],"last_run":"x"}"#,
+        )
+        .unwrap();
+        assert!(!is_legacy(&old));
+        previous_layout(&old);
+        std::fs::write(old.join("wt-memory.json"), "{}").unwrap();
+        assert!(!is_legacy(&old), "our store's own file");
+        assert!(!is_legacy(&tmp.path().join("absent")));
+    }
 }

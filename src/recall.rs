@@ -13,7 +13,7 @@ use std::sync::Arc;
 pub const RELEVANCE_FLOOR: f64 = 0.3;
 /// Proactive results (what a hook injects in full) below this relevance are dropped ...
 /// Chosen with the index floor by cross-validation over both dev sets (`scripts/cv_gates.py`,
-/// README "Two tiers"): 0.45 in every fold but one.
+/// docs/evaluation.md, "Two tiers"): 0.45 in every fold but one.
 pub const PROACTIVE_FLOOR: f64 = 0.45;
 /// ... and so are results below this fraction of the best one.
 pub const PROACTIVE_RELATIVE: f64 = 0.5;

@@ -1452,7 +1452,7 @@ fn eval_on_dev_set_does_not_regress() {
     );
 }
 
-/// Levels reached on testdata/eval/dev (see README "Retrieval quality"); a drop fails the build.
+/// Levels reached on testdata/eval/dev (see docs/evaluation.md, "Retrieval quality"); a drop fails the build.
 const MIN_RECALL_AT_5: f64 = 0.74;
 const MIN_ABSTENTION: f64 = 0.70;
 
@@ -1717,10 +1717,23 @@ fn the_previous_systems_store_is_found_and_migrated_from_a_copy() {
         "wt-memory.json",
         "wt-memory-integrity.json",
         "wt-memory-integrity.ids",
-        ".migrations",
     ] {
         let _ = std::fs::remove_file(old.join(ours));
     }
+    // What the previous system lays out beside the engine's files: its own `.migrations` (the
+    // same name as ours), its logs, a BM25 index, and the `_global` store next to the project's.
+    std::fs::write(
+        old.join(".migrations"),
+        r#"{"applied": ["001"], "last_run": "2026-06-02T09:14:07.511204"}"#,
+    )
+    .unwrap();
+    std::fs::write(old.join("wt-memory.log"), "2026-06-02 09:14:07 INFO remember ok\n").unwrap();
+    std::fs::write(old.join("wt-memoryd.log"), "2026-06-02 09:14:08 INFO daemon up\n").unwrap();
+    std::fs::create_dir_all(old.join("bm25_index")).unwrap();
+    std::fs::write(old.join("bm25_index/meta.json"), "{}").unwrap();
+    std::fs::create_dir_all(env.store_root().join("_global/storage")).unwrap();
+    std::fs::create_dir_all(old.join("vector_index")).unwrap();
+    assert!(old.join("storage").is_dir(), "the engine's storage/ is the old store");
     let before = tree_bytes(&old);
 
     let status = env.wt(&repo, &["status"], None);

@@ -79,7 +79,11 @@ impl Setup {
         use std::io::Write;
         let mut cmd = self.env.cmd("wt-hook-memory", &self.repo);
         self.model.wire(&mut cmd);
-        cmd.arg("Stop").env("CLAUDECODE", "1");
+        // In this process, so the test sees the extraction done when the hook returns (the
+        // detached worker is tested on its own below).
+        cmd.arg("Stop")
+            .env("CLAUDECODE", "1")
+            .env("WT_MEMORY_HARVEST", "foreground");
         for (k, v) in extra {
             cmd.env(k, v);
         }
@@ -159,6 +163,9 @@ fn opsx_transcript_stores_exactly_the_parsed_insights() {
             "--model",
             "haiku",
             "--no-session-persistence",
+            "--strict-mcp-config",
+            "--tools",
+            "",
             "--settings",
             r#"{"disableAllHooks": true}"#
         ]
@@ -167,6 +174,12 @@ fn opsx_transcript_stores_exactly_the_parsed_insights() {
         !env.lines().any(|l| l.starts_with("CLAUDECODE=")),
         "CLAUDECODE must be removed"
     );
+    for lean in [
+        "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
+        "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1",
+    ] {
+        assert!(env.lines().any(|l| l == lean), "{lean}");
+    }
     assert!(env.lines().any(|l| l == "WT_HOOK_DISABLED=1"));
     assert!(
         stdin.contains("Type|tags|content|keys: key; key; key") && stdin.contains("exactly NONE")
@@ -437,4 +450,40 @@ fn commit_design_choices_are_saved_once_per_change() {
         std::fs::read_to_string(s.repo.join(".wt-tools/.saved-designs")).unwrap(),
         "add-login\n"
     );
+}
+
+/// The default Stop (issue 44): `claude -p` cancels a hook still running when it exits, so the
+/// hook returns at once and a detached worker extracts; its insight is stored afterwards, and
+/// the span is not sent again by the next Stop.
+#[test]
+fn stop_returns_at_once_and_a_detached_worker_extracts() {
+    let s = setup("detached");
+    std::fs::write(
+        &s.answer,
+        "Learning|auth|Hash passwords only through auth::hash::hash_secret (argon2id)\n",
+    )
+    .unwrap();
+    let t = s.transcript("opsx_apply_session.jsonl", None);
+    let input = s.stop_input("stop.normal.json", &t);
+    let mut cmd = s.env.cmd("wt-hook-memory", &s.repo);
+    s.model.wire(&mut cmd);
+    cmd.arg("Stop")
+        .env("CLAUDECODE", "1")
+        .env("FAKE_CLAUDE_SLEEP", "2")
+        .env_remove("WT_MEMORY_HARVEST");
+    let started = Instant::now();
+    let out = support::run(&mut cmd, Some(std::str::from_utf8(&input).unwrap()));
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(took < Duration::from_millis(1500), "the hook waited: {took:?}");
+    let stored = (0..150).find_map(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        let found = s.memories_tagged("phase:auto-extract");
+        (!found.is_empty()).then_some(found)
+    });
+    let stored = stored.unwrap_or_else(|| panic!("no insight stored: {}", s.log()));
+    assert!(stored[0]["content"].as_str().unwrap().contains("hash_secret"));
+    s.run_stop(&input, &[]);
+    assert_eq!(s.calls().len(), 1, "the span was extracted once: {}", s.log());
 }

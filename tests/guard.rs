@@ -34,7 +34,8 @@ fn succeed(env: &TestEnv, repo: &Path, session: &str, call: &str, command: &str)
     hook(env, repo, "PostToolUse", &[], &payload);
 }
 
-/// The guard's warning before `command` runs ("" when none).
+/// The guard's reason for stopping `command` before it runs ("" when it lets it run). A stop is
+/// always a `deny` with its reason and no other output (Claude Code's PreToolUse contract).
 fn before(env: &TestEnv, repo: &Path, session: &str, call: &str, command: &str) -> String {
     let payload = json!({
         "session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -45,7 +46,11 @@ fn before(env: &TestEnv, repo: &Path, session: &str, call: &str, command: &str) 
         return String::new();
     }
     let v: Value = serde_json::from_str(&out).unwrap();
-    v["hookSpecificOutput"]["additionalContext"]
+    let specific = v["hookSpecificOutput"].as_object().unwrap();
+    assert_eq!(specific["hookEventName"], "PreToolUse", "{out}");
+    assert_eq!(specific["permissionDecision"], "deny", "{out}");
+    assert!(!specific.contains_key("additionalContext"), "{out}");
+    specific["permissionDecisionReason"]
         .as_str()
         .unwrap()
         .to_string()
@@ -279,4 +284,45 @@ fn a_form_that_works_is_stored_as_the_fix_and_shown_with_the_warning() {
     );
     assert!(said.contains("skips the plan review"), "{said}");
     assert_eq!(before(&env, &repo, "s3", "t7", "terraform fmt"), "");
+}
+
+/// The guard stops a repeat once per session, before it runs; the same command tried again in
+/// that session runs (the agent decided), and if it then works the stop counts as a false fire.
+/// The failure is the real client's shape for `npm run build` (issue 43): `Exit code N`, the
+/// script's banner, the wrapper's verdict, then the line that names the error.
+#[test]
+fn a_repeat_is_stopped_once_per_session_with_the_line_that_names_the_error() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("stopped");
+    let error = "Exit code 1\n\n> shopapp@0.4.0 build\n> vite build\n\nCommand failed with exit code 1\n\
+                 Error: Cannot find module 'vite-plugin-checker'\nRequire stack:\n- /home/u/shopapp/vite.config.ts\n\
+                 npm ERR! code ELIFECYCLE";
+    fail(&env, &repo, "s1", "t1", "npm run build", error);
+    succeed(&env, &repo, "s1", "t2", "npm install -D vite-plugin-checker && npm run build");
+    let records = failure_records(&env, &repo);
+    let failed = records
+        .iter()
+        .find(|r| r["metadata"]["fix_command"].is_null())
+        .unwrap();
+    assert_eq!(
+        failed["content"],
+        "Command `npm run build` failed: Error: Cannot find module 'vite-plugin-checker'"
+    );
+
+    let said = before(&env, &repo, "s2", "t3", "npm run build");
+    assert!(
+        said.contains("Cannot find module 'vite-plugin-checker'") && !said.contains("exit code 1"),
+        "{said}"
+    );
+    assert!(said.contains("run the same command again"), "{said}");
+    // The agent read it and runs the command anyway: not stopped twice in one session.
+    assert_eq!(before(&env, &repo, "s2", "t4", "npm run build"), "");
+    // ...and it worked: the stop was a false fire.
+    succeed(&env, &repo, "s2", "t4", "npm run build");
+    // Another session is stopped again.
+    assert!(!before(&env, &repo, "s3", "t5", "npm run build").is_empty());
+    let metrics = env.wt_json(&repo, &["metrics", "--json"], None);
+    let m = &metrics["repeat_mistakes"];
+    assert_eq!(m["prevented"], json!(2), "{m}");
+    assert_eq!(m["false_fires"], json!(1), "{m}");
 }

@@ -414,6 +414,62 @@ fn stored_memory_reaches_the_next_matching_prompt_with_rules_first() {
     assert!(ctx.chars().count() <= 1500);
 
     assert_eq!(hook(&env, &p, "user_prompt_submit.empty.json"), "");
+    // An async subagent's completion re-enters as a prompt Claude Code writes (issue 44): no
+    // recall on its XML, even when it names what a memory is about.
+    let notification = "<task-notification>\n<task-id>a1b2</task-id>\n<status>completed</status>\n\
+        <summary>Agent \"Explore sync push\" completed</summary>\n<result>Sync push retries once with a \
+        short backoff in src/sync/push.rs</result>\n</task-notification>";
+    let out = hook_json(
+        &env,
+        &p,
+        "UserPromptSubmit",
+        serde_json::json!({"prompt": notification}),
+    );
+    assert_eq!(out, "", "{out}");
+}
+
+/// Compaction (issue 44): PreCompact's plain output asks the summariser to keep the ids of the
+/// memories this session was given; after it (SessionStart `compact`) a memory injected before
+/// may come back in full.
+#[test]
+fn compaction_keeps_the_ids_and_lets_memories_come_back() {
+    let env = TestEnv::new();
+    let p = project(&env, "compactproj");
+    let id = env.remember(
+        &p.repo,
+        "Sync push retries once with a short backoff in src/sync/push.rs (push_with_one_retry)",
+        "Decision",
+        "sync",
+    );
+    let payload = |event: &str, extra: Value| {
+        let mut v = serde_json::json!({
+            "session_id": "compact-session", "cwd": p.repo, "hook_event_name": event,
+            "transcript_path": p.transcripts.join("none.jsonl"),
+        });
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v.to_string()
+    };
+    let run = |event: &str, extra: Value| {
+        let (out, _) = run_hook(&env, &p.repo, Some(event), payload(event, extra).as_bytes(), &[]);
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let prompt = serde_json::json!({"prompt": "How does sync push retry when the remote rejects it?"});
+    assert_eq!(run("PreCompact", serde_json::json!({"trigger": "auto"})), "");
+    let first = run("UserPromptSubmit", prompt.clone());
+    assert!(first.contains(&mem_id(&id)), "{first}");
+    assert_eq!(run("UserPromptSubmit", prompt.clone()), "", "once per session");
+    let keep = run("PreCompact", serde_json::json!({"trigger": "manual", "custom_instructions": ""}));
+    assert!(
+        keep.starts_with("Project memory (wt-tools): keep in the summary")
+            && keep.contains(&format!("[MEM#{}]", mem_id(&id))),
+        "plain text, not JSON: {keep}"
+    );
+    run("SessionStart", serde_json::json!({"source": "compact", "model": "claude-opus-5-5"}));
+    let again = run("UserPromptSubmit", prompt);
+    assert!(again.contains(&mem_id(&id)), "back in full after compaction: {again}");
 }
 
 #[test]
@@ -702,6 +758,119 @@ fn every_bad_input_under_every_event_exits_0_silently() {
         }
     }
     assert!(!log_text(&env).contains("panic"));
+}
+
+/// Run the hook with `first` on stdin and the pipe left open until the hook exits; with `drip`,
+/// one more byte of `drip` every 200 ms meanwhile (a client that keeps writing and never closes).
+fn run_hook_pipe_open(
+    env: &TestEnv,
+    cwd: &Path,
+    event: Option<&str>,
+    first: Vec<u8>,
+    drip: Option<u8>,
+) -> (Output, Duration) {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let mut cmd = env.cmd("wt-hook-memory", cwd);
+    if let Some(e) = event {
+        cmd.arg(e);
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn wt-hook-memory");
+    let mut pipe = child.stdin.take().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&first).and_then(|_| pipe.flush());
+            while !done.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(200));
+                if let Some(byte) = drip {
+                    if pipe.write_all(&[byte]).and_then(|_| pipe.flush()).is_err() {
+                        break;
+                    }
+                }
+            }
+            drop(pipe);
+        })
+    };
+    let out = child.wait_with_output().expect("wait");
+    let took = started.elapsed();
+    done.store(true, Ordering::SeqCst);
+    let _ = writer.join();
+    (out, took)
+}
+
+/// A client that keeps stdin open (issue 43: every event had to be killed after 25-80 s): whatever
+/// it writes — nothing, a slow drip, 2 MB, invalid UTF-8 — every event exits 0 within its
+/// deadline, silently; and a whole payload on a pipe left open is answered at once.
+#[test]
+fn a_hook_whose_stdin_never_ends_exits_in_time() {
+    let env = TestEnv::new();
+    let p = project(&env, "openpipe");
+    env.wt_ok(
+        &p.repo,
+        &["remember", "--type", "Decision"],
+        Some("We chose Postgres over SQLite for the job queue: several workers write at once"),
+    );
+    let huge = p.payload("bad", "huge_tool_response.json");
+    let huge_open = huge[..huge.len() - 2].to_vec();
+    let inputs: Vec<(&str, Vec<u8>, Option<u8>)> = vec![
+        ("nothing", Vec::new(), None),
+        ("a slow drip", b"{\"session_id\": \"".to_vec(), Some(b'a')),
+        ("2 MB, unfinished", huge_open, None),
+        ("invalid UTF-8", b"{\"prompt\": \"\xff\xfe".to_vec(), Some(0xff)),
+    ];
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (what, bytes, drip) in &inputs {
+            for event in EVENT_ARGS {
+                let (env, repo) = (&env, &p.repo);
+                handles.push((
+                    *what,
+                    *event,
+                    scope.spawn(move || run_hook_pipe_open(env, repo, *event, bytes.clone(), *drip)),
+                ));
+            }
+        }
+        for (what, event, handle) in handles {
+            let (out, took) = handle.join().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{what} {event:?}");
+            assert!(
+                out.stdout.is_empty(),
+                "{what} {event:?}: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            // The input wait (2 s) is below every event's deadline; the rest is a loaded machine.
+            assert!(took < Duration::from_secs(6), "{what} {event:?} took {took:?}");
+        }
+    });
+    assert!(log_text(&env).contains("stdin neither ended"), "{}", log_text(&env));
+
+    // A whole payload with the pipe still open is handled as soon as it is read.
+    let prompt = serde_json::json!({
+        "session_id": "open-pipe",
+        "transcript_path": p.transcripts.join("none.jsonl"),
+        "cwd": p.repo,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Should the job queue use SQLite or Postgres?",
+    })
+    .to_string();
+    let (out, took) = run_hook_pipe_open(
+        &env,
+        &p.repo,
+        Some("UserPromptSubmit"),
+        prompt.into_bytes(),
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let text = context_of(&String::from_utf8_lossy(&out.stdout), "UserPromptSubmit");
+    assert!(text.contains("Postgres over SQLite"), "{text}");
+    assert!(took < Duration::from_secs(2), "answered without waiting for EOF: {took:?}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The HTML metrics report as a real browser renders it: headless chromium loads the page from a
 //! file, its DOM must hold every section and the project name, and its screenshot must show
 //! charts, not a blank page. `WT_SAVE_REPORT_SCREENSHOT=1` also copies the screenshot to
-//! `docs/report.png` for the README.
+//! `docs/report.png` for the user guide.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;

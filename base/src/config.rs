@@ -155,12 +155,19 @@ pub struct Config {
     pub daemon_idle: Duration,
     pub hook_debug: bool,
     pub hook_disabled: bool,
+    /// The Stop hook extracts in its own process, and returns when done
+    /// (`WT_MEMORY_HARVEST=foreground`), instead of handing the extraction to a detached worker
+    /// and returning at once (the default: `claude -p` cancels a hook still running when it exits).
+    pub harvest_foreground: bool,
     /// Record hook runs, writes and usage in the project's metrics log (`WT_MEMORY_METRICS=0`: off).
     pub metrics: bool,
     /// Ranking parameters replaced per query kind (`WT_MEMORY_TUNE_RANK`; tuning only).
     pub rank_tuning: Vec<RankTuning>,
     /// The hooks' full-injection floor and index floor (`WT_MEMORY_TUNE_GATES`; tuning only).
     pub tune_gates: Option<(f64, f64)>,
+    /// The floor of index entries shown beside memories injected in full
+    /// (`WT_MEMORY_TUNE_BESIDE`; tuning only).
+    pub tune_beside: Option<f64>,
 }
 
 /// Default idle time before the daemon exits.
@@ -225,11 +232,14 @@ impl Config {
                 .unwrap_or(DEFAULT_DAEMON_IDLE),
             hook_debug: flag("WT_HOOK_DEBUG"),
             hook_disabled: var("WT_HOOK_DISABLED").is_some_and(|v| v != "0"),
+            harvest_foreground: var("WT_MEMORY_HARVEST")
+                .is_some_and(|v| v.eq_ignore_ascii_case("foreground")),
             metrics: !var("WT_MEMORY_METRICS")
                 .is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("false")),
             rank_tuning: var("WT_MEMORY_TUNE_RANK")
                 .map(|v| parse_rank_tuning(&v))
                 .unwrap_or_default(),
+            tune_beside: var("WT_MEMORY_TUNE_BESIDE").and_then(|v| v.trim().parse().ok()),
             tune_gates: var("WT_MEMORY_TUNE_GATES").and_then(|v| {
                 let (full, index) = v.split_once(':')?;
                 Some((full.trim().parse().ok()?, index.trim().parse().ok()?))
@@ -246,6 +256,8 @@ impl Config {
         use sha2::{Digest, Sha256};
         let mut shared = self.clone();
         shared.claude_project_dir = None;
+        // Only Stop reads it, and the service never runs Stop.
+        shared.harvest_foreground = false;
         let digest = Sha256::digest(format!("{shared:?}").as_bytes());
         crate::hex(&digest)[..16].to_string()
     }

@@ -12,9 +12,11 @@
 //! (the service's run goes on, so a write it makes is stored or spooled, never lost).
 
 use crate::config;
+use crate::hook_events::{self, Runs};
 use crate::wire::{self, Hello, HookDone, HookRun, ENGINE};
 use serde_json::Value;
 use std::io::{BufReader, Read, Write};
+use std::sync::mpsc;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -27,37 +29,16 @@ pub const ENGINE_HOOK_UNANSWERED_FLAG: &str = "--hook-unanswered";
 /// Larger input is not a hook payload we can use (the 2 MB tool response fixture must still pass).
 pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The events the service handles; the Stop extraction (a model call of up to 30 s) and
-/// anything unknown run in a hook process of their own.
-pub const SERVED_EVENTS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "SubagentStart",
-];
-
 /// How long the front waits for a running service's hello: a live one answers at once (its
 /// connections have threads of their own) or once it has loaded what it serves (0.4 s at 10^5
 /// memories), so this is only for one that is stopped or stuck. The hook's memory budget.
 const HELLO_WAIT: Duration = Duration::from_millis(1000);
 
-/// Past its deadline a hook's output is dropped; the front waits this much longer, as the hook
-/// binary's watchdog does.
-pub const WATCHDOG_GRACE: Duration = Duration::from_millis(500);
+pub use crate::hook_events::WATCHDOG_GRACE;
 
-/// Internal deadline per event, well inside the timeouts `wt-project init` registers
-/// (SessionStart 10 s, UserPromptSubmit 15 s, tool events 5 s, SubagentStart 10 s, Stop: the
-/// 30 s model call plus storing, so its handler needs a timeout of at least 60 s).
+/// The internal deadline of `event` ([`crate::hook_events`]).
 pub fn internal_deadline(event: &str) -> Duration {
-    match event {
-        "SessionStart" | "SubagentStart" => Duration::from_secs(7),
-        "UserPromptSubmit" => Duration::from_secs(10),
-        "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => Duration::from_millis(3500),
-        "Stop" => Duration::from_secs(50),
-        _ => Duration::from_secs(3),
-    }
+    hook_events::deadline(event)
 }
 
 /// Run `wt-hook-memory` with the arguments of this process. Exits 0 whatever happens.
@@ -73,13 +54,16 @@ pub fn main() {
         return;
     }
     let event = args.first().cloned().unwrap_or_default();
-    let mut input = Vec::new();
-    let _ = std::io::stdin()
-        .lock()
-        .take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut input);
     let deadline = started + internal_deadline(&event) + WATCHDOG_GRACE;
-    if config::get().daemon && SERVED_EVENTS.contains(&event.as_str()) {
+    let input = match read_input(input_deadline(started, &event)) {
+        Ok(input) => input,
+        Err(why) => return crate::log::error(&event, &why),
+    };
+    let runs = hook_events::runs(&event);
+    if runs == Runs::Detached && !config::get().harvest_foreground {
+        return run_engine_detached(&args, &input, &event);
+    }
+    if config::get().daemon && runs == Runs::Service {
         match through_service(&args, &input, deadline) {
             Ok(Some(line)) => return print_line(&line),
             Ok(None) => return,
@@ -91,6 +75,80 @@ pub fn main() {
         }
     }
     run_engine(ENGINE_HOOK_FLAG, &args, &input, &event);
+}
+
+/// Claude Code writes a hook's whole input at once (a 2 MB tool response arrives in
+/// milliseconds); a hook still without its input after this long will not get it in time to use.
+pub const INPUT_WAIT: Duration = Duration::from_secs(2);
+
+/// When a hook started at `started` stops waiting for its input: [`INPUT_WAIT`] or the event's
+/// deadline, whichever comes first.
+pub fn input_deadline(started: Instant, event: &str) -> Instant {
+    started + INPUT_WAIT.min(internal_deadline(event))
+}
+
+/// The hook's input, read until `deadline` at most. Claude Code writes one JSON object and closes
+/// the pipe, but a client that keeps it open, drips, or never writes must not hold the hook: the
+/// input ends at end of file or as soon as what was read is one whole JSON object; past the
+/// deadline, or beyond [`MAX_INPUT_BYTES`], there is no input (the hook stays silent).
+pub fn read_input(deadline: Instant) -> Result<Vec<u8>, String> {
+    let (chunks, arrive) = mpsc::channel::<std::io::Result<Vec<u8>>>();
+    // The reader may block for ever; it is never joined, and the process exits around it.
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let read = match stdin.read(&mut buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Ok(n) => Ok(buf[..n].to_vec()),
+                Err(e) => Err(e),
+            };
+            let last = !matches!(&read, Ok(chunk) if !chunk.is_empty());
+            if chunks.send(read).is_err() || last {
+                return;
+            }
+        }
+    });
+    let mut input = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match arrive.recv_timeout(left) {
+            Ok(Ok(chunk)) if chunk.is_empty() => return Ok(input),
+            Ok(Ok(chunk)) => {
+                input.extend_from_slice(&chunk);
+                if input.len() as u64 > MAX_INPUT_BYTES {
+                    return Err(format!(
+                        "stdin larger than {MAX_INPUT_BYTES} bytes: ignored"
+                    ));
+                }
+                if is_one_object(&input) {
+                    return Ok(input);
+                }
+            }
+            Ok(Err(e)) => return Err(format!("cannot read stdin: {e}")),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(input),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                return Err(format!(
+                    "stdin neither ended nor held one whole JSON object within the event's deadline ({} bytes read): exiting without output",
+                    input.len()
+                ))
+            }
+        }
+    }
+}
+
+/// Is `input` exactly one complete JSON object (and whitespace)? Parsed only when it ends in `}`,
+/// so a large input arriving in pieces is not parsed again for every piece.
+fn is_one_object(input: &[u8]) -> bool {
+    let Some(end) = input.iter().rposition(|b| !b.is_ascii_whitespace()) else {
+        return false;
+    };
+    if input[end] != b'}' {
+        return false;
+    }
+    let mut values =
+        serde_json::Deserializer::from_slice(input).into_iter::<serde::de::IgnoredAny>();
+    matches!(values.next(), Some(Ok(_))) && values.byte_offset() == end + 1
 }
 
 /// Why the service did not take the event; the engine binary handles it.
@@ -213,6 +271,44 @@ fn print_line(line: &str) {
     let _ = stdout.flush();
 }
 
+/// Start the engine binary as the hook in a session of its own, given `input`, and return
+/// without waiting for it: Stop's extraction (a model call of up to 30 s). Claude Code cancels a
+/// hook still running when `claude -p` exits, with its process group; a detached child of a hook
+/// that already returned lives on. Its output goes nowhere (Stop prints nothing).
+fn run_engine_detached(args: &[String], input: &[u8], event: &str) {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let Some(engine) = config::locate_binary(ENGINE) else {
+        return crate::log::error(
+            event,
+            &format!("{ENGINE} is neither next to wt-hook-memory nor on PATH; reinstall wt-memory"),
+        );
+    };
+    let stdin = match crate::forward::replay(input) {
+        Ok(file) => file,
+        Err(e) => return crate::log::error(event, &format!("cannot pass the input on: {e}")),
+    };
+    let mut cmd = std::process::Command::new(&engine);
+    cmd.arg0("wt-hook-memory")
+        .arg(ENGINE_HOOK_FLAG)
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches no memory of this process.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    match cmd.spawn() {
+        // Never waited for: this process exits now and the worker is handed to init.
+        Ok(_worker) => crate::log::debug(event, "extraction handed to a detached worker"),
+        Err(e) => crate::log::error(event, &format!("cannot run {}: {e}", engine.display())),
+    }
+}
+
 /// Replace this process with the engine binary as the hook, given `input` as its standard
 /// input. Nothing is printed if that fails: the hook stays silent and says why in its log.
 fn run_engine(flag: &str, args: &[String], input: &[u8], event: &str) {
@@ -233,4 +329,19 @@ fn run_engine(flag: &str, args: &[String], input: &[u8], event: &str) {
     }
     let e = cmd.exec();
     crate::log::error(event, &format!("cannot run {}: {e}", engine.display()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_one_object;
+
+    #[test]
+    fn an_input_ends_with_its_one_whole_object() {
+        assert!(is_one_object(b"{\"a\": {\"b\": \"}\"}}\n"));
+        assert!(!is_one_object(b"{\"a\": {\"b\": 1}"), "still open");
+        assert!(!is_one_object(b"{\"a\": \"}"), "a brace inside a string");
+        assert!(!is_one_object(b"{} {}"), "two objects wait for the end");
+        assert!(!is_one_object(b"{\"a\": \"\xff\"}"), "invalid UTF-8 waits for the end");
+        assert!(!is_one_object(b"  \n"));
+    }
 }

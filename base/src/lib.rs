@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod forward;
+pub mod hook_events;
 pub mod hook_front;
 pub mod log;
 pub mod model;

@@ -64,7 +64,7 @@ fn check_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     if meta.file_type().is_symlink() || !meta.is_dir() {
         return Err(refuse("not a directory but a link or a file".into()));
     }
-    if meta.uid() != crate::wire::my_uid() {
+    if meta.uid() != my_uid() {
         return Err(refuse(format!("owned by uid {}", meta.uid())));
     }
     if meta.mode() & 0o077 != 0 {
@@ -96,7 +96,7 @@ pub fn writable(dir: &std::path::Path) -> bool {
 pub fn narrow_to_private(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let meta = std::fs::symlink_metadata(dir)?;
-    if meta.is_dir() && meta.uid() == crate::wire::my_uid() && meta.mode() & 0o077 != 0 {
+    if meta.is_dir() && meta.uid() == my_uid() && meta.mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
     Ok(())
@@ -136,4 +136,10 @@ fn write_replacing(path: &std::path::Path, bytes: &[u8], sync: bool) -> std::io:
     }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// This process's effective uid (the owner every private directory and socket must have).
+pub fn my_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
 }

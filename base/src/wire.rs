@@ -213,11 +213,7 @@ pub fn peer_uid(stream: &UnixStream) -> Option<u32> {
     (rc == 0).then_some(cred.uid)
 }
 
-/// This process's effective uid.
-pub fn my_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() }
-}
+pub use crate::paths::my_uid;
 
 /// Connect to the socket at `path`, refusing a listener that another user runs: nothing is sent
 /// to it.

@@ -31,9 +31,14 @@ pub struct SessionState {
     /// Commands that failed this session, waiting for a form of them that works (the fix).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<SessionFailure>,
-    /// Signatures of the failures the guard warned about this session.
+    /// Signatures of the failures the guard stopped a command for this session (once each: a
+    /// second attempt runs).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub guarded: BTreeSet<String>,
+    /// The commands the guard stopped this session, by signature: one of them that then works
+    /// was a false fire.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub denied: BTreeMap<String, String>,
 }
 
 /// A command that failed this session (see [`crate::failure`]).
@@ -132,6 +137,40 @@ pub fn sweep_old(dir: &Path, max_age: Duration) -> usize {
         }
     }
     removed
+}
+
+// The session cache of a hook run.
+
+/// Record dedup keys and MEM ids in the session cache (merged under its lock).
+pub fn save_session(ctx: &super::Ctx, keys: &[String], state: &SessionState) {
+    let Some(cache) = &ctx.session else { return };
+    let now = chrono::Utc::now().timestamp();
+    let result = cache.update(ctx.deadline, |s| {
+        for k in keys {
+            s.keys.insert(k.clone(), now);
+        }
+        for (short, full) in &state.mem_ids {
+            s.mem_ids
+                .entry(short.clone())
+                .or_insert_with(|| full.clone());
+        }
+        s.indexed.extend(state.indexed.iter().cloned());
+    });
+    if let Err(e) = result {
+        super::log::error(&ctx.event, &e);
+    }
+}
+
+pub fn load_session(ctx: &super::Ctx) -> SessionState {
+    ctx.session.as_ref().map(|c| c.load()).unwrap_or_default()
+}
+
+/// Change the session cache under its lock (nothing without a session).
+pub fn store_session(ctx: &super::Ctx, f: impl FnOnce(&mut SessionState)) -> Result<(), String> {
+    match &ctx.session {
+        Some(cache) => cache.update(ctx.deadline, f),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

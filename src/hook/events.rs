@@ -1,6 +1,6 @@
 //! One handler per Claude Code event. Each returns the `additionalContext` text to inject, or None.
 
-use super::cache::{dedup_key, SessionState};
+use super::cache::{dedup_key, load_session, save_session, store_session, SessionState};
 use super::format::{self, block, Budget, IdBook, LineOptions, PROMPT_BUDGET, TOOL_BUDGET};
 use super::input::HookInput;
 use super::memory;
@@ -20,6 +20,7 @@ pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
         "PostToolUse" => post_tool_use(ctx, input),
         "PostToolUseFailure" => post_tool_use_failure(ctx, input),
         "SubagentStart" => subagent_start(ctx, input),
+        "PreCompact" => Ok(pre_compact(ctx)),
         "Stop" => {
             stop(ctx, input);
             Ok(None)
@@ -67,12 +68,20 @@ fn render(
     let mut lines = format::memory_lines(&tiers.full, &mut ids, &mut HashSet::new(), &opts);
     shown.extend(tiers.full.iter().map(|m| m.id.clone()));
     let before = shown.clone();
-    // Only when nothing is injected in full: beside a confident answer, the titles of weaker
-    // candidates were mostly noise (measured: README, "Two tiers").
+    // Beside memories injected in full, only the candidates that are relevant in their own right
+    // (they missed only the ratio to the best): the other titles were mostly noise there
+    // (measured: docs/evaluation.md, "Two tiers"). Alone, the index lists every candidate.
     let entries = if lines.is_empty() {
         format::index_lines(&tiers.index, &mut shown)
     } else {
-        Vec::new()
+        let floor = format::beside_full_floor();
+        let strong: Vec<MemoryRecord> = tiers
+            .index
+            .iter()
+            .filter(|m| m.relevance_score.is_some_and(|r| r >= floor))
+            .cloned()
+            .collect();
+        format::index_lines(&strong, &mut shown)
     };
     // The index goes whole or not at all, so what is recorded as listed was listed.
     let section =
@@ -95,38 +104,6 @@ fn full_only(full: Vec<MemoryRecord>) -> Tiers {
     }
 }
 
-/// Record dedup keys and MEM ids in the session cache (merged under its lock).
-pub(super) fn save_session(ctx: &Ctx, keys: &[String], state: &SessionState) {
-    let Some(cache) = &ctx.session else { return };
-    let now = chrono::Utc::now().timestamp();
-    let result = cache.update(ctx.deadline, |s| {
-        for k in keys {
-            s.keys.insert(k.clone(), now);
-        }
-        for (short, full) in &state.mem_ids {
-            s.mem_ids
-                .entry(short.clone())
-                .or_insert_with(|| full.clone());
-        }
-        s.indexed.extend(state.indexed.iter().cloned());
-    });
-    if let Err(e) = result {
-        log::error(&ctx.event, &e);
-    }
-}
-
-pub(super) fn load_session(ctx: &Ctx) -> SessionState {
-    ctx.session.as_ref().map(|c| c.load()).unwrap_or_default()
-}
-
-/// Change the session cache under its lock (nothing without a session).
-pub(super) fn store_session(ctx: &Ctx, f: impl FnOnce(&mut SessionState)) -> Result<(), String> {
-    match &ctx.session {
-        Some(cache) => cache.update(ctx.deadline, f),
-        None => Ok(()),
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // SessionStart
 
@@ -135,6 +112,13 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     if let Some(cache) = &ctx.session {
         if matches!(source, "startup" | "clear") {
             cache.reset(ctx.deadline)?;
+        } else if source == "compact" {
+            // The summary replaced the turns that held this session's memories: each may come
+            // back in full once more (within the budgets), under the ids it had.
+            cache.update(ctx.deadline, |s| {
+                s.keys.clear();
+                s.indexed.clear();
+            })?;
         }
         super::cache::sweep_old(&crate::paths::runtime_dir(), super::cache::MAX_AGE);
     }
@@ -202,6 +186,29 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     Ok(Some(parts.join("\n\n")))
 }
 
+/// PreCompact: Claude Code pastes a PreCompact hook's plain output into the summariser's
+/// instructions. It is asked to keep the ids of the memories this session was given, so the
+/// agent can still cite and fetch them after compaction.
+fn pre_compact(ctx: &Ctx) -> Option<String> {
+    let state = load_session(ctx);
+    if state.mem_ids.is_empty() {
+        return None;
+    }
+    let ids: Vec<String> = state
+        .mem_ids
+        .keys()
+        .take(COMPACT_IDS)
+        .map(|short| format!("[MEM#{short}]"))
+        .collect();
+    Some(format!(
+        "Project memory (wt-tools): keep in the summary, next to what they said, the ids of the project memories this session used ({}), and every decision the user made with its reason.",
+        ids.join(", ")
+    ))
+}
+
+/// Memory ids named to the summariser at most (its instructions are capped at 10,000 chars).
+const COMPACT_IDS: usize = 40;
+
 /// Claude Code's auto memory of this project, imported again when its folder changed since the
 /// last SessionStart (a stamp of names, sizes and times in the runtime directory).
 fn refresh_claude_memory(ctx: &Ctx) {
@@ -231,10 +238,20 @@ fn refresh_claude_memory(ctx: &Ctx) {
 // ---------------------------------------------------------------------------------------------
 // UserPromptSubmit
 
+/// Prompts Claude Code writes itself, not the user: an async subagent's completion comes back
+/// as a `<task-notification>` prompt. Recall on that XML finds nothing the user asked for.
+fn is_synthetic_prompt(prompt: &str) -> bool {
+    prompt.trim_start().starts_with("<task-notification>")
+}
+
 fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     let Some(prompt) = input.text("prompt") else {
         return Ok(None);
     };
+    if is_synthetic_prompt(prompt) {
+        log::debug(&ctx.event, "a task notification, not the user's prompt: no recall");
+        return Ok(None);
+    }
     let mut parts = Vec::new();
     let mut left = PROMPT_BUDGET.total;
 
@@ -371,27 +388,25 @@ fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> 
         }
         return Ok(None);
     }
-    // Before a Bash command: what failed before in a form close to it (the guard runs alone when
-    // init registered it without `--pretool`).
-    let warning = if tool == "Bash" {
-        super::guard::warn(ctx, input).unwrap_or_else(|e| {
-            log::error(&ctx.event, &format!("guard: {e}"));
-            None
-        })
-    } else {
-        None
-    };
+    // Before a Bash command close to one that failed before: stopped once, with the reason (the
+    // guard runs alone when init registered it without `--pretool`).
+    if tool == "Bash" {
+        match super::guard::stop_reason(ctx, input) {
+            Ok(Some(reason)) => {
+                *ctx.deny.borrow_mut() = Some(reason);
+                return Ok(None);
+            }
+            Ok(None) => {}
+            Err(e) => log::error(&ctx.event, &format!("guard: {e}")),
+        }
+    }
     if ctx.guard_only {
-        return Ok(warning);
+        return Ok(None);
     }
     let Some(query) = query::tool(&ctx.project_dir, tool, input, &["Bash", "Edit", "Write"]) else {
-        return Ok(warning);
+        return Ok(None);
     };
-    let recalled = tool_memory(ctx, tool, &query)?;
-    Ok(match (warning, recalled) {
-        (Some(w), Some(r)) => Some(format!("{w}\n\n{r}")),
-        (w, r) => w.or(r),
-    })
+    tool_memory(ctx, tool, &query)
 }
 
 fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
@@ -407,6 +422,9 @@ fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
             save_commit(ctx, command, input.tool_input_str("description"));
             if let Err(e) = super::guard::link_fix(ctx, command) {
                 log::error(&ctx.event, &format!("fix link: {e}"));
+            }
+            if let Err(e) = super::guard::note_false_fire(ctx, input, command) {
+                log::error(&ctx.event, &format!("guard: {e}"));
             }
         }
     }

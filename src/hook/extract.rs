@@ -2,8 +2,9 @@
 //! `Type|tags|content`).
 //!
 //! Stop fires after every assistant turn, so each transcript has a processed byte offset in a state
-//! file in the project's store dir; only lines after it are ever sent, and the offset is claimed
-//! (under a lock) before the model is called, so no span is sent twice even by overlapping Stops.
+//! file in the project's store dir; only lines after it are ever sent. Extractions of one store
+//! run one at a time (a lock held from reading the offset to recording the new one), and the
+//! offset moves only after the span's insights are stored: no span is sent twice, none is lost.
 
 use super::{memory, transcript, Ctx};
 use crate::llm::{claude_bin, run_claude, LLM_TIMEOUT};
@@ -290,20 +291,24 @@ fn state_key(path: &Path) -> String {
     crate::hygiene::content_hash(&canonical.to_string_lossy())[..16].to_string()
 }
 
-/// Claim the transcript lines not yet processed: returns the new entries and the updated state.
-fn claim_new_lines(
-    ctx: &Ctx,
+/// The extraction state of every transcript of a store.
+fn read_state(state_path: &Path) -> StateFile {
+    std::fs::read(state_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// The transcript lines no extraction has taken yet, and the state once they are taken. Nothing
+/// is written: see [`commit`].
+fn new_lines(
     store_dir: &Path,
     path: &Path,
 ) -> Result<Option<(Vec<Value>, TranscriptState)>, String> {
-    let _lock = super::cache::lock_exclusive(&store_dir.join(STATE_LOCK), ctx.deadline)?;
-    let state_path = store_dir.join(STATE_FILE);
-    let mut file: StateFile = std::fs::read(&state_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
+    let mut state = read_state(&store_dir.join(STATE_FILE))
+        .transcripts
+        .remove(&state_key(path))
         .unwrap_or_default();
-    let key = state_key(path);
-    let mut state = file.transcripts.get(&key).cloned().unwrap_or_default();
     let (entries, new_offset) = transcript::read_from(path, state.offset)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if new_offset == state.offset {
@@ -322,16 +327,31 @@ fn claim_new_lines(
     }
     state.offset = new_offset;
     state.updated = chrono::Utc::now().timestamp();
-    file.transcripts.insert(key, state.clone());
+    Ok(Some((entries, state)))
+}
+
+/// Record that the transcript's lines up to `state.offset` are done.
+fn commit(store_dir: &Path, path: &Path, state: TranscriptState) -> Result<(), String> {
+    let state_path = store_dir.join(STATE_FILE);
+    let mut file = read_state(&state_path);
+    file.transcripts.insert(state_key(path), state);
     crate::paths::write_atomic(
         &state_path,
         &serde_json::to_vec_pretty(&file).map_err(|e| e.to_string())?,
     )
-    .map_err(|e| format!("cannot write {}: {e}", state_path.display()))?;
-    Ok(Some((entries, state)))
+    .map_err(|e| format!("cannot write {}: {e}", state_path.display()))
 }
 
-/// The LLM path of Stop. Returns how many insights were stored.
+/// What an extraction must have left after waiting for the one before it: the model call and
+/// storing its insights.
+const AFTER_WAIT: Duration = Duration::from_secs(LLM_TIMEOUT.as_secs() + 10);
+
+/// The LLM path of Stop (run by a Stop hook's detached worker). Returns how many insights were
+/// stored.
+///
+/// One extraction at a time per store: a worker waits for the one before it (the lock), so no
+/// span is sent twice; and a span's offset is recorded only once its insights are stored, so a
+/// worker that dies or a model call that fails leaves the span to the next Stop.
 pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
     if !transcript_path.is_file() {
         return Err(format!(
@@ -342,23 +362,28 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
     let store_dir = crate::project::resolve(&ctx.project_dir, None).store_dir;
     crate::paths::ensure_private_dir(&store_dir)
         .map_err(|e| format!("cannot create {}: {e}", store_dir.display()))?;
-    let Some((entries, state)) = claim_new_lines(ctx, &store_dir, transcript_path)? else {
+    let _one_at_a_time = super::cache::lock_exclusive(
+        &store_dir.join(STATE_LOCK),
+        ctx.deadline.checked_sub(AFTER_WAIT).unwrap_or(ctx.deadline),
+    )?;
+    let Some((entries, state)) = new_lines(&store_dir, transcript_path)? else {
         super::log::debug(&ctx.event, "no new transcript lines");
         return Ok(0);
     };
+    let skip = |why: &str| {
+        super::log::debug(&ctx.event, why);
+        commit(&store_dir, transcript_path, state.clone()).map(|_| 0)
+    };
     if !state.openspec {
-        super::log::debug(
-            &ctx.event,
-            "no opsx/openspec skill in the transcript: no extraction",
-        );
-        return Ok(0);
+        return skip("no opsx/openspec skill in the transcript: no extraction");
     }
     let window = summarize(&entries[entries.len().saturating_sub(WINDOW_LINES)..]);
     if !window.has_text {
-        super::log::debug(&ctx.event, "new lines hold no user or assistant text");
-        return Ok(0);
+        return skip("new lines hold no user or assistant text");
     }
-    let bin = claude_bin().ok_or("claude not found on PATH: no insight extraction")?;
+    let Some(bin) = claude_bin() else {
+        return skip("claude not found on PATH: no insight extraction");
+    };
     let timeout = LLM_TIMEOUT.min(ctx.remaining().saturating_sub(Duration::from_secs(5)));
     let prompt = build_prompt(&state, &window);
     memory::release(ctx);
@@ -384,6 +409,7 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
             Err(e) => super::log::error(&ctx.event, &format!("storing an insight failed: {e}")),
         }
     }
+    commit(&store_dir, transcript_path, state)?;
     Ok(stored)
 }
 

@@ -202,6 +202,15 @@ pub const INDEX_CANDIDATES: usize = 10;
 pub const INDEX_CHARS: usize = 300;
 const TITLE_CHARS: usize = 80;
 /// The line above the index entries.
+/// Index entries shown beside memories injected in full must be at least this relevant (chosen by
+/// cross-validation, `scripts/cv_beside.py`). Above 1: none are.
+pub const BESIDE_FULL_FLOOR: f64 = 1.01;
+
+/// [`BESIDE_FULL_FLOOR`], or the value a tuning run sets (`WT_MEMORY_TUNE_BESIDE`).
+pub fn beside_full_floor() -> f64 {
+    crate::config::get().tune_beside.unwrap_or(BESIDE_FULL_FLOOR)
+}
+
 pub const INDEX_INTRO: &str = "Maybe relevant, not shown (get_memory <id> for the full text):";
 
 /// A memory's title for the index: the one stored with it (`metadata.title`), else its first

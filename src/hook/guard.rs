@@ -1,8 +1,12 @@
 //! Mistakes caught before they repeat. A Bash command that fails leaves one failure record per
 //! signature (program, subcommand and the error line, see [`crate::failure`]); a later form of
 //! it that works in the same session is stored as its fix; and before a command close to a
-//! recorded failure runs (PreToolUse), the agent is told what failed and what worked. Guard hits
-//! and repeats go to the metrics log.
+//! recorded failure runs (PreToolUse), the guard stops it once per session with a reason that
+//! says what failed and what worked (`permissionDecision: deny`: Claude Code shows the model the
+//! reason in place of the tool's result, before anything runs; an `additionalContext` would
+//! arrive only after the command had run). The same command tried again in that session runs:
+//! the agent has read the reason and decided. Stops, repeats and false fires (a stopped command
+//! that then worked) go to the metrics log.
 
 use super::cache::SessionFailure;
 use super::input::HookInput;
@@ -72,7 +76,7 @@ pub fn record_failure(ctx: &Ctx, input: &HookInput) -> Result<(), String> {
     };
     let signature = failure::signature(&command, &error_line);
     let line = truncate_chars(line.trim(), COMMAND_CHARS).to_string();
-    let state = super::events::load_session(ctx);
+    let state = super::cache::load_session(ctx);
     let guarded = state.guarded.contains(&signature);
     let known = memory::tagged(ctx, &signature_tag(&signature), 4)?
         .into_iter()
@@ -101,7 +105,7 @@ pub fn record_failure(ctx: &Ctx, input: &HookInput) -> Result<(), String> {
         memory::remember_as(ctx, req, "failure")?;
     }
     mistake(ctx, input, &signature, &command.head(), "failed", guarded);
-    super::events::store_session(ctx, |s| {
+    super::cache::store_session(ctx, |s| {
         s.failures.retain(|f| f.signature != signature);
         s.failures.push(SessionFailure {
             signature: signature.clone(),
@@ -119,7 +123,7 @@ pub fn link_fix(ctx: &Ctx, line: &str) -> Result<(), String> {
     let Some(worked) = failure::parse(line) else {
         return Ok(());
     };
-    let state = super::events::load_session(ctx);
+    let state = super::cache::load_session(ctx);
     let line = truncate_chars(line.trim(), COMMAND_CHARS).to_string();
     let Some(failed) = state.failures.iter().rev().find(|f| {
         f.command != line && failure::parse(&f.command).is_some_and(|c| c.head() == worked.head())
@@ -149,7 +153,7 @@ pub fn link_fix(ctx: &Ctx, line: &str) -> Result<(), String> {
     };
     memory::remember_as(ctx, req, "failure")?;
     let signature = failed.signature.clone();
-    super::events::store_session(ctx, |s| s.failures.retain(|f| f.signature != signature))
+    super::cache::store_session(ctx, |s| s.failures.retain(|f| f.signature != signature))
 }
 
 /// The command a failure record or a failure-tagged memory is about: its metadata, else the first
@@ -163,8 +167,9 @@ fn failed_command(record: &MemoryRecord) -> Option<Command> {
     failure::parse(spans.next()?)
 }
 
-/// PreToolUse of a Bash command: what failed before in a form close to it, and what worked.
-pub fn warn(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
+/// PreToolUse of a Bash command close to a recorded failure: the reason to stop it (what failed
+/// before and what worked), the first time in this session; None lets it run.
+pub fn stop_reason(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     let Some(line) = input.tool_input_str("command") else {
         return Ok(None);
     };
@@ -207,7 +212,11 @@ pub fn warn(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     if hits.is_empty() {
         return Ok(None);
     }
-    let mut state = super::events::load_session(ctx);
+    let mut state = super::cache::load_session(ctx);
+    if hits.iter().all(|(signature, _, _)| state.guarded.contains(signature)) {
+        // Stopped once this session already: this attempt is the agent's decision.
+        return Ok(None);
+    }
     let mut ids = super::format::IdBook::new(Some(&mut state.mem_ids));
     let mut lines = vec!["=== MEMORY: This command failed before ===".to_string()];
     let mut signatures = Vec::new();
@@ -251,12 +260,43 @@ pub fn warn(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
         signatures.push(signature.clone());
     }
     drop(ids);
-    super::events::save_session(ctx, &[], &state);
-    super::events::store_session(ctx, |s| s.guarded.extend(signatures.iter().cloned()))?;
+    lines.push(
+        "Stopped once by wt-tools memory. If this time is different, run the same command again: it will not be stopped twice this session."
+            .to_string(),
+    );
+    let command = truncate_chars(line.trim(), COMMAND_CHARS).to_string();
+    super::cache::save_session(ctx, &[], &state);
+    super::cache::store_session(ctx, |s| {
+        for signature in &signatures {
+            s.guarded.insert(signature.clone());
+            s.denied.insert(signature.clone(), command.clone());
+        }
+    })?;
     for signature in &signatures {
         mistake(ctx, input, signature, &next.head(), "guarded", true);
     }
     Ok(Some(lines.join("\n")))
+}
+
+/// PostToolUse of a Bash command that worked: if the guard stopped this very command earlier in
+/// the session, that stop was a false fire (counted once).
+pub fn note_false_fire(ctx: &Ctx, input: &HookInput, line: &str) -> Result<(), String> {
+    let line = truncate_chars(line.trim(), COMMAND_CHARS).to_string();
+    let state = super::cache::load_session(ctx);
+    let fired: Vec<String> = state
+        .denied
+        .iter()
+        .filter(|(_, command)| **command == line)
+        .map(|(signature, _)| signature.clone())
+        .collect();
+    if fired.is_empty() {
+        return Ok(());
+    }
+    let head = failure::parse(&line).map(|c| c.head()).unwrap_or_default();
+    for signature in &fired {
+        mistake(ctx, input, signature, &head, "false-fire", true);
+    }
+    super::cache::store_session(ctx, |s| s.denied.retain(|sig, _| !fired.contains(sig)))
 }
 
 #[cfg(test)]

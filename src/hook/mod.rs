@@ -27,13 +27,12 @@ pub mod transcript;
 use crate::client::Client;
 use crate::log;
 use std::cell::RefCell;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use wt_memory_base::hook_front::MAX_INPUT_BYTES;
 
 pub use wt_memory_base::hook_front::internal_deadline;
 
@@ -53,6 +52,8 @@ pub struct Ctx {
     /// PreToolUse registered for the repeat-mistake guard alone (`--guard-only`, init without
     /// `--pretool`): no recall for the tool call.
     pub guard_only: bool,
+    /// PreToolUse: the reason the tool call is stopped (`permissionDecision: deny`), if it is.
+    pub deny: RefCell<Option<String>>,
 }
 
 impl Ctx {
@@ -61,8 +62,7 @@ impl Ctx {
     }
 }
 
-/// The argument of a PreToolUse handler registered for the guard alone.
-pub const GUARD_ONLY: &str = "--guard-only";
+pub use wt_memory_base::hook_events::GUARD_ONLY;
 
 /// Output finished this long after the internal deadline is dropped, not printed.
 const EMIT_GRACE: Duration = Duration::from_millis(200);
@@ -102,29 +102,26 @@ fn arm_watchdog(deadline: Instant, event: String) {
     });
 }
 
-fn read_stdin() -> Result<Vec<u8>, String> {
-    let mut buf = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read stdin: {e}"))?;
-    if buf.len() as u64 > MAX_INPUT_BYTES {
-        return Err(format!(
-            "stdin larger than {MAX_INPUT_BYTES} bytes: ignored"
-        ));
+/// The output object's line: the context to add or, for a stopped tool call, the decision and
+/// its reason. Nothing is redacted here: every record a front end receives was redacted as it was
+/// serialised (`service::execute`), by the service or in this process alike, and compiling the
+/// redaction rules again would cost the hook ~9 ms.
+fn output_line(out: &Output) -> String {
+    let (event, text) = (&out.event, &out.text);
+    // PreCompact's output is read as plain text, pasted into the summariser's instructions.
+    if event == "PreCompact" {
+        return text.clone();
     }
-    Ok(buf)
-}
-
-/// The output object's line. Nothing is redacted here: every record a front end receives was
-/// redacted as it was serialised (`service::execute`), by the service or in this process alike,
-/// and compiling the redaction rules again would cost the hook ~9 ms.
-fn output_line(event: &str, text: &str) -> String {
-    serde_json::json!({
-        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
-    })
-    .to_string()
+    let specific = if out.deny {
+        serde_json::json!({
+            "hookEventName": event,
+            "permissionDecision": "deny",
+            "permissionDecisionReason": text,
+        })
+    } else {
+        serde_json::json!({"hookEventName": event, "additionalContext": text})
+    };
+    serde_json::json!({ "hookSpecificOutput": specific }).to_string()
 }
 
 /// Is output finished at `finished` for a run with `deadline` still worth printing?
@@ -140,20 +137,21 @@ fn in_time(event: &str, deadline: Instant, finished: Instant) -> bool {
 }
 
 /// Print the output object.
-fn emit(event: &str, text: &str, deadline: Instant) {
+fn emit(out: &Output) {
     let _guard = OUTPUT.lock();
-    if !in_time(event, deadline, Instant::now()) {
+    if !in_time(&out.event, out.deadline, Instant::now()) {
         return;
     }
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{}", output_line(event, text));
+    let _ = writeln!(stdout, "{}", output_line(out));
     let _ = stdout.flush();
 }
 
-/// What a run printed: the event and its context.
+/// What a run printed: the event and its context, or the reason its tool call is stopped.
 struct Output {
     event: String,
     text: String,
+    deny: bool,
     deadline: Instant,
 }
 
@@ -173,7 +171,9 @@ fn run(args: &[String], memory: Memory) {
         started + internal_deadline(argv_event.unwrap_or("")),
         argv_event.unwrap_or("").to_string(),
     );
-    let raw = match read_stdin() {
+    let raw = match wt_memory_base::hook_front::read_input(
+        wt_memory_base::hook_front::input_deadline(started, argv_event.unwrap_or("")),
+    ) {
         Ok(raw) => raw,
         Err(e) => return log::error(argv_event.unwrap_or(""), &e),
     };
@@ -187,7 +187,7 @@ fn run(args: &[String], memory: Memory) {
         true
     });
     if let Handled::Done(Some(out)) = handled {
-        emit(&out.event, &out.text, out.deadline);
+        emit(&out);
     }
 }
 
@@ -216,7 +216,7 @@ pub fn serve(call: &wt_memory_base::wire::HookRun) -> wt_memory_base::wire::Hook
     let handled = crate::config::with_call_env(env, || {
         std::panic::catch_unwind(|| {
             handle(&call.argv, raw, started, Memory::Ask, |event, _| {
-                wt_memory_base::hook_front::SERVED_EVENTS.contains(&event)
+                wt_memory_base::hook_events::runs(event) == wt_memory_base::hook_events::Runs::Service
             })
         })
     });
@@ -226,7 +226,7 @@ pub fn serve(call: &wt_memory_base::wire::HookRun) -> wt_memory_base::wire::Hook
             handled: true,
             stdout: out
                 .filter(|o| in_time(&o.event, o.deadline, Instant::now()))
-                .map(|o| output_line(&o.event, &o.text)),
+                .map(|o| output_line(&o)),
             why: String::new(),
         },
         Err(_) => {
@@ -303,9 +303,14 @@ fn handle(
                 .then(|| "its memory service did not answer this hook's front".to_string()),
         ),
         guard_only: args.iter().skip(1).any(|a| a == GUARD_ONLY),
+        deny: RefCell::new(None),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
-    let output = events::dispatch(&ctx, &input);
+    let context = events::dispatch(&ctx, &input);
+    let (output, deny) = match ctx.deny.take() {
+        Some(reason) => (Some(reason), true),
+        None => (context, false),
+    };
     let late = Instant::now() > deadline + EMIT_GRACE;
     metrics::record_run(&ctx, &input, output.as_deref(), late, started);
     drop(input);
@@ -315,6 +320,7 @@ fn handle(
     Handled::Done(output.map(|text| Output {
         event,
         text,
+        deny,
         deadline,
     }))
 }
@@ -336,7 +342,9 @@ fn steps_aside(
         once::sweep(&claims);
     }
     let session = input.str("session_id").unwrap_or("");
-    if once::needs_claim(event) && !once::claim(&claims, &once::key(session, event, raw)) {
+    let store = crate::project::resolve(project_dir, None).store_dir;
+    if once::needs_claim(event) && !once::claim(&claims, &once::key(&store, session, event, raw))
+    {
         return Some("another copy of this hook is handling this event");
     }
     None

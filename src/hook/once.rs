@@ -16,8 +16,11 @@ const SWEEP_AFTER: Duration = Duration::from_secs(600);
 /// What makes two runs the same event: Claude Code hands every copy of one event the same
 /// payload, and two different events never share one (each tool call has its own id, each prompt
 /// its own text; within a session, a later turn's identical payload comes long after [`FRESH`]).
-pub fn key(session: &str, event: &str, raw: &[u8]) -> String {
+/// The store is part of it: the same session id and payload in two projects are two events.
+pub fn key(store: &Path, session: &str, event: &str, raw: &[u8]) -> String {
     let digest = Sha256::new()
+        .chain_update(store.as_os_str().as_encoded_bytes())
+        .chain_update([0])
         .chain_update(session.as_bytes())
         .chain_update([0])
         .chain_update(event.as_bytes())
@@ -104,11 +107,15 @@ mod tests {
 
     #[test]
     fn keys_tell_events_and_sessions_apart() {
-        let a = key("s", "PreToolUse", br#"{"tool_use_id":"t1"}"#);
-        assert_eq!(a, key("s", "PreToolUse", br#"{"tool_use_id":"t1"}"#));
-        assert_ne!(a, key("s", "PreToolUse", br#"{"tool_use_id":"t2"}"#));
-        assert_ne!(a, key("s", "PostToolUse", br#"{"tool_use_id":"t1"}"#));
-        assert_ne!(a, key("t", "PreToolUse", br#"{"tool_use_id":"t1"}"#));
+        let store = Path::new("/stores/shopapp-1a2b3c4d");
+        let a = key(store, "s", "PreToolUse", br#"{"tool_use_id":"t1"}"#);
+        assert_eq!(a, key(store, "s", "PreToolUse", br#"{"tool_use_id":"t1"}"#));
+        assert_ne!(a, key(store, "s", "PreToolUse", br#"{"tool_use_id":"t2"}"#));
+        assert_ne!(a, key(store, "s", "PostToolUse", br#"{"tool_use_id":"t1"}"#));
+        assert_ne!(a, key(store, "t", "PreToolUse", br#"{"tool_use_id":"t1"}"#));
+        // Issue 43: one session id and payload in two projects are two events.
+        let other = Path::new("/stores/billing-5e6f7a8b");
+        assert_ne!(a, key(other, "s", "PreToolUse", br#"{"tool_use_id":"t1"}"#));
         assert!(needs_claim("UserPromptSubmit") && !needs_claim("Stop"));
     }
 }

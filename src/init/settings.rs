@@ -11,62 +11,32 @@ use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// One canonical matcher group of ours.
-#[derive(Debug, Clone, Copy)]
-pub struct HookSpec {
-    pub event: &'static str,
-    /// None: no `matcher` key (the event matches everything or ignores matchers).
-    pub matcher: Option<&'static str>,
-    pub timeout_secs: u32,
-    /// Run in the background (Stop: the extraction must not delay the next prompt).
-    pub run_async: bool,
-    /// After the event on the command line (`--guard-only`).
-    pub args: Option<&'static str>,
-}
+/// One canonical matcher group of ours: a row of the hook event table
+/// ([`wt_memory_base::hook_events`]).
+pub type HookSpec = wt_memory_base::hook_events::HookEvent;
 
-impl HookSpec {
-    /// What follows the program on the command line.
-    fn argv_tail(&self) -> String {
-        match self.args {
-            Some(args) => format!("{} {args}", self.event),
-            None => self.event.to_string(),
-        }
+/// What follows the program on the command line.
+fn argv_tail(spec: &HookSpec) -> String {
+    match spec.args {
+        Some(args) => format!("{} {args}", spec.name),
+        None => spec.name.to_string(),
     }
 }
 
-/// The groups `init` writes, in the order they are added to a fresh file.
+/// The groups `init` writes, in the order they are added to a fresh file: the event table's rows;
+/// with `pretool`, recall before Bash, Edit and Write replaces the guard-only PreToolUse.
 pub fn canonical_specs(pretool: bool) -> Vec<HookSpec> {
-    let spec = |event, matcher, timeout_secs, run_async| HookSpec {
-        event,
-        matcher,
-        timeout_secs,
-        run_async,
-        args: None,
-    };
-    let mut specs = vec![
-        spec("SessionStart", None, 10, false),
-        spec("UserPromptSubmit", None, 15, false),
-    ];
-    if pretool {
-        specs.push(spec("PreToolUse", Some("Bash|Edit|Write"), 5, false));
-    } else {
-        // Before every Bash command, only the repeat-mistake guard (a warning when a close form
-        // of the command failed before); `--pretool` adds recall for the tool calls.
-        specs.push(HookSpec {
-            args: Some(crate::hook::GUARD_ONLY),
-            ..spec("PreToolUse", Some("Bash"), 5, false)
-        });
-    }
-    specs.extend([
-        spec("PostToolUse", Some("Read"), 5, false),
-        spec("PostToolUse", Some("Bash"), 5, false),
-        spec("PostToolUseFailure", Some("Bash"), 5, false),
-        spec("SubagentStart", None, 10, false),
-        spec("SubagentStop", None, 5, false),
-        // The Stop handler may wait up to 30 s for the model, then store: 60 s leaves room.
-        spec("Stop", None, 60, true),
-    ]);
-    specs
+    use wt_memory_base::hook_events::{EVENTS, PRETOOL_RECALL};
+    EVENTS
+        .iter()
+        .map(|e| {
+            if pretool && e.name == PRETOOL_RECALL.name {
+                PRETOOL_RECALL
+            } else {
+                *e
+            }
+        })
+        .collect()
 }
 
 /// Quote `s` for `sh -c` only when it needs it.
@@ -291,7 +261,7 @@ fn is_shell_word(word: &str) -> bool {
 }
 
 fn group_json(spec: &HookSpec, hook_bin: &Path) -> Value {
-    group_with_command(spec, hook_command(hook_bin, &spec.argv_tail()))
+    group_with_command(spec, hook_command(hook_bin, &argv_tail(spec)))
 }
 
 /// The plugin's hook groups: the same specs, each running the plugin's launcher.
@@ -300,13 +270,13 @@ pub fn plugin_hooks() -> Value {
     for spec in canonical_specs(false) {
         let command = format!(
             "\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" {}",
-            spec.argv_tail()
+            argv_tail(&spec)
         );
         let group = group_with_command(&spec, command);
-        match events.get_mut(spec.event).and_then(Value::as_array_mut) {
+        match events.get_mut(spec.name).and_then(Value::as_array_mut) {
             Some(groups) => groups.push(group),
             None => {
-                events.insert(spec.event.into(), Value::Array(vec![group]));
+                events.insert(spec.name.into(), Value::Array(vec![group]));
             }
         }
     }
@@ -318,9 +288,6 @@ fn group_with_command(spec: &HookSpec, command: String) -> Value {
     handler.insert("type".into(), json!("command"));
     handler.insert("command".into(), json!(command));
     handler.insert("timeout".into(), json!(spec.timeout_secs));
-    if spec.run_async {
-        handler.insert("async".into(), json!(true));
-    }
     let mut group = Map::new();
     if let Some(m) = spec.matcher {
         group.insert("matcher".into(), json!(m));
@@ -506,8 +473,8 @@ pub fn install(
     let specs = canonical_specs(pretool);
     let mut events: Vec<&str> = Vec::new();
     for spec in &specs {
-        if !events.contains(&spec.event) {
-            events.push(spec.event);
+        if !events.contains(&spec.name) {
+            events.push(spec.name);
         }
     }
 
@@ -526,7 +493,7 @@ pub fn install(
     for event in order {
         let ours: Vec<Value> = specs
             .iter()
-            .filter(|s| s.event == event)
+            .filter(|s| s.name == event)
             .map(|s| group_json(s, hook_bin))
             .collect();
         let groups = existing_hooks
@@ -676,7 +643,7 @@ mod tests {
     }
 
     #[test]
-    fn fresh_file_gets_every_event_and_async_stop() {
+    fn fresh_file_gets_every_event_and_a_sync_stop() {
         let text = install(None, &bin(), false, "settings.json")
             .unwrap()
             .unwrap();
@@ -693,10 +660,11 @@ mod tests {
                 "PostToolUseFailure",
                 "SubagentStart",
                 "SubagentStop",
+                "PreCompact",
                 "Stop"
             ]
         );
-        assert_eq!(hooks["Stop"][0]["hooks"][0]["async"], json!(true));
+        assert!(hooks["Stop"][0]["hooks"][0].get("async").is_none());
         assert_eq!(
             hooks["Stop"][0]["hooks"][0]["command"],
             json!("/opt/wt/bin/wt-hook-memory Stop")

@@ -39,7 +39,8 @@ pub enum Event {
 }
 
 /// A failed command's signature seen by the hooks: `failed` (PostToolUseFailure), `repeated`
-/// (it failed before, in any session), `guarded` (PreToolUse warned before a close form of it).
+/// (it failed before, in any session), `guarded` (PreToolUse stopped a close form of it before it
+/// ran), `false-fire` (a command the guard stopped then ran and worked).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Mistake {
     pub at_ms: i64,
@@ -47,7 +48,7 @@ pub struct Mistake {
     pub signature: String,
     /// `program subcommand`.
     pub head: String,
-    /// `failed`, `repeated` or `guarded`.
+    /// `failed`, `repeated`, `guarded` or `false-fire`.
     pub what: String,
     /// The guard had warned about it earlier in the session.
     pub after_guard: bool,

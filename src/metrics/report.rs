@@ -46,6 +46,12 @@ pub struct Report {
 pub struct RepeatMistakes {
     /// Warnings before a command close to a recorded failure.
     pub guarded: u64,
+    /// Of the warnings, the commands the guard stopped before they ran (once per session).
+    #[serde(default)]
+    pub prevented: u64,
+    /// Stopped commands that then ran and worked: the guard was wrong.
+    #[serde(default)]
+    pub false_fires: u64,
     /// Failures of a signature that had failed before.
     pub repeated: u64,
     /// Of those, after the guard had warned in the same session.
@@ -65,12 +71,14 @@ impl RepeatMistakes {
             return None;
         }
         Some(format!(
-            "Repeat mistakes: {} command failures, {} of them repeats ({:.0}%, {} after a warning); {} warnings before a command that failed before",
+            "Repeat mistakes: {} command failures, {} of them repeats ({:.0}%, {} after a warning); {} warnings before a command that failed before ({} stopped before it ran, {} false fires)",
             self.failures,
             self.repeated,
             self.repeat_rate.unwrap_or(0.0) * 100.0,
             self.repeated_after_guard,
-            self.guarded
+            self.guarded,
+            self.prevented,
+            self.false_fires
         ))
     }
 }
@@ -495,8 +503,10 @@ fn repeat_mistakes(db: &rusqlite::Connection, since_ms: i64) -> rusqlite::Result
             }
             "guarded" => {
                 out.guarded += 1;
+                out.prevented += 1;
                 stats.guarded += 1;
             }
+            "false-fire" => out.false_fires += 1,
             _ => {}
         }
     }

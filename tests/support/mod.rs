@@ -47,6 +47,9 @@ impl TestEnv {
             ("GIT_AUTHOR_EMAIL".into(), "test@example.com".into()),
             ("GIT_COMMITTER_NAME".into(), "Test User".into()),
             ("GIT_COMMITTER_EMAIL".into(), "test@example.com".into()),
+            // A Stop hook extracts before it returns, so a test sees the result when it does
+            // (the default detached worker has a test of its own in tests/extract.rs).
+            ("WT_MEMORY_HARVEST".into(), "foreground".into()),
         ]
     }
 

@@ -1,0 +1,264 @@
+"""The real Claude Code CLI (2.1.332, `$WT_CLAUDE_BIN`) in the loop: our hooks, MCP server and
+plugin as Claude Code really runs them in `claude -p`, against the scripted API of mock_api.py.
+
+Each session takes a few seconds; the whole file well under two minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+import harness
+from conftest import MEASURED
+from harness import HAIKU_MODEL, REPO, context_text, last_tool_result, system_messages, text_after_tool_result, tool, tool_names, wait_for
+from mock_api import MockApi, message_text, tool_result_text
+
+WIRINGS = ["init", "plugin"]
+QUEUE_DECISION = "We chose Postgres over SQLite for the job queue"
+QUEUE_PROMPT = "Should the job queue use SQLite or Postgres?"
+
+
+def assert_clean(s: harness.Session) -> None:
+    """The session ended well, and no hook failed (debug log)."""
+    assert s.returncode == 0, s.explain()
+    errors = s.hook_errors()
+    assert not errors, "hook errors in the debug log:\n" + "\n".join(errors) + "\n" + s.explain()
+
+
+def measure(name: str, s: harness.Session) -> None:
+    first = s.first
+    body = first["body"]
+    size = lambda v: len(json.dumps(v, ensure_ascii=False).encode())  # noqa: E731
+    MEASURED[name] = {
+        "size": first["size"],
+        "system": size(body.get("system")),
+        "tools": size(body.get("tools")),
+        "n_tools": len(body.get("tools") or []),
+        "messages": size(body.get("messages")),
+    }
+    print(f"first request ({name}): {MEASURED[name]}")
+
+
+# --- the scripted API itself (no CLI needed) ---------------------------------------------------
+def test_mock_api_streams_and_scripts(tmp_path):
+    import http.client
+
+    rules = [
+        {"when": {"model": "haiku", "times": 1}, "reply": {"text": "H"}},
+        {"when": {"last_is_tool_result": True}, "reply": {"text": "after tool"}},
+        {"when": {"contains": "run it"}, "reply": {"text": "sure", "tool_use": {"name": "Bash", "input": {"command": "ls"}}}},
+    ]
+    with MockApi(rules, tmp_path / "log.jsonl") as api:
+
+        def post(path, body):
+            c = http.client.HTTPConnection("127.0.0.1", api.port, timeout=5)
+            c.request("POST", path, json.dumps(body), {"content-type": "application/json"})
+            r = c.getresponse()
+            return r.status, r.getheader("content-type"), r.read().decode()
+
+        msg = lambda t: [{"role": "user", "content": t}]  # noqa: E731
+        status, ctype, text = post("/v1/messages?beta=true", {"model": "claude-opus-5-5", "stream": True, "messages": msg("run it")})
+        assert status == 200 and ctype.startswith("text/event-stream")
+        events = re.findall(r"^event: (\w+)$", text, re.M)
+        assert events[0] == "message_start" and events[-2:] == ["message_delta", "message_stop"]
+        datas = [json.loads(d) for d in re.findall(r"^data: (.*)$", text, re.M)]
+        partial = "".join(d["delta"]["partial_json"] for d in datas if d.get("delta", {}).get("type") == "input_json_delta")
+        assert json.loads(partial) == {"command": "ls"}
+        assert any(d.get("delta", {}).get("stop_reason") == "tool_use" for d in datas)
+        # Not streamed; the haiku rule answers once, then the default.
+        for want in ("H", "ok"):
+            status, _, text = post("/v1/messages", {"model": "claude-haiku-5-5", "messages": msg("x")})
+            reply = json.loads(text)
+            assert reply["content"][0]["text"] == want and reply["stop_reason"] == "end_turn"
+        tr = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]}]
+        assert json.loads(post("/v1/messages", {"model": "m", "messages": tr})[2])["content"][0]["text"] == "after tool"
+        assert json.loads(post("/v1/messages/count_tokens", {"messages": msg("abcd" * 100)})[2])["input_tokens"] > 50
+        c = http.client.HTTPConnection("127.0.0.1", api.port, timeout=5)
+        c.request("GET", "/api/hello")
+        assert c.getresponse().status == 200
+        logged = api.requests()
+        assert [r["path"] for r in logged][-2:] == ["/v1/messages/count_tokens", "/api/hello"]
+        assert logged[-1]["unknown"] and logged[0]["body"]["messages"][0]["content"] == "run it"
+        assert [r["rule"] for r in api.message_requests()] == [2, 0, None, 1]
+
+
+# --- (vii) the cost of our wiring: first request, bare ----------------------------------------
+def test_bare_session_first_request(world):
+    w = world()
+    s = w.run(QUEUE_PROMPT, script=[])
+    assert_clean(s)
+    assert s.stdout.strip() == "ok"
+    # Only the Messages API, nothing probed elsewhere.
+    assert {r["path"] for r in s.requests} <= {"/v1/messages", "/v1/messages/count_tokens"}, s.requests
+    measure("bare", s)
+
+
+# --- (i) SessionStart map and the prompt's memory reach the first request, (vi), (vii) --------
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_memory_reaches_first_request(world, bins, wiring):
+    w = world(wiring)
+    w.remember(QUEUE_DECISION, "Decision", "database")
+    s = w.run(QUEUE_PROMPT, script=[])
+    assert_clean(s)
+    first = s.first
+    context = "\n".join(system_messages(first)) or context_text(first)
+    assert "SessionStart hook additional context:" in context, s.explain()
+    assert "UserPromptSubmit hook additional context:" in context, s.explain()
+    prompt_part = context.split("UserPromptSubmit hook additional context:", 1)[1]
+    assert "Postgres over SQLite" in prompt_part, prompt_part[:3000]
+    measure(wiring, s)
+
+
+# --- (ii) recall and remember load at start; the other tools wait behind ToolSearch -----------
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_mcp_tools_always_loaded_and_deferred(world, bins, wiring):
+    w = world(wiring)
+    s = w.run("hello", script=[])
+    assert_clean(s)
+    first, prefix = s.first, w.mcp_prefix
+    names = tool_names(first)
+    for name in ("recall", "remember"):
+        t = tool(first, prefix + name)
+        assert t is not None, f"{prefix}{name} not in tools {names}\n{s.explain()}"
+        assert t.get("input_schema", {}).get("properties"), t
+        assert not t.get("defer_loading"), t
+    ours = [n for n in names if n.startswith(prefix)]
+    assert sorted(ours) == [prefix + "recall", prefix + "remember"], ours
+    assert "ToolSearch" in names
+    deferred = "\n".join(system_messages(first))
+    assert "deferred tools are now available via ToolSearch" in deferred
+    for name in ("get_memory", "list_memories", "forget"):
+        assert prefix + name in deferred, f"{prefix}{name} not named among the deferred tools"
+    # The server's instructions reach the first system message.
+    assert "# MCP Server Instructions" in deferred and "Persistent memory for this project" in deferred
+
+
+# --- (iii) an MCP round trip: remember, then recall, then the store holds it -------------------
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_mcp_remember_then_recall(world, bins, wiring):
+    w = world(wiring)
+    p = w.mcp_prefix
+    fact = "Job retries back off exponentially, capped at five minutes, so the broker is never flooded"
+    script = [
+        {"when": {"last_is_tool_result": False}, "reply": {"text": "Saving it.", "tool_use": {"name": p + "remember", "input": {"content": fact, "type": "Decision", "tags": "queue,retry"}}}},
+        {"when": {"last_is_tool_result": True, "times": 1}, "reply": {"tool_use": {"name": p + "recall", "input": {"query": "how do job retries back off?"}}}},
+        {"when": {"last_is_tool_result": True}, "reply": {"text": "Remembered and recalled."}},
+    ]
+    s = w.run("Remember that retries back off exponentially, capped at five minutes.", script=script)
+    assert_clean(s)
+    assert not s.mcp_errors(), s.mcp_errors()
+    saved = last_tool_result(s.after_tool(p + "remember"))
+    assert not saved.get("is_error"), saved
+    recalled = last_tool_result(s.after_tool(p + "recall"))
+    assert not recalled.get("is_error") and "capped at five minutes" in tool_result_text(recalled), recalled
+    assert "capped at five minutes" in w.wt("list").stdout
+    assert "capped at five minutes" in w.wt("recall", "retry backoff").stdout
+
+
+# --- (iv) Read of a file a memory names: PostToolUse context in the next request --------------
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_read_injects_file_memory(world, bins, wiring):
+    w = world(wiring)
+    w.remember(
+        "src/queue/worker.py acks a job only after it ran: the broker re-delivers unacked jobs after 30 seconds",
+        "Learning",
+        "queue",
+    )
+    path = str(w.repo / "src/queue/worker.py")
+    script = [
+        {"when": {"last_is_tool_result": False}, "reply": {"tool_use": {"name": "Read", "input": {"file_path": path}}}},
+        {"when": {"last_is_tool_result": True}, "reply": {"text": "Read it."}},
+    ]
+    s = w.run("What does the worker do?", script=script)
+    assert_clean(s)
+    after = s.after_tool("Read")
+    assert not last_tool_result(after).get("is_error"), last_tool_result(after)
+    injected = text_after_tool_result(after)
+    assert "PostToolUse:Read hook additional context:" in injected, injected[:2000] + "\n" + s.explain()
+    assert "re-delivers unacked jobs" in injected, injected[:2000]
+
+
+# --- (v) the plugin validates, and `claude mcp list` sees the server connected -----------------
+def test_plugin_validates(world):
+    w = world()
+    for target in (REPO / "plugin", REPO):
+        p = w.claude_cli("plugin", "validate", str(target), check=False)
+        assert p.returncode == 0 and "Validation passed" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_mcp_list_shows_server_connected(world, bins, wiring):
+    w = world(wiring)
+    out = w.claude_cli("mcp", "list").stdout
+    line = next((l for l in out.splitlines() if "wt-tools" in l), "")
+    assert line and "Connected" in line and "Failed" not in line, out
+
+
+# --- Stop extracts insights under -p (lands with the Stop change) ------------------------------
+@pytest.mark.xfail(strict=False, reason="Stop is async and cancelled when `claude -p` exits; the sync Stop with a detached extraction worker is landing")
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_stop_extracts_insight_after_exit(world, bins, wiring):
+    w = world(wiring)
+    # Extraction runs for OpenSpec sessions only: a project skill the model invokes.
+    w.write(
+        ".claude/skills/openspec-apply/SKILL.md",
+        "---\nname: openspec-apply\ndescription: Apply an OpenSpec change\n---\nImplement the change's tasks.\n",
+    )
+    w.commit("openspec skill")
+    insight = "Job retries use exponential backoff capped at five minutes, decided in the add-retry change"
+    script = [
+        {"when": {"model": "haiku"}, "reply": {"text": f"Decision|queue,retry|{insight}|keys: how do retries back off?; src/queue/worker.py"}},
+        {"when": {"last_is_tool_result": False}, "reply": {"tool_use": {"name": "Skill", "input": {"skill": "openspec-apply", "args": "add-retry"}}}},
+        {"when": {"last_is_tool_result": True}, "reply": {"text": "Done: retries now back off exponentially, capped at five minutes, as you decided."}},
+    ]
+    s = w.run("openspec-apply add-retry: we decided retries back off exponentially, capped at five minutes", script=script)
+    assert_clean(s)
+    assert not s.hook_cancellations(), "hooks cancelled at exit:\n" + "\n".join(s.hook_cancellations())
+    stored = wait_for(lambda: insight in w.wt("list").stdout, timeout=20)
+    nested = w.api.message_requests(HAIKU_MODEL)
+    assert nested, f"no {HAIKU_MODEL} request reached the API\n{s.explain()}"
+    assert nested[0]["size"] <= 12 * 1024, f"nested request is {nested[0]['size']} bytes"
+    assert stored, f"the insight never reached the store\n{w.wt('list').stdout}"
+
+
+# --- the repeat-mistake guard denies a command that failed before (lands with the guard change) -
+@pytest.mark.xfail(strict=False, reason="the guard still warns after the command ran; the PreToolUse deny is landing")
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_guard_denies_repeated_failure(world, bins, wiring):
+    w = world(wiring)
+    w.write("vendor/jobqueue_ext.py", "VERSION = 1\n")
+    w.commit("vendored module")
+    failing = "python3 -c 'import jobqueue_ext'"
+    fixed = "PYTHONPATH=vendor python3 -c 'import jobqueue_ext'"
+    # Session 1: the command fails, then a form of it works.
+    s1 = w.run(
+        "Check that jobqueue_ext imports.",
+        script=[
+            {"when": {"last_is_tool_result": False}, "reply": {"tool_use": {"name": "Bash", "input": {"command": failing, "description": "import it"}}}},
+            {"when": {"tool_result_contains": "No module named", "times": 1}, "reply": {"text": "It lives in vendor/.", "tool_use": {"name": "Bash", "input": {"command": fixed, "description": "import from vendor"}}}},
+            {"when": {"last_is_tool_result": True}, "reply": {"text": "It imports from vendor/."}},
+        ],
+    )
+    assert_clean(s1)
+    first_try = last_tool_result(s1.messages()[1])
+    assert first_try.get("is_error") and "No module named" in tool_result_text(first_try), first_try
+    assert not last_tool_result(s1.messages()[2]).get("is_error"), "the fixed form should work"
+    # Session 2: the same failing command again.
+    s2 = w.run(
+        "Import jobqueue_ext again.",
+        script=[
+            {"when": {"last_is_tool_result": False}, "reply": {"tool_use": {"name": "Bash", "input": {"command": failing, "description": "import it"}}}},
+            {"when": {"last_is_tool_result": True}, "reply": {"text": "ok"}},
+        ],
+    )
+    assert_clean(s2)
+    result = last_tool_result(s2.after_tool("Bash"))
+    text = tool_result_text(result)
+    assert result.get("is_error"), result
+    assert text.startswith("PreToolUse:Bash hook error:"), f"not a denial: {text[:500]}"
+    assert "jobqueue_ext" in text and "No module named" in text, text
+    assert "PYTHONPATH=vendor" in text, f"the denial does not say what worked: {text}"
