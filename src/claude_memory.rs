@@ -59,9 +59,9 @@ pub fn slug(path: &str) -> String {
     if slug.len() <= MAX_SLUG_CHARS {
         return slug;
     }
-    let hash = path
-        .encode_utf16()
-        .fold(0i32, |h, unit| h.wrapping_mul(31).wrapping_add(i32::from(unit)));
+    let hash = path.encode_utf16().fold(0i32, |h, unit| {
+        h.wrapping_mul(31).wrapping_add(i32::from(unit))
+    });
     format!(
         "{}-{}",
         &slug[..MAX_SLUG_CHARS],
@@ -334,7 +334,11 @@ mod tests {
     #[test]
     fn slugs_are_claude_codes_with_a_hash_past_200_characters() {
         assert_eq!(slug("/a/my.proj_dir x"), "-a-my-proj-dir-x");
-        assert_eq!(slug("/p/\u{1F600}é"), "-p----", "UTF-16 units, as JavaScript counts");
+        assert_eq!(
+            slug("/p/\u{1F600}é"),
+            "-p----",
+            "UTF-16 units, as JavaScript counts"
+        );
         let long = format!(
             "/home/developer/{}shopapp",
             "very-long-directory-name-for-a-monorepo/".repeat(6)

@@ -156,7 +156,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let old = tmp.path().join("shopapp");
         previous_layout(&old);
-        assert!(is_legacy(&old), "its `.migrations` (001 only) is the previous system's");
+        assert!(
+            is_legacy(&old),
+            "its `.migrations` (001 only) is the previous system's"
+        );
         // Ours, after our second migration ran, even without its other files.
         std::fs::write(
             old.join(".migrations"),

@@ -1727,13 +1727,24 @@ fn the_previous_systems_store_is_found_and_migrated_from_a_copy() {
         r#"{"applied": ["001"], "last_run": "2026-06-02T09:14:07.511204"}"#,
     )
     .unwrap();
-    std::fs::write(old.join("wt-memory.log"), "2026-06-02 09:14:07 INFO remember ok\n").unwrap();
-    std::fs::write(old.join("wt-memoryd.log"), "2026-06-02 09:14:08 INFO daemon up\n").unwrap();
+    std::fs::write(
+        old.join("wt-memory.log"),
+        "2026-06-02 09:14:07 INFO remember ok\n",
+    )
+    .unwrap();
+    std::fs::write(
+        old.join("wt-memoryd.log"),
+        "2026-06-02 09:14:08 INFO daemon up\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(old.join("bm25_index")).unwrap();
     std::fs::write(old.join("bm25_index/meta.json"), "{}").unwrap();
     std::fs::create_dir_all(env.store_root().join("_global/storage")).unwrap();
     std::fs::create_dir_all(old.join("vector_index")).unwrap();
-    assert!(old.join("storage").is_dir(), "the engine's storage/ is the old store");
+    assert!(
+        old.join("storage").is_dir(),
+        "the engine's storage/ is the old store"
+    );
     let before = tree_bytes(&old);
 
     let status = env.wt(&repo, &["status"], None);

@@ -292,7 +292,7 @@ fn only_new_lines_are_sent_and_never_twice() {
     let t = s.transcript("opsx_apply_session.jsonl", Some(39));
     let input = s.stop_input("stop.normal.json", &t);
     s.run_stop(&input, &[]);
-    assert_eq!(s.calls().len(), 1);
+    assert_eq!(s.calls().len(), 1, "{}", s.log());
     assert!(s.calls()[0]
         .2
         .contains("USER: No, don't call bcrypt directly."));
@@ -476,14 +476,25 @@ fn stop_returns_at_once_and_a_detached_worker_extracts() {
     let took = started.elapsed();
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
-    assert!(took < Duration::from_millis(1500), "the hook waited: {took:?}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "the hook waited: {took:?}"
+    );
     let stored = (0..150).find_map(|_| {
         std::thread::sleep(Duration::from_millis(100));
         let found = s.memories_tagged("phase:auto-extract");
         (!found.is_empty()).then_some(found)
     });
     let stored = stored.unwrap_or_else(|| panic!("no insight stored: {}", s.log()));
-    assert!(stored[0]["content"].as_str().unwrap().contains("hash_secret"));
+    assert!(stored[0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("hash_secret"));
     s.run_stop(&input, &[]);
-    assert_eq!(s.calls().len(), 1, "the span was extracted once: {}", s.log());
+    assert_eq!(
+        s.calls().len(),
+        1,
+        "the span was extracted once: {}",
+        s.log()
+    );
 }

@@ -298,7 +298,13 @@ fn a_repeat_is_stopped_once_per_session_with_the_line_that_names_the_error() {
                  Error: Cannot find module 'vite-plugin-checker'\nRequire stack:\n- /home/u/shopapp/vite.config.ts\n\
                  npm ERR! code ELIFECYCLE";
     fail(&env, &repo, "s1", "t1", "npm run build", error);
-    succeed(&env, &repo, "s1", "t2", "npm install -D vite-plugin-checker && npm run build");
+    succeed(
+        &env,
+        &repo,
+        "s1",
+        "t2",
+        "npm install -D vite-plugin-checker && npm run build",
+    );
     let records = failure_records(&env, &repo);
     let failed = records
         .iter()

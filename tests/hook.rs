@@ -441,10 +441,15 @@ fn compaction_keeps_the_ids_and_lets_memories_come_back() {
         "Decision",
         "sync",
     );
+    // Each call its own `prompt_id`, as Claude Code sends: an identical payload within 2 s would
+    // be taken for a second copy of the same event.
+    let calls = std::cell::Cell::new(0);
     let payload = |event: &str, extra: Value| {
+        calls.set(calls.get() + 1);
         let mut v = serde_json::json!({
             "session_id": "compact-session", "cwd": p.repo, "hook_event_name": event,
             "transcript_path": p.transcripts.join("none.jsonl"),
+            "prompt_id": format!("p-{}", calls.get()),
         });
         for (k, x) in extra.as_object().unwrap() {
             v[k] = x.clone();
@@ -452,24 +457,47 @@ fn compaction_keeps_the_ids_and_lets_memories_come_back() {
         v.to_string()
     };
     let run = |event: &str, extra: Value| {
-        let (out, _) = run_hook(&env, &p.repo, Some(event), payload(event, extra).as_bytes(), &[]);
+        let (out, _) = run_hook(
+            &env,
+            &p.repo,
+            Some(event),
+            payload(event, extra).as_bytes(),
+            &[],
+        );
         assert_eq!(out.status.code(), Some(0));
         String::from_utf8(out.stdout).unwrap()
     };
-    let prompt = serde_json::json!({"prompt": "How does sync push retry when the remote rejects it?"});
-    assert_eq!(run("PreCompact", serde_json::json!({"trigger": "auto"})), "");
+    let prompt =
+        serde_json::json!({"prompt": "How does sync push retry when the remote rejects it?"});
+    assert_eq!(
+        run("PreCompact", serde_json::json!({"trigger": "auto"})),
+        ""
+    );
     let first = run("UserPromptSubmit", prompt.clone());
     assert!(first.contains(&mem_id(&id)), "{first}");
-    assert_eq!(run("UserPromptSubmit", prompt.clone()), "", "once per session");
-    let keep = run("PreCompact", serde_json::json!({"trigger": "manual", "custom_instructions": ""}));
+    assert_eq!(
+        run("UserPromptSubmit", prompt.clone()),
+        "",
+        "once per session"
+    );
+    let keep = run(
+        "PreCompact",
+        serde_json::json!({"trigger": "manual", "custom_instructions": ""}),
+    );
     assert!(
         keep.starts_with("Project memory (wt-tools): keep in the summary")
             && keep.contains(&format!("[MEM#{}]", mem_id(&id))),
         "plain text, not JSON: {keep}"
     );
-    run("SessionStart", serde_json::json!({"source": "compact", "model": "claude-opus-5-5"}));
+    run(
+        "SessionStart",
+        serde_json::json!({"source": "compact", "model": "claude-opus-5-5"}),
+    );
     let again = run("UserPromptSubmit", prompt);
-    assert!(again.contains(&mem_id(&id)), "back in full after compaction: {again}");
+    assert!(
+        again.contains(&mem_id(&id)),
+        "back in full after compaction: {again}"
+    );
 }
 
 #[test]
@@ -823,7 +851,11 @@ fn a_hook_whose_stdin_never_ends_exits_in_time() {
         ("nothing", Vec::new(), None),
         ("a slow drip", b"{\"session_id\": \"".to_vec(), Some(b'a')),
         ("2 MB, unfinished", huge_open, None),
-        ("invalid UTF-8", b"{\"prompt\": \"\xff\xfe".to_vec(), Some(0xff)),
+        (
+            "invalid UTF-8",
+            b"{\"prompt\": \"\xff\xfe".to_vec(),
+            Some(0xff),
+        ),
     ];
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
@@ -833,7 +865,8 @@ fn a_hook_whose_stdin_never_ends_exits_in_time() {
                 handles.push((
                     *what,
                     *event,
-                    scope.spawn(move || run_hook_pipe_open(env, repo, *event, bytes.clone(), *drip)),
+                    scope
+                        .spawn(move || run_hook_pipe_open(env, repo, *event, bytes.clone(), *drip)),
                 ));
             }
         }
@@ -846,10 +879,17 @@ fn a_hook_whose_stdin_never_ends_exits_in_time() {
                 String::from_utf8_lossy(&out.stdout)
             );
             // The input wait (2 s) is below every event's deadline; the rest is a loaded machine.
-            assert!(took < Duration::from_secs(6), "{what} {event:?} took {took:?}");
+            assert!(
+                took < Duration::from_secs(6),
+                "{what} {event:?} took {took:?}"
+            );
         }
     });
-    assert!(log_text(&env).contains("stdin neither ended"), "{}", log_text(&env));
+    assert!(
+        log_text(&env).contains("stdin neither ended"),
+        "{}",
+        log_text(&env)
+    );
 
     // A whole payload with the pipe still open is handled as soon as it is read.
     let prompt = serde_json::json!({
@@ -870,7 +910,10 @@ fn a_hook_whose_stdin_never_ends_exits_in_time() {
     assert_eq!(out.status.code(), Some(0));
     let text = context_of(&String::from_utf8_lossy(&out.stdout), "UserPromptSubmit");
     assert!(text.contains("Postgres over SQLite"), "{text}");
-    assert!(took < Duration::from_secs(2), "answered without waiting for EOF: {took:?}");
+    assert!(
+        took < Duration::from_secs(2),
+        "answered without waiting for EOF: {took:?}"
+    );
 }
 
 #[test]

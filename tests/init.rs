@@ -1400,7 +1400,7 @@ fn with_the_plugin_enabled_init_writes_no_hooks_and_takes_out_its_own() {
     h.project_ok(&repo, &["init", "--hooks", "settings"], true);
     assert_eq!(
         our_hook_commands(&repo.join(".claude/settings.json")).len(),
-        9
+        10
     );
 }
 

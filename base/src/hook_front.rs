@@ -16,8 +16,8 @@ use crate::hook_events::{self, Runs};
 use crate::wire::{self, Hello, HookDone, HookRun, ENGINE};
 use serde_json::Value;
 use std::io::{BufReader, Read, Write};
-use std::sync::mpsc;
 use std::path::PathBuf;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The engine binary's first argument that makes it the hook handler.
@@ -92,10 +92,21 @@ pub fn input_deadline(started: Instant, event: &str) -> Instant {
 /// input ends at end of file or as soon as what was read is one whole JSON object; past the
 /// deadline, or beyond [`MAX_INPUT_BYTES`], there is no input (the hook stays silent).
 pub fn read_input(deadline: Instant) -> Result<Vec<u8>, String> {
+    use std::os::fd::FromRawFd;
     let (chunks, arrive) = mpsc::channel::<std::io::Result<Vec<u8>>>();
-    // The reader may block for ever; it is never joined, and the process exits around it.
+    // The reader may block for ever; it is never joined, and the process exits (or execs the
+    // engine) around it. It reads a close-on-exec copy of stdin: once the engine's input is put
+    // in place of stdin for the exec, a read still pending must not take that input away.
+    // SAFETY: fcntl on fd 0 has no memory effects; the new descriptor is owned by `stdin` alone.
+    let fd = unsafe { libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(format!(
+            "cannot read stdin: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let mut stdin = unsafe { std::fs::File::from_raw_fd(fd) };
     std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let read = match stdin.read(&mut buf) {
@@ -341,7 +352,8 @@ mod tests {
         assert!(!is_one_object(b"{\"a\": {\"b\": 1}"), "still open");
         assert!(!is_one_object(b"{\"a\": \"}"), "a brace inside a string");
         assert!(!is_one_object(b"{} {}"), "two objects wait for the end");
-        assert!(!is_one_object(b"{\"a\": \"\xff\"}"), "invalid UTF-8 waits for the end");
+        // Whole, though not UTF-8: read no further; parsing it rejects it (logged, silent).
+        assert!(is_one_object(b"{\"a\": \"\xff\"}"));
         assert!(!is_one_object(b"  \n"));
     }
 }

@@ -1,6 +1,6 @@
 //! One handler per Claude Code event. Each returns the `additionalContext` text to inject, or None.
 
-use super::cache::{dedup_key, load_session, save_session, store_session, SessionState};
+use super::cache::{dedup_key, load_session, save_session, SessionState};
 use super::format::{self, block, Budget, IdBook, LineOptions, PROMPT_BUDGET, TOOL_BUDGET};
 use super::input::HookInput;
 use super::memory;
@@ -249,7 +249,10 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
         return Ok(None);
     };
     if is_synthetic_prompt(prompt) {
-        log::debug(&ctx.event, "a task notification, not the user's prompt: no recall");
+        log::debug(
+            &ctx.event,
+            "a task notification, not the user's prompt: no recall",
+        );
         return Ok(None);
     }
     let mut parts = Vec::new();

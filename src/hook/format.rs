@@ -208,7 +208,9 @@ pub const BESIDE_FULL_FLOOR: f64 = 1.01;
 
 /// [`BESIDE_FULL_FLOOR`], or the value a tuning run sets (`WT_MEMORY_TUNE_BESIDE`).
 pub fn beside_full_floor() -> f64 {
-    crate::config::get().tune_beside.unwrap_or(BESIDE_FULL_FLOOR)
+    crate::config::get()
+        .tune_beside
+        .unwrap_or(BESIDE_FULL_FLOOR)
 }
 
 pub const INDEX_INTRO: &str = "Maybe relevant, not shown (get_memory <id> for the full text):";

@@ -213,7 +213,10 @@ pub fn stop_reason(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, Strin
         return Ok(None);
     }
     let mut state = super::cache::load_session(ctx);
-    if hits.iter().all(|(signature, _, _)| state.guarded.contains(signature)) {
+    if hits
+        .iter()
+        .all(|(signature, _, _)| state.guarded.contains(signature))
+    {
         // Stopped once this session already: this attempt is the agent's decision.
         return Ok(None);
     }

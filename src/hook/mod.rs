@@ -33,7 +33,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-
 pub use wt_memory_base::hook_front::internal_deadline;
 
 /// What a handler needs besides its input.
@@ -216,7 +215,8 @@ pub fn serve(call: &wt_memory_base::wire::HookRun) -> wt_memory_base::wire::Hook
     let handled = crate::config::with_call_env(env, || {
         std::panic::catch_unwind(|| {
             handle(&call.argv, raw, started, Memory::Ask, |event, _| {
-                wt_memory_base::hook_events::runs(event) == wt_memory_base::hook_events::Runs::Service
+                wt_memory_base::hook_events::runs(event)
+                    == wt_memory_base::hook_events::Runs::Service
             })
         })
     });
@@ -343,8 +343,7 @@ fn steps_aside(
     }
     let session = input.str("session_id").unwrap_or("");
     let store = crate::project::resolve(project_dir, None).store_dir;
-    if once::needs_claim(event) && !once::claim(&claims, &once::key(&store, session, event, raw))
-    {
+    if once::needs_claim(event) && !once::claim(&claims, &once::key(&store, session, event, raw)) {
         return Some("another copy of this hook is handling this event");
     }
     None

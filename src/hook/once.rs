@@ -111,7 +111,10 @@ mod tests {
         let a = key(store, "s", "PreToolUse", br#"{"tool_use_id":"t1"}"#);
         assert_eq!(a, key(store, "s", "PreToolUse", br#"{"tool_use_id":"t1"}"#));
         assert_ne!(a, key(store, "s", "PreToolUse", br#"{"tool_use_id":"t2"}"#));
-        assert_ne!(a, key(store, "s", "PostToolUse", br#"{"tool_use_id":"t1"}"#));
+        assert_ne!(
+            a,
+            key(store, "s", "PostToolUse", br#"{"tool_use_id":"t1"}"#)
+        );
         assert_ne!(a, key(store, "t", "PreToolUse", br#"{"tool_use_id":"t1"}"#));
         // Issue 43: one session id and payload in two projects are two events.
         let other = Path::new("/stores/billing-5e6f7a8b");

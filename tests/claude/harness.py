@@ -21,6 +21,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,11 +123,18 @@ class Session:
         return [l for l in self.debug.splitlines() if re.search(r"Hook \S+ \(\S+\) cancelled", l)]
 
     def mcp_errors(self) -> list[str]:
-        return [
-            l
-            for l in self.debug.splitlines()
-            if "MCP" in l and ("[ERROR]" in l or re.search(r"failed|Connection error|timed out", l))
-        ]
+        """Debug lines of our MCP server failing: connection errors, and its stderr (Claude Code
+        logs every stderr line as [ERROR]) past the one start-up line."""
+        out = []
+        for l in self.debug.splitlines():
+            if 'MCP server "' not in l or "wt-tools" not in l:
+                continue
+            if "Server stderr:" in l:
+                if not re.search(r"Server stderr: wt-mcp-server \S+: project directory", l):
+                    out.append(l[:600])
+            elif re.search(r"\[ERROR\]|failed|Connection error|timed out", l):
+                out.append(l[:600])
+        return out
 
     def explain(self) -> str:
         """What to print when an assertion fails: exit code, output and the hook lines of the log."""
@@ -231,12 +239,14 @@ class World:
         self.store = self.root / "store"
         self.state = self.root / "state"
         self.data = self.root / "data"
-        self.runtime = self.root / "runtime"
+        # Short: the memory service's socket lives here, and a Unix socket path has ~107 bytes
+        # (pytest's tmp_path is too long: the hooks then fail, silently but for their log).
+        self.runtime = Path(tempfile.mkdtemp(prefix="wt-rt-"))
         self.shim = self.root / "shim"  # holds only `claude`
         self.logs = self.root / "logs"
         for d in (self.home, self.repo, self.store, self.state, self.data, self.logs, self.shim):
             d.mkdir(parents=True, exist_ok=True)
-        self.runtime.mkdir(mode=0o700, exist_ok=True)
+        self.runtime.chmod(0o700)
         (self.shim / "claude").symlink_to(self.claude)
         # Onboarding done, no tips or release notes, the project trusted: `-p` never prompts.
         (self.home / ".claude.json").write_text(
@@ -464,12 +474,20 @@ class World:
                 pids.append(int(d.name))
         return pids
 
+    def hook_log_errors(self) -> list[str]:
+        """ERROR lines of wt-hook-memory's own log (a hook that fails inside still exits 0)."""
+        log = self.state / "wt-tools/wt-hook-memory.log"
+        if not log.exists():
+            return []
+        return [l for l in log.read_text(errors="replace").splitlines() if " ERROR: " in l]
+
     def close(self) -> None:
         for pid in self.our_processes():
             try:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
+        shutil.rmtree(self.runtime, ignore_errors=True)
 
 
 def wait_for(predicate, timeout: float = 10.0, interval: float = 0.25):

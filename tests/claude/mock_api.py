@@ -318,6 +318,16 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     log_path: Path
     log_lock: threading.Lock
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up is normal at exit; anything else goes to `<log>.errors`."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+            return
+        import traceback
+
+        with self.log_lock, open(str(self.log_path) + ".errors", "a", encoding="utf-8") as f:
+            f.write(f"{time.time()} {client_address}\n{traceback.format_exc()}\n")
+
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -489,6 +499,11 @@ class MockApi:
             for r in self.requests()
             if r["path"] == "/v1/messages" and (model is None or model in str(r["body"].get("model", "")))
         ]
+
+    def errors(self) -> str:
+        """Tracebacks of requests the server failed to answer (empty when none)."""
+        p = Path(str(self.log_path) + ".errors")
+        return p.read_text() if p.exists() else ""
 
     def unknown(self) -> list[dict]:
         return [r for r in self.requests() if r.get("unknown")]

@@ -27,6 +27,9 @@ def assert_clean(s: harness.Session) -> None:
     assert s.returncode == 0, s.explain()
     errors = s.hook_errors()
     assert not errors, "hook errors in the debug log:\n" + "\n".join(errors) + "\n" + s.explain()
+    logged = s.world.hook_log_errors()
+    assert not logged, "errors in wt-hook-memory's log:\n" + "\n".join(logged)
+    assert not s.world.api.errors(), s.world.api.errors()
 
 
 def measure(name: str, s: harness.Session) -> None:
@@ -218,8 +221,10 @@ def test_stop_extracts_insight_after_exit(world, bins, wiring):
     s = w.run("openspec-apply add-retry: we decided retries back off exponentially, capped at five minutes", script=script)
     assert_clean(s)
     assert not s.hook_cancellations(), "hooks cancelled at exit:\n" + "\n".join(s.hook_cancellations())
+    t0 = time.monotonic()
     stored = wait_for(lambda: insight in w.wt("list").stdout, timeout=20)
     nested = w.api.message_requests(HAIKU_MODEL)
+    print(f"extraction ({wiring}): stored={bool(stored)} {time.monotonic() - t0:.1f}s after exit; nested requests: {[r['size'] for r in nested]} bytes")
     assert nested, f"no {HAIKU_MODEL} request reached the API\n{s.explain()}"
     assert nested[0]["size"] <= 12 * 1024, f"nested request is {nested[0]['size']} bytes"
     assert stored, f"the insight never reached the store\n{w.wt('list').stdout}"
@@ -240,13 +245,18 @@ def test_guard_denies_repeated_failure(world, bins, wiring):
         script=[
             {"when": {"last_is_tool_result": False}, "reply": {"tool_use": {"name": "Bash", "input": {"command": failing, "description": "import it"}}}},
             {"when": {"tool_result_contains": "No module named", "times": 1}, "reply": {"text": "It lives in vendor/.", "tool_use": {"name": "Bash", "input": {"command": fixed, "description": "import from vendor"}}}},
+            # The guard may stop the fixed form too (it is close to the failure): run it again,
+            # as its reason says.
+            {"when": {"tool_result_contains": "PreToolUse:Bash hook error:", "times": 1}, "reply": {"tool_use": {"name": "Bash", "input": {"command": fixed, "description": "import from vendor, again"}}}},
             {"when": {"last_is_tool_result": True}, "reply": {"text": "It imports from vendor/."}},
         ],
     )
     assert_clean(s1)
-    first_try = last_tool_result(s1.messages()[1])
-    assert first_try.get("is_error") and "No module named" in tool_result_text(first_try), first_try
-    assert not last_tool_result(s1.messages()[2]).get("is_error"), "the fixed form should work"
+    results = [last_tool_result(r) for r in s1.messages()[1:]]
+    assert results[0].get("is_error") and "No module named" in tool_result_text(results[0]), results[0]
+    if len(results) > 2:
+        print(f"session 1: the guard stopped the fixed form: {tool_result_text(results[1])[:300]!r}")
+    assert not results[-1].get("is_error"), f"the fixed form should work: {results[-1]}"
     # Session 2: the same failing command again.
     s2 = w.run(
         "Import jobqueue_ext again.",
