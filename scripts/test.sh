@@ -28,6 +28,9 @@ cargo test --no-run
 cargo test -p wt-memory-base
 "${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup
 cargo test --no-fail-fast -- --test-threads=2
+# Real Claude Code sessions (the CLI pinned by deps.sh against a scripted Messages API on
+# loopback), wired by init and by the plugin: what reaches the model, and when (about a minute).
+python3 -m pytest tests/claude -q -rxX -p no:cacheprovider
 # The same suite on the direct path, every process opening the store itself (about 3 minutes).
 WT_MEMORY_DAEMON=0 cargo test --no-fail-fast -- --test-threads=2
 # What the hooks inject, scored on 60 real payloads (about a minute); floors in the script.

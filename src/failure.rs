@@ -296,6 +296,8 @@ fn says_only_that_it_failed(line: &str) -> bool {
         "test failed, to rerun",
         "process completed with",
         "errors occurred",
+        // Python's header before the frames; the exception's own line comes last.
+        "traceback (most recent call last)",
     ];
     VERDICTS.iter().any(|v| l.contains(v))
 }
@@ -450,6 +452,11 @@ mod tests {
         assert_eq!(
             error_line(pytest).as_deref(),
             Some("FAILED tests/test_auth.py::test_login - AssertionError: 401 != 200")
+        );
+        let python = "Exit code 1\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nModuleNotFoundError: No module named 'jobqueue_ext'";
+        assert_eq!(
+            error_line(python).as_deref(),
+            Some("ModuleNotFoundError: No module named 'jobqueue_ext'")
         );
         // Only a verdict: it is what there is.
         assert_eq!(

@@ -17,6 +17,17 @@ pub const RELEVANCE_FLOOR: f64 = 0.3;
 pub const PROACTIVE_FLOOR: f64 = 0.45;
 /// ... and so are results below this fraction of the best one.
 pub const PROACTIVE_RELATIVE: f64 = 0.5;
+/// In a store no larger than what a hook injects, the fraction of the best score a memory must
+/// reach to be injected in full (chosen by cross-validation on small stores made from the dev
+/// sets, `scripts/small_store_eval.py`).
+pub const SMALL_STORE_RELATIVE: f64 = 0.5;
+
+fn small_store_relative() -> f64 {
+    crate::config::get()
+        .tune_small_relative
+        .unwrap_or(SMALL_STORE_RELATIVE)
+}
+
 /// Below the gates, a memory at least this relevant may be listed in a hook's index (a one-line
 /// pointer the agent may fetch), never injected in full. Chosen with [`PROACTIVE_FLOOR`].
 pub const INDEX_FLOOR: f64 = 0.25;
@@ -521,13 +532,15 @@ pub fn tiers(
     // The full floor keeps out the near misses of a store where many memories compete; a store
     // that holds no more memories than the event injects (a new user's) has none to choose
     // between, so there the relevance floor alone decides.
-    let full_floor = if ranking.view.records.len() <= limit {
-        RELEVANCE_FLOOR
-    } else {
-        full_floor
-    };
+    let small = ranking.view.records.len() <= limit;
+    let full_floor = if small { RELEVANCE_FLOOR } else { full_floor };
     let top = ranking.hits.first().map_or(0.0, |_| ranking.relevance(0));
-    let relative = top * PROACTIVE_RELATIVE;
+    let relative = top
+        * if small {
+            small_store_relative()
+        } else {
+            PROACTIVE_RELATIVE
+        };
     // A file gets in full the memories about it: those naming the file itself clear the
     // relevance floor only; those naming its module, the full floor; the rest go to the index.
     let path = q.kind.unwrap_or_else(|| QueryKind::infer(context)) == QueryKind::Path;

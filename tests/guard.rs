@@ -298,6 +298,11 @@ fn a_repeat_is_stopped_once_per_session_with_the_line_that_names_the_error() {
                  Error: Cannot find module 'vite-plugin-checker'\nRequire stack:\n- /home/u/shopapp/vite.config.ts\n\
                  npm ERR! code ELIFECYCLE";
     fail(&env, &repo, "s1", "t1", "npm run build", error);
+    // The session that saw the failure is not stopped from trying again: it has the error.
+    assert_eq!(
+        before(&env, &repo, "s1", "t2", "npm run build -- --debug"),
+        ""
+    );
     succeed(
         &env,
         &repo,

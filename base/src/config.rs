@@ -168,6 +168,9 @@ pub struct Config {
     /// The floor of index entries shown beside memories injected in full
     /// (`WT_MEMORY_TUNE_BESIDE`; tuning only).
     pub tune_beside: Option<f64>,
+    /// The ratio to the best score that a memory of a store no larger than a hook's limit must
+    /// reach to be injected in full (`WT_MEMORY_TUNE_SMALL_RELATIVE`; tuning only).
+    pub tune_small_relative: Option<f64>,
 }
 
 /// Default idle time before the daemon exits.
@@ -240,6 +243,8 @@ impl Config {
                 .map(|v| parse_rank_tuning(&v))
                 .unwrap_or_default(),
             tune_beside: var("WT_MEMORY_TUNE_BESIDE").and_then(|v| v.trim().parse().ok()),
+            tune_small_relative: var("WT_MEMORY_TUNE_SMALL_RELATIVE")
+                .and_then(|v| v.trim().parse().ok()),
             tune_gates: var("WT_MEMORY_TUNE_GATES").and_then(|v| {
                 let (full, index) = v.split_once(':')?;
                 Some((full.trim().parse().ok()?, index.trim().parse().ok()?))

@@ -35,6 +35,10 @@ pub struct SessionState {
     /// second attempt runs).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub guarded: BTreeSet<String>,
+    /// Signatures of the commands that failed in this session: the agent saw those failures
+    /// itself, so the guard does not stop their next forms here.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub failed_here: BTreeSet<String>,
     /// The commands the guard stopped this session, by signature: one of them that then works
     /// was a false fire.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -106,6 +106,7 @@ pub fn record_failure(ctx: &Ctx, input: &HookInput) -> Result<(), String> {
     }
     mistake(ctx, input, &signature, &command.head(), "failed", guarded);
     super::cache::store_session(ctx, |s| {
+        s.failed_here.insert(signature.clone());
         s.failures.retain(|f| f.signature != signature);
         s.failures.push(SessionFailure {
             signature: signature.clone(),
@@ -213,11 +214,11 @@ pub fn stop_reason(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, Strin
         return Ok(None);
     }
     let mut state = super::cache::load_session(ctx);
-    if hits
-        .iter()
-        .all(|(signature, _, _)| state.guarded.contains(signature))
-    {
-        // Stopped once this session already: this attempt is the agent's decision.
+    // Stopped once this session already, or failed in this very session (the agent has the
+    // error in front of it and is trying a fix): this attempt is the agent's decision.
+    if hits.iter().all(|(signature, _, _)| {
+        state.guarded.contains(signature) || state.failed_here.contains(signature)
+    }) {
         return Ok(None);
     }
     let mut ids = super::format::IdBook::new(Some(&mut state.mem_ids));

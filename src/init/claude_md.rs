@@ -21,37 +21,24 @@ pub fn managed_block() -> String {
     format!("{START_MARKER}\n{}{END_MARKER}\n", guidance())
 }
 
-/// What the agent is told about its memory: the CLAUDE.md section, and the plugin's skill.
+/// What the agent is told about its memory: the CLAUDE.md section, and the plugin's skill. The
+/// section goes into every request of every session: short, and it says only what the agent
+/// needs to act on (what the blocks are, when to recall, when to remember).
 pub fn guidance() -> &'static str {
     r#"## Project memory
 
-This project has a persistent memory. Claude Code hooks fill it and read from it automatically.
+Hooks inject this project's memory (wt-tools) into the session: blocks labelled **PROJECT MEMORY**,
+**PROJECT CONTEXT**, **MEMORY MAP** or **MEMORY: Context for this file/command**, entries with ids such
+as `[MEM#a1b2]`. Read them before researching; when one answers, cite it ("From memory: [MEM#a1b2] ...")
+and build on it. `⚠️ HEURISTIC` entries are earlier judgements, not facts. A Bash command that failed in
+an earlier session is stopped once, with what failed and what worked: fix the cause, or run it again.
 
-- Relevant memories arrive inside system reminders labelled **PROJECT MEMORY**, **PROJECT CONTEXT** or
-  **MEMORY: Context for this file/command**: at session start, with every prompt, after Read and Bash
-  calls, after failed commands, and when a subagent starts. Each entry carries an id such as `[MEM#a1b2]`.
-- These reminders are part of every turn, and they are read before any other research:
-  1. **Scan** the reminders for those labels.
-  2. **Match** the entries against the current question, error or file.
-  3. **Cite** a matching entry as "From memory: …" and build on it instead of re-investigating.
-  4. **Research** only what memory does not already answer.
-- Entries marked `⚠️ HEURISTIC` are earlier judgements, not verified facts: they suggest, they never conclude.
-- **MEMORY: This command failed before** arrives before a Bash command that failed in a similar form: do
-  not run it unchanged; follow its `What worked` line, or fix the cause first.
-- At session start a **MEMORY MAP** says how many memories the project holds and their main topics.
-- **When to recall**: before non-trivial work, when a task touches code or decisions earlier sessions may
-  have covered, and when stuck on an error. The `wt-tools` MCP server's `recall` (search by meaning) and
-  `remember` are always loaded; `get_memory` fetches an id a reminder listed, and `proactive_context`,
-  `list_memories` and `forget` are found through tool search.
-- **When to remember**: insights from each session are saved automatically. A decision and its reason, a
-  non-obvious fix, a convention or a gotcha someone would otherwise rediscover is saved on purpose with the
-  `remember` tool or with
-  `echo "<insight>" | wt-memory remember --type Learning --tags source:user,<topic>`
-  (types: `Decision`, `Learning`, `Context`). Give it 2-3 `keys` (`--keys` on the command line): questions
-  someone would ask when it helps, in their words, and the files or commands it is about.
-  `wt-memory forget <id>` removes a wrong entry. When a new fact replaces an older memory (`remember`
-  lists older ones on the same subject as `similar`), link them with the `supersede` tool or
-  `wt-memory supersede <new-id> <old-id>`, so the stale one stops being injected.
+- **When to recall**: before non-trivial work and when stuck, with `recall` (always loaded); `get_memory`
+  fetches a listed id; `proactive_context` and the other tools are found through tool search.
+- **When to remember**: sessions are harvested automatically. Save a decision and its reason, a
+  non-obvious fix, a convention or a gotcha with `remember` (2-3 `keys`: questions someone would ask,
+  the files or commands it is about) or `echo "<fact>" | wt-memory remember --type Learning --tags <topic>`.
+  No secrets. When it replaces an older memory, `supersede` that one; `wt-memory forget <id>` removes one.
 "#
 }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// Comma-separated tags, also accepted as a list (models send either).
+/// Tags, comma-separated or a list.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 #[serde(untagged)]
@@ -26,16 +26,17 @@ pub(super) fn tag_list(tags: &Option<Tags>) -> Vec<String> {
     tags.as_ref().map(Tags::to_list).unwrap_or_default()
 }
 
-/// The kind of memory being stored.
+/// The kind of memory.
 #[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub enum MemoryType {
-    /// A choice that was made and why.
+    // Plain comments, not docs: see `ops::RecallMode`.
+    // A choice that was made and why.
     Decision,
-    /// Something found out: a fix, a gotcha, a convention.
+    // Something found out: a fix, a gotcha, a convention.
     #[default]
     Learning,
-    /// Background facts about the project or the current work.
+    // Background facts about the project or the current work.
     Context,
 }
 
@@ -68,29 +69,24 @@ pub(super) fn default_true() -> bool {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct RememberArgs {
-    /// The memory itself: one self-contained fact, written so it makes sense in a later session
-    /// without this conversation. Never include secrets.
+    // Each field's doc is its description in the tool's schema, which Claude Code sends with
+    // every request of a session (`remember` is always loaded): one line each.
+    /// One self-contained fact, clear without this conversation. No secrets.
     pub content: String,
     /// Decision, Learning (default) or Context.
     #[serde(default, rename = "type")]
     pub memory_type: MemoryType,
-    /// Optional tags, comma-separated ("auth,convention") or a list. The branch tag is added
-    /// automatically.
+    /// Optional tags.
     #[serde(default)]
     pub tags: Option<Tags>,
-    /// When this fact replaces an older memory (a changed decision, a moved file), that memory's
-    /// full id: recall then marks the old one as superseded and the hooks stop injecting it.
+    /// The id of an older memory this fact replaces.
     #[serde(default)]
     pub supersedes: Option<String>,
-    /// Recommended: 2-4 short retrieval keys that make this memory easy to find later. Two
-    /// questions or tasks a developer would type when this memory helps, in their own words (not
-    /// the memory's); one anchor line listing only the files, commands, error codes and
-    /// identifiers it is specific to; and, if the team writes in another language too, one line
-    /// in that language.
+    /// 2-4 retrieval keys: questions someone would ask when it helps, and the files, commands or
+    /// errors it is about.
     #[serde(default)]
     pub keys: Option<Vec<String>>,
-    /// Optional: a title of a few words (at most 80 characters), shown when a hook lists this
-    /// memory in its index instead of injecting it; default: the memory's first sentence.
+    /// A few words, shown when a hook lists it by title.
     #[serde(default)]
     pub title: Option<String>,
 }
@@ -98,16 +94,16 @@ pub struct RememberArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct RecallArgs {
-    /// What to look for, in natural language or keywords.
+    /// A question or keywords.
     pub query: String,
-    /// Maximum number of memories to return.
+    /// At most this many.
     #[schemars(range(min = 1))]
     #[serde(default = "default_limit_5")]
     pub limit: u32,
-    /// Retrieval strategy; hybrid unless you have a reason.
+    /// temporal: newest first.
     #[serde(default)]
     pub mode: ops::RecallMode,
-    /// Only memories carrying all these tags (comma-separated or a list).
+    /// Only memories with all these tags.
     #[serde(default)]
     pub tags: Option<Tags>,
 }

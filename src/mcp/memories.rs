@@ -6,7 +6,7 @@ use super::*;
 #[tool_router(router = memories_tools, vis = "pub(super)")]
 impl MemoryServer {
     #[tool(
-        description = "Save one fact to the project's persistent memory so later sessions (and the memory hooks) can use it. Use after a decision, a non-obvious fix, a discovered convention or gotcha. Write it self-contained; never include secrets. Returns {\"id\": ..., \"duplicate\": bool, \"similar\": [...]}; duplicate=true means the same content was already stored under that id. similar lists older memories on the same subject (id, similarity, content): if the new fact replaces one of them (a changed decision, a moved file), call supersede(newer=id, older=that id) so the stale one stops being injected.",
+        description = "Save one fact for later sessions: a decision and its reason, a non-obvious fix, a convention, a gotcha. Returns {id, duplicate, similar}; if it replaces a similar memory, call supersede.",
         meta = always_load(),
         annotations(
             title = "Remember",
@@ -40,7 +40,7 @@ impl MemoryServer {
     }
 
     #[tool(
-        description = "Search the project's memory for what earlier sessions learned about a topic. Use before starting non-trivial work, when something looks familiar, or when stuck. Memories from the current git branch rank first. Returns a JSON array of records (id, content, experience_type, tags, importance, created_at, ...), best match first; [] when nothing matches.",
+        description = "Search this project's memory (what earlier sessions decided, fixed, found) by meaning. Use before non-trivial work and when stuck. Returns records, best first.",
         meta = always_load(),
         annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
     )]

@@ -36,16 +36,11 @@ use crate::sync::{SyncAction, SyncArgs};
 /// binary's, not the crate's (`wt-memory` is the CLI).
 pub const SERVER_NAME: &str = "wt-mcp-server";
 
-/// What Claude Code shows the model about this server at session start (it keeps the first
-/// 2 KB; a test holds it under that).
-pub const SERVER_INSTRUCTIONS: &str = "Persistent memory for this project, shared with the memory hooks and kept across sessions. \
-When to recall: before non-trivial work, when a task touches code or decisions earlier sessions may have \
-covered, when something looks familiar, and when stuck on an error; call `recall` with a few words or a \
-question, and `get_memory` for an id a hook listed (`[MEM#...]`). When to remember: after a decision and \
-its reason, a non-obvious fix, a convention or a gotcha someone would otherwise rediscover; call \
-`remember` with one self-contained fact (no secrets), and `supersede` when it replaces an older memory. \
-Use `add_todo`/`list_todos` for follow-ups that outlive the session. Maintenance tools (`audit`, \
-`dedup`, `cleanup`) default to dry runs.";
+/// What Claude Code shows the model about this server at session start (in every session's first
+/// request: kept short; the plugin's skill and the CLAUDE.md section say more).
+pub const SERVER_INSTRUCTIONS: &str = "This project's persistent memory, shared with the memory hooks. \
+Recall before non-trivial work and when stuck; get_memory fetches an id a hook listed ([MEM#...]). \
+Remember decisions, non-obvious fixes, conventions and gotchas (no secrets); supersede what they replace.";
 
 /// The `_meta` of the tools Claude Code should load at session start rather than defer behind
 /// its tool search (where the model rarely thinks of looking for memory): `recall` and

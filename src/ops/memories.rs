@@ -416,12 +416,14 @@ pub fn supersede(store: &Store, newer: &str, older: &str) -> Result<Superseded> 
 #[schemars(crate = "rmcp::schemars")]
 #[serde(rename_all = "lowercase")]
 pub enum RecallMode {
-    /// Meaning and keywords combined, current branch first.
+    // Plain comments, not docs: a documented variant makes the tools' JSON schema three times as
+    // long, and the schema is sent with every request of a session.
+    // Meaning and keywords combined, current branch first.
     #[default]
     Hybrid,
-    /// Meaning only.
+    // Meaning only.
     Semantic,
-    /// The same relevant memories as hybrid, newest first.
+    // The same relevant memories as hybrid, newest first.
     Temporal,
 }
 

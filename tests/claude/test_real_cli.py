@@ -15,7 +15,7 @@ import pytest
 import harness
 from conftest import MEASURED
 from harness import HAIKU_MODEL, REPO, context_text, last_tool_result, system_messages, text_after_tool_result, tool, tool_names, wait_for
-from mock_api import MockApi, message_text, tool_result_text
+from mock_api import MockApi, tool_result_text
 
 WIRINGS = ["init", "plugin"]
 QUEUE_DECISION = "We chose Postgres over SQLite for the job queue"
@@ -98,6 +98,23 @@ def test_bare_session_first_request(world):
     # Only the Messages API, nothing probed elsewhere.
     assert {r["path"] for r in s.requests} <= {"/v1/messages", "/v1/messages/count_tokens"}, s.requests
     measure("bare", s)
+
+
+# --- (vii) what being installed costs every session: the first request, over a bare one --------
+OVERHEAD_BUDGET = 6 * 1024
+
+
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_first_request_overhead_is_within_budget(world, bins, wiring):
+    """An empty store, so this is the wiring alone: the two loaded tools' schemas, the deferred
+    tool names, the MCP instructions, the skill's line (plugin) or the CLAUDE.md section (init)."""
+    bare = world().run(QUEUE_PROMPT, script=[])
+    wired = world(wiring).run(QUEUE_PROMPT, script=[])
+    assert_clean(wired)
+    extra = wired.first["size"] - bare.first["size"]
+    measure(f"{wiring}, empty store", wired)
+    print(f"first-request overhead ({wiring}): {extra} bytes (budget {OVERHEAD_BUDGET})")
+    assert extra <= OVERHEAD_BUDGET, f"{wiring} adds {extra} bytes to the first request"
 
 
 # --- (i) SessionStart map and the prompt's memory reach the first request, (vi), (vii) --------
@@ -201,8 +218,7 @@ def test_mcp_list_shows_server_connected(world, bins, wiring):
     assert line and "Connected" in line and "Failed" not in line, out
 
 
-# --- Stop extracts insights under -p (lands with the Stop change) ------------------------------
-@pytest.mark.xfail(strict=False, reason="Stop is async and cancelled when `claude -p` exits; the sync Stop with a detached extraction worker is landing")
+# --- Stop extracts insights under -p: the hook returns, a detached worker extracts --------------
 @pytest.mark.parametrize("wiring", WIRINGS)
 def test_stop_extracts_insight_after_exit(world, bins, wiring):
     w = world(wiring)
@@ -230,8 +246,7 @@ def test_stop_extracts_insight_after_exit(world, bins, wiring):
     assert stored, f"the insight never reached the store\n{w.wt('list').stdout}"
 
 
-# --- the repeat-mistake guard denies a command that failed before (lands with the guard change) -
-@pytest.mark.xfail(strict=False, reason="the guard still warns after the command ran; the PreToolUse deny is landing")
+# --- the repeat-mistake guard denies a command that failed in an earlier session ---------------
 @pytest.mark.parametrize("wiring", WIRINGS)
 def test_guard_denies_repeated_failure(world, bins, wiring):
     w = world(wiring)
@@ -245,17 +260,14 @@ def test_guard_denies_repeated_failure(world, bins, wiring):
         script=[
             {"when": {"last_is_tool_result": False}, "reply": {"tool_use": {"name": "Bash", "input": {"command": failing, "description": "import it"}}}},
             {"when": {"tool_result_contains": "No module named", "times": 1}, "reply": {"text": "It lives in vendor/.", "tool_use": {"name": "Bash", "input": {"command": fixed, "description": "import from vendor"}}}},
-            # The guard may stop the fixed form too (it is close to the failure): run it again,
-            # as its reason says.
-            {"when": {"tool_result_contains": "PreToolUse:Bash hook error:", "times": 1}, "reply": {"tool_use": {"name": "Bash", "input": {"command": fixed, "description": "import from vendor, again"}}}},
             {"when": {"last_is_tool_result": True}, "reply": {"text": "It imports from vendor/."}},
         ],
     )
     assert_clean(s1)
     results = [last_tool_result(r) for r in s1.messages()[1:]]
     assert results[0].get("is_error") and "No module named" in tool_result_text(results[0]), results[0]
-    if len(results) > 2:
-        print(f"session 1: the guard stopped the fixed form: {tool_result_text(results[1])[:300]!r}")
+    # The session that saw the failure tries its fix unhindered: two tool results, no denial.
+    assert len(results) == 2, [tool_result_text(r)[:200] for r in results]
     assert not results[-1].get("is_error"), f"the fixed form should work: {results[-1]}"
     # Session 2: the same failing command again.
     s2 = w.run(
