@@ -57,9 +57,37 @@ pub fn store_key(store_dir: &Path) -> String {
     format!("{name}-{}", &crate::hex(&digest)[..12])
 }
 
-/// The socket of the service of the store at `store_dir`.
+/// The longest socket path the system takes (`sun_path` is 108 bytes with its terminating NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// The socket of the service of the store at `store_dir`: in [`daemon_dir`], or, when that path
+/// is too long for a socket (a long `XDG_RUNTIME_DIR`), under a short private folder of the
+/// system's temporary directory, named by a hash of the long path (so it stays one per store
+/// and runtime folder).
 pub fn socket_path(store_dir: &Path) -> PathBuf {
-    daemon_dir().join(format!("{}.sock", store_key(store_dir)))
+    socket_in(&daemon_dir(), store_dir)
+}
+
+fn socket_in(daemon_dir: &Path, store_dir: &Path) -> PathBuf {
+    let path = daemon_dir.join(format!("{}.sock", store_key(store_dir)));
+    if path.as_os_str().len() <= MAX_SOCKET_PATH {
+        return path;
+    }
+    let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
+    short_socket_dir().join(format!("{}.sock", &crate::hex(&digest)[..24]))
+}
+
+/// Where sockets go whose path in [`daemon_dir`] would be too long.
+fn short_socket_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("wt-tools-{}-sockets", crate::paths::my_uid()))
+}
+
+/// Make the (private) folder `socket` goes in.
+pub fn ensure_socket_dir(socket: &Path) -> std::io::Result<()> {
+    match socket.parent() {
+        Some(dir) => crate::paths::ensure_private_dir(dir),
+        None => Ok(()),
+    }
 }
 
 /// Held by the service of the store at `store_dir` for its life, with its pid inside (named
@@ -389,6 +417,25 @@ mod tests {
             mine.judge(&hello("0.2.0", PROTOCOL, "/r/b")),
             Verdict::Refuse(_)
         ));
+    }
+
+    #[test]
+    fn a_socket_path_too_long_for_the_system_moves_to_a_short_folder() {
+        let long_runtime = Path::new("/tmp").join("r".repeat(80)).join("daemon");
+        let store = Path::new("/tmp/stores/app-12345678");
+        let socket = socket_in(&long_runtime, store);
+        assert!(socket.as_os_str().len() <= MAX_SOCKET_PATH, "{socket:?}");
+        assert!(socket.starts_with(short_socket_dir()), "{socket:?}");
+        assert_eq!(socket, socket_in(&long_runtime, store), "stable");
+        assert_ne!(
+            socket,
+            socket_in(&long_runtime, Path::new("/tmp/stores/app-87654321"))
+        );
+        let short = socket_in(Path::new("/run/user/1000/wt-tools/daemon"), store);
+        assert!(
+            short.starts_with("/run/user/1000/wt-tools/daemon"),
+            "{short:?}"
+        );
     }
 
     #[test]

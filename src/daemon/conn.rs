@@ -229,6 +229,7 @@ pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
         Found::Nothing => {}
     }
     crate::paths::ensure_private_dir(&daemon_dir())?;
+    wt_memory_base::wire::ensure_socket_dir(&socket_path(project))?;
     // Whoever takes the spawn lock starts the service; the others wait for its socket.
     let spawn_lock =
         crate::lock::exclusive(&spawn_lock_path(project), Duration::ZERO, Duration::ZERO)?;

@@ -370,6 +370,7 @@ fn serve_turn<T>(
 pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -> Result<()> {
     crate::paths::ensure_private_dir(&daemon_dir())?;
     let socket = socket_path(&project);
+    wt_memory_base::wire::ensure_socket_dir(&socket)?;
     // The lock is held by a daemon that serves (then this one is not needed) or by one that is
     // on its way out (its socket is gone; it is closing the store): wait for that one.
     let handover = Instant::now() + HANDOVER_WAIT;
