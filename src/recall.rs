@@ -22,6 +22,20 @@ pub const PROACTIVE_RELATIVE: f64 = 0.5;
 /// sets, `scripts/small_store_eval.py`).
 pub const SMALL_STORE_RELATIVE: f64 = 0.5;
 
+/// A store of at most this many memories is a new user's (not fitted: what the first days of
+/// use leave).
+pub const SMALL_STORE: usize = 10;
+
+/// The index floor in a store of at most [`SMALL_STORE`] memories (chosen by cross-validation on
+/// small stores made from the dev sets, `scripts/small_store_eval.py`).
+pub const SMALL_STORE_INDEX_FLOOR: f64 = 0.03;
+
+fn small_store_index_floor() -> f64 {
+    crate::config::get()
+        .tune_small_index
+        .unwrap_or(SMALL_STORE_INDEX_FLOOR)
+}
+
 fn small_store_relative() -> f64 {
     crate::config::get()
         .tune_small_relative
@@ -529,6 +543,13 @@ pub fn tiers(
     };
     let (full_floor, index_floor) = gates();
     let mut ranking = Ranking::of(store, &q, limit + index_limit)?;
+    // A new user's store holds a handful of memories, none a near miss of another: what ranks
+    // first there is worth a line in the index even at a low score.
+    let index_floor = if ranking.view.records.len() <= SMALL_STORE {
+        small_store_index_floor()
+    } else {
+        index_floor
+    };
     // The full floor keeps out the near misses of a store where many memories compete; a store
     // that holds no more memories than the event injects (a new user's) has none to choose
     // between, so there the relevance floor alone decides.

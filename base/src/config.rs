@@ -171,6 +171,8 @@ pub struct Config {
     /// The ratio to the best score that a memory of a store no larger than a hook's limit must
     /// reach to be injected in full (`WT_MEMORY_TUNE_SMALL_RELATIVE`; tuning only).
     pub tune_small_relative: Option<f64>,
+    /// The index floor of a new user's store (`WT_MEMORY_TUNE_SMALL_INDEX`; tuning only).
+    pub tune_small_index: Option<f64>,
 }
 
 /// Default idle time before the daemon exits.
@@ -243,6 +245,7 @@ impl Config {
                 .map(|v| parse_rank_tuning(&v))
                 .unwrap_or_default(),
             tune_beside: var("WT_MEMORY_TUNE_BESIDE").and_then(|v| v.trim().parse().ok()),
+            tune_small_index: var("WT_MEMORY_TUNE_SMALL_INDEX").and_then(|v| v.trim().parse().ok()),
             tune_small_relative: var("WT_MEMORY_TUNE_SMALL_RELATIVE")
                 .and_then(|v| v.trim().parse().ok()),
             tune_gates: var("WT_MEMORY_TUNE_GATES").and_then(|v| {
