@@ -13,7 +13,7 @@
 # Run as an MCP server (stdio):
 #   docker run -i --rm -v "$PWD:/workspace" -v wt-memory:/data wt-memory
 #
-# Build args: BASE (runtime base image), WITH_CLAUDE=1 + CLAUDE_VERSION (adds the claude CLI),
+# Build args: BASE (runtime base image), WITH_CLAUDE=1 (adds the pinned claude CLI, scripts/claude-cli.sh),
 # RUST_IMAGE, UV_VERSION, SHODH_VERSION (source path only).
 
 ARG BASE=debian:bookworm-slim
@@ -25,27 +25,19 @@ ARG RUST_IMAGE=rust:1-bookworm
 FROM ${BASE} AS runtime-base
 
 ARG WITH_CLAUDE=0
-# Claude Code's native linux-x64 binary (the npm package's platform tarball), pinned by its npm
-# dist.integrity. Unverified here: this machine cannot reach registry.npmjs.org.
-ARG CLAUDE_VERSION=2.1.330
-ARG CLAUDE_SHA512=9Gn+V7DtJ8M1nztP9CeDVl9g3RtrepI7rOFTyPRRnZe8D6zebIHKmC7OvBauucuAP0X0k85SDN/LPVZyjsGezQ==
-
+# The Claude Code CLI the tests run (scripts/claude-cli.sh: claude-agent-sdk 0.2.189's bundled
+# CLI 2.1.332 from PyPI, its wheel checked against the pinned sha256).
+COPY scripts/claude-cli.sh /tmp/claude-cli.sh
 RUN set -eux; \
     export DEBIAN_FRONTEND=noninteractive; \
     apt-get update; \
     apt-get install -y --no-install-recommends git ca-certificates; \
     if [ "$WITH_CLAUDE" = 1 ]; then \
-      apt-get install -y --no-install-recommends curl; \
-      url="https://registry.npmjs.org/@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-${CLAUDE_VERSION}.tgz"; \
-      curl -fsSL "$url" -o /tmp/claude.tgz; \
-      want="$(printf '%s' "$CLAUDE_SHA512" | base64 -d | od -An -v -tx1 | tr -d ' \n')"; \
-      got="$(sha512sum /tmp/claude.tgz | cut -d' ' -f1)"; \
-      [ "$want" = "$got" ] || { echo "claude tarball checksum mismatch" >&2; exit 1; }; \
-      mkdir -p /tmp/claude && tar -xzf /tmp/claude.tgz -C /tmp/claude; \
-      install -m 0755 /tmp/claude/package/claude /usr/local/bin/claude; \
-      rm -rf /tmp/claude /tmp/claude.tgz; \
-      apt-get purge -y --auto-remove curl; \
+      apt-get install -y --no-install-recommends python3 python3-pip; \
+      WT_CLAUDE_DEST=/usr/local/bin/claude bash /tmp/claude-cli.sh; \
+      apt-get purge -y --auto-remove python3-pip python3; \
     fi; \
+    rm -f /tmp/claude-cli.sh; \
     apt-get clean; rm -rf /var/lib/apt/lists/*; \
     git config --system --add safe.directory '*'; \
     useradd --create-home --uid 1000 --user-group --shell /bin/bash wt; \

