@@ -69,6 +69,24 @@ CMD ["wt-mcp-server"]
 ############################################################################
 # builder: compile from source and fetch the pinned wheel with a pinned uv.
 ############################################################################
+# The real-Claude-Code tests (tests/claude) inside a container: the prebuilt image, Python with
+# pytest, the pinned CLI staged by .ci/images.sh (dist/claude/claude, from scripts/claude-cli.sh)
+# and the tests themselves. Used by integration/ only.
+FROM prebuilt AS claude-tests
+USER root
+RUN set -eux; \
+    export DEBIAN_FRONTEND=noninteractive; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends python3 python3-pytest; \
+    apt-get clean; rm -rf /var/lib/apt/lists/*
+COPY dist/claude/claude /usr/local/bin/claude
+COPY tests/claude/ /opt/wt-tests/claude/
+USER wt
+ENV WT_CLAUDE_BIN=/usr/local/bin/claude \
+    WT_BIN_DIR=/usr/local/bin \
+    WT_MEMORY_DAEMON=1
+CMD ["python3", "-m", "pytest", "/opt/wt-tests/claude", "-q", "-p", "no:cacheprovider"]
+
 FROM ${RUST_IMAGE} AS builder
 ARG UV_VERSION=0.13.9
 ARG SHODH_VERSION=0.2.0

@@ -7,7 +7,7 @@
 #      of the pinned shodh-memory==0.2.0 wheel (staged with uv into dist/shodh) -- it never
 #      compiles the engine again.
 #
-# Usage: .ci/images.sh [base|stage|project|nix|all]   (default: all; stage = only fill dist/)
+# Usage: .ci/images.sh [base|stage|project|claude-tests|nix|all]   (default: all; stage = only fill dist/)
 # Expects for `project`: `cargo build --bins` done (target/debug/{wt-memory,wt-memory-engine,wt-hook-memory,
 # wt-mcp-server,wt-project}); uv on PATH (or pip-installable) to fetch the wheel.
 # Env: WT_IMAGE (default wt-memory:latest), WT_BASE_IMAGE (default debian:bookworm-slim),
@@ -19,6 +19,7 @@ cd "$ROOT"
 
 BASE_IMAGE="${WT_BASE_IMAGE:-debian:bookworm-slim}"
 IMAGE="${WT_IMAGE:-wt-memory:latest}"
+CLAUDE_TESTS_IMAGE="${WT_CLAUDE_TESTS_IMAGE:-wt-memory-claude-tests:latest}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SHODH_VERSION="0.2.0"
 BINS=(wt-memory wt-memory-engine wt-hook-memory wt-mcp-server wt-project)
@@ -94,6 +95,20 @@ build_project() {
   log "built $IMAGE"
 }
 
+# The image of the real-Claude-Code tests (Dockerfile target `claude-tests`): the project image,
+# Python with pytest, the CLI deps.sh pinned and installed ($WT_CLAUDE_BIN), tests/claude.
+build_claude_tests() {
+  [ -x "${WT_CLAUDE_BIN:-}" ] || { log "WT_CLAUDE_BIN is not set: source scripts/deps.sh first"; exit 1; }
+  mkdir -p "$ROOT/dist/claude"
+  if [ ! -e "$ROOT/dist/claude/claude" ] || [ "$WT_CLAUDE_BIN" -nt "$ROOT/dist/claude/claude" ]; then
+    cp "$WT_CLAUDE_BIN" "$ROOT/dist/claude/claude"
+  fi
+  log "docker build --target claude-tests -> $CLAUDE_TESTS_IMAGE"
+  DOCKER_BUILDKIT=0 docker build -q --target claude-tests \
+    --build-arg "BASE=$BASE_IMAGE" -t "$CLAUDE_TESTS_IMAGE" "$ROOT" >/dev/null
+  log "built $CLAUDE_TESTS_IMAGE"
+}
+
 check_nix() {
   if ! command -v nix-instantiate >/dev/null 2>&1; then
     log "installing nix-bin for the flake check"
@@ -112,7 +127,8 @@ case "${1:-all}" in
   base) build_base ;;
   stage) stage_dist ;;
   project) build_project ;;
+  claude-tests) build_claude_tests ;;
   nix) check_nix ;;
-  all) build_base; check_nix; build_project ;;
-  *) echo "usage: $0 [base|stage|project|nix|all]" >&2; exit 2 ;;
+  all) build_base; check_nix; build_project; build_claude_tests ;;
+  *) echo "usage: $0 [base|stage|project|claude-tests|nix|all]" >&2; exit 2 ;;
 esac

@@ -937,3 +937,37 @@ async fn plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir() -> Result<()> {
     );
     Ok(())
 }
+
+/// The real Claude Code in a container (issue 44): the pinned CLI runs `claude -p` sessions
+/// against the scripted Messages API, inside the image of `.ci/images.sh claude-tests`, with the
+/// project's hooks and MCP server wired by `wt-project init` there: the prompt's memory reaches the
+/// model, an MCP remember/recall round trip lands in the store, the guard stops a repeat, and the
+/// Stop extraction is stored after `claude -p` has exited.
+#[tokio::test]
+async fn real_claude_code_sessions_in_container() -> Result<()> {
+    if !docker_or_skip("real_claude_code_sessions_in_container").await {
+        return Ok(());
+    }
+    let image = std::env::var("WT_CLAUDE_TESTS_IMAGE")
+        .unwrap_or_else(|_| "wt-memory-claude-tests:latest".into());
+    let selected = "init and (memory_reaches or remember_then_recall or guard or stop_extracts)";
+    let out = tokio::time::timeout(
+        Duration::from_secs(300),
+        tokio::process::Command::new("docker")
+            .args(["run", "--rm", "-e", "CI=true", &image])
+            .args(["python3", "-m", "pytest", "/opt/wt-tests/claude", "-q", "-rs"])
+            .args(["-p", "no:cacheprovider", "-k", selected])
+            .output(),
+    )
+    .await
+    .context("the real-Claude-Code tests in the container took over 5 minutes")??;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "pytest in {image} failed:\n{text}");
+    assert!(text.contains("4 passed"), "expected 4 real sessions to pass:\n{text}");
+    assert!(!text.contains("skipped"), "{text}");
+    Ok(())
+}
