@@ -5,7 +5,8 @@ A module is a file `x.rs` or a folder `x/`; at the top level an edge x -> y is a
 x's code; inside a folder `f/`, an edge between two of its modules is a `super::y` path in a file
 directly under `f/` or a `crate::f::y` path anywhere in `f/` (comments, `#[cfg(test)] mod tests`
 blocks and `tests.rs` files left out). Prints the strongly connected components with more than
-one module, and with -v the edges inside them (file:line). Exits 1 when there is a cycle.
+one module, and with -v the edges inside them (file:line). For `src`, also checks the layers
+(LAYERS below): no import from a lower layer up to a higher one. Exits 1 on a cycle or violation.
 
 Usage: scripts/module_cycles.py [SRC_DIR ...] [-v]      (default src)
 """
@@ -86,6 +87,29 @@ def cycles(names, edges):
     return out
 
 
+# The layers of src/, lowest first (docs/architecture.md, "Layer rule"): a module may import its
+# own layer and the layers below it, never one above. A new top-level module must be given one.
+LAYERS = [
+    ("foundation", "child config error failure hygiene integrity llm lock log model plugin redact rules"),
+    ("engine", "anchors dedup embed enrich exchange legacy_store migrate rank recall record snapshot store todo"),
+    ("operations", "metrics ops spool"),
+    ("service", "client daemon service"),
+    ("fronts", "claude_memory cli doctor eval hook init mcp sync tui"),
+]
+
+
+def layer_violations(found, edges, where):
+    """Edges from a lower layer up to a higher one, and modules without a layer."""
+    rank = {m: i for i, (_, names) in enumerate(LAYERS) for m in names.split()}
+    problems = [f"{m}: no layer (add it to LAYERS in scripts/module_cycles.py)" for m in sorted(found) if m not in rank]
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            if a in rank and b in rank and rank[b] > rank[a]:
+                problems.append(f"{a} ({LAYERS[rank[a]][0]}) imports {b} ({LAYERS[rank[b]][0]}): "
+                                f"{', '.join(where[(a, b)][:2])}")
+    return problems
+
+
 def report(label, found, edges, where, verbose):
     found_cycles = cycles(found, edges)
     print(f"{label}: {len(found)} modules; import cycles: {len(found_cycles)}")
@@ -113,7 +137,14 @@ def main():
     total = 0
     for root in roots:
         found = modules(root)
-        total += report(f"{root} (top level)", found, *edges_of(found), verbose)
+        edges, where = edges_of(found)
+        total += report(f"{root} (top level)", found, edges, where, verbose)
+        if os.path.normpath(root) == "src":
+            problems = layer_violations(found, edges, where)
+            print(f"{root}: {len(LAYERS)} layers; violations: {len(problems)}")
+            for p in problems:
+                print("  " + p)
+            total += len(problems)
         for folder, path in folders(root):
             inner = {k: v for k, v in modules(folder).items() if k != "mod"}
             if len(inner) > 1:
