@@ -94,7 +94,7 @@ LAYERS = [
     ("engine", "anchors dedup embed enrich exchange legacy_store migrate rank recall record snapshot store todo"),
     ("operations", "metrics ops spool"),
     ("service", "client daemon service"),
-    ("fronts", "claude_memory cli doctor eval hook init mcp sync tui"),
+    ("fronts", "claude_memory cli doctor eval hook init mcp sync transcripts tui"),
 ]
 
 

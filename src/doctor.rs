@@ -87,6 +87,9 @@ pub fn run(client: &mut Client) -> Vec<Section> {
             "wt-memory migrate --from-legacy",
         ));
     }
+    if let Some(past) = crate::transcripts::hint(&project) {
+        store.push(Check::info(&past));
+    }
     let spooled = crate::spool::count(&project);
     if spooled > 0 && daemon.is_none() {
         store.push(Check::new(

@@ -46,6 +46,7 @@ pub mod spool;
 pub mod store;
 pub mod sync;
 pub mod todo;
+pub mod transcripts;
 pub mod tui;
 
 pub use wt_memory_base::{paths, project, wire};

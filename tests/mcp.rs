@@ -19,7 +19,7 @@ use support::{bin_path, fixtures_dir, git, TestEnv};
 type Client = RunningService<RoleClient, ()>;
 
 /// Every tool of issue 4's table.
-const ALL_TOOLS: [&str; 26] = [
+const ALL_TOOLS: [&str; 27] = [
     "remember",
     "supersede",
     "recall",
@@ -42,6 +42,7 @@ const ALL_TOOLS: [&str; 26] = [
     "sync_status",
     "export_memories",
     "import_memories",
+    "import_transcripts",
     "add_todo",
     "list_todos",
     "complete_todo",
@@ -275,7 +276,7 @@ async fn lists_every_tool_with_a_schema_and_reports_its_own_name() {
         export.input_schema["properties"]["overwrite"]["type"],
         "boolean"
     );
-    for dry_by_default in ["cleanup", "dedup", "import_memories"] {
+    for dry_by_default in ["cleanup", "dedup", "import_memories", "import_transcripts"] {
         let schema = &by_name(dry_by_default).input_schema;
         assert_eq!(
             schema["properties"]["dry_run"]["default"], true,

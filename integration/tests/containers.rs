@@ -955,7 +955,14 @@ async fn real_claude_code_sessions_in_container() -> Result<()> {
         Duration::from_secs(300),
         tokio::process::Command::new("docker")
             .args(["run", "--rm", "-e", "CI=true", &image])
-            .args(["python3", "-m", "pytest", "/opt/wt-tests/claude", "-q", "-rs"])
+            .args([
+                "python3",
+                "-m",
+                "pytest",
+                "/opt/wt-tests/claude",
+                "-q",
+                "-rs",
+            ])
             .args(["-p", "no:cacheprovider", "-k", selected])
             .output(),
     )
@@ -967,7 +974,10 @@ async fn real_claude_code_sessions_in_container() -> Result<()> {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "pytest in {image} failed:\n{text}");
-    assert!(text.contains("4 passed"), "expected 4 real sessions to pass:\n{text}");
+    assert!(
+        text.contains("4 passed"),
+        "expected 4 real sessions to pass:\n{text}"
+    );
     assert!(!text.contains("skipped"), "{text}");
     Ok(())
 }

@@ -29,6 +29,14 @@ pub enum Cmd {
         /// each topic file one memory, updated when it changes, forgotten when it is deleted.
         #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["file", "dry_run"])]
         claude_memory: Option<Option<PathBuf>>,
+        /// Claude Code's transcripts of this project's past sessions (default: every worktree's
+        /// folder under ~/.claude/projects; or the .jsonl files under DIR): failed commands and the
+        /// forms that worked, commits. Read once; a later run reads only what is new.
+        #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["file", "claude_memory"])]
+        claude_transcripts: Option<Option<PathBuf>>,
+        /// With --claude-transcripts: only transcripts changed since this date (YYYY-MM-DD or 7d).
+        #[arg(long, requires = "claude_transcripts")]
+        since: Option<String>,
         /// The operation named in the undo snapshot.
         #[arg(long, hide = true, default_value = "import", value_name = "OPERATION")]
         snapshot_as: String,
@@ -96,6 +104,36 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 done.forgotten,
                 done.unchanged
             );
+        }
+        Cmd::Import {
+            claude_transcripts: Some(dir),
+            since,
+            dry_run,
+            ..
+        } => {
+            let files = match &dir {
+                Some(dir) => {
+                    let mut files = Vec::new();
+                    crate::transcripts::jsonl_under(dir, &mut files);
+                    files
+                }
+                None => crate::transcripts::project_transcripts(client.project()),
+            };
+            let since = since
+                .as_deref()
+                .map(|s| crate::ops::parse_time(s, "--since"))
+                .transpose()?;
+            let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let report =
+                crate::transcripts::import(client, &files, since, dry_run, |done, all| {
+                    if terminal {
+                        eprint!("\rtranscripts: {done}/{all}");
+                        if done == all {
+                            eprintln!();
+                        }
+                    }
+                })?;
+            println!("{}", report.line());
         }
         Cmd::Import {
             file,

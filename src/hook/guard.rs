@@ -32,9 +32,10 @@ const SESSION_FAILURES: usize = 20;
 /// Records the guard looks at for one command.
 const CANDIDATES: usize = 8;
 /// Longest command kept in a record.
-const COMMAND_CHARS: usize = 240;
+pub const COMMAND_CHARS: usize = 240;
 
-fn signature_tag(signature: &str) -> String {
+/// The tag every record of one failure signature carries.
+pub fn signature_tag(signature: &str) -> String {
     format!("failure:{signature}")
 }
 
@@ -64,6 +65,59 @@ fn mistake(
     }
 }
 
+/// The failure record of `line` (at most [`COMMAND_CHARS`]), as the hook and the transcript
+/// import store it: the guard finds it by its signature tag.
+pub fn failure_record(line: &str, error_line: &str, signature: &str, source: &str) -> Remember {
+    Remember {
+        content: format!("Command `{line}` failed: {error_line}"),
+        memory_type: "Learning".into(),
+        tags: vec![
+            FAILURE_TAG.into(),
+            AUTO_TAG.into(),
+            signature_tag(signature),
+            source.into(),
+        ],
+        metadata: HashMap::from([
+            (FAILED_COMMAND.to_string(), line.to_string()),
+            (SIGNATURE.to_string(), signature.to_string()),
+        ]),
+        failure: true,
+        keys: vec![line.to_string()],
+        ..Remember::default()
+    }
+}
+
+/// The record of a fix: `failed` (with its error line and signature) failed, `worked` worked.
+pub fn fix_record(
+    failed: &str,
+    error_line: &str,
+    signature: &str,
+    worked: &str,
+    source: &str,
+) -> Remember {
+    Remember {
+        content: format!("Command `{failed}` failed ({error_line}); `{worked}` worked instead."),
+        memory_type: "Learning".into(),
+        tags: vec![
+            FAILURE_TAG.into(),
+            AUTO_TAG.into(),
+            signature_tag(signature),
+            FIX_TAG.into(),
+            source.into(),
+        ],
+        metadata: HashMap::from([
+            (FAILED_COMMAND.to_string(), failed.to_string()),
+            (FIX_COMMAND.to_string(), worked.to_string()),
+            (SIGNATURE.to_string(), signature.to_string()),
+        ]),
+        keys: vec![failed.to_string(), worked.to_string()],
+        ..Remember::default()
+    }
+}
+
+/// The tag of a fix record.
+pub const FIX_TAG: &str = "failure-fix";
+
 /// PostToolUseFailure of a Bash command: store its failure record, unless one with its signature
 /// is there (then it is a repeat, counted), and keep it in the session for its fix.
 pub fn record_failure(ctx: &Ctx, input: &HookInput) -> Result<(), String> {
@@ -80,28 +134,12 @@ pub fn record_failure(ctx: &Ctx, input: &HookInput) -> Result<(), String> {
     let guarded = state.guarded.contains(&signature);
     let known = memory::tagged(ctx, &signature_tag(&signature), 4)?
         .into_iter()
-        .find(|r| !r.has_tag("failure-fix"));
+        .find(|r| !r.has_tag(FIX_TAG));
     if let Some(record) = known {
         mistake(ctx, input, &signature, &command.head(), "repeated", guarded);
         memory::failed_again(ctx, &record.id, &line)?;
     } else {
-        let req = Remember {
-            content: format!("Command `{line}` failed: {error_line}"),
-            memory_type: "Learning".into(),
-            tags: vec![
-                FAILURE_TAG.into(),
-                AUTO_TAG.into(),
-                signature_tag(&signature),
-                "source:hook".into(),
-            ],
-            metadata: HashMap::from([
-                (FAILED_COMMAND.to_string(), line.clone()),
-                (SIGNATURE.to_string(), signature.clone()),
-            ]),
-            failure: true,
-            keys: vec![line.clone()],
-            ..Remember::default()
-        };
+        let req = failure_record(&line, &error_line, &signature, "source:hook");
         memory::remember_as(ctx, req, "failure")?;
     }
     mistake(ctx, input, &signature, &command.head(), "failed", guarded);
@@ -131,27 +169,13 @@ pub fn link_fix(ctx: &Ctx, line: &str) -> Result<(), String> {
     }) else {
         return Ok(());
     };
-    let req = Remember {
-        content: format!(
-            "Command `{}` failed ({}); `{line}` worked instead.",
-            failed.command, failed.error
-        ),
-        memory_type: "Learning".into(),
-        tags: vec![
-            FAILURE_TAG.into(),
-            AUTO_TAG.into(),
-            signature_tag(&failed.signature),
-            "failure-fix".into(),
-            "source:hook".into(),
-        ],
-        metadata: HashMap::from([
-            (FAILED_COMMAND.to_string(), failed.command.clone()),
-            (FIX_COMMAND.to_string(), line.clone()),
-            (SIGNATURE.to_string(), failed.signature.clone()),
-        ]),
-        keys: vec![failed.command.clone(), line.clone()],
-        ..Remember::default()
-    };
+    let req = fix_record(
+        &failed.command,
+        &failed.error,
+        &failed.signature,
+        &line,
+        "source:hook",
+    );
     memory::remember_as(ctx, req, "failure")?;
     let signature = failed.signature.clone();
     super::cache::store_session(ctx, |s| s.failures.retain(|f| f.signature != signature))

@@ -16,7 +16,7 @@ pub mod commits;
 mod events;
 pub mod extract;
 pub mod format;
-mod guard;
+pub mod guard;
 pub mod input;
 pub mod memory;
 pub mod metrics;

@@ -441,8 +441,12 @@ pub fn init(opts: &InitOptions) -> Result<Outcome> {
             crate::model::FIX_HINT
         ));
     }
-    if let Some(old) = crate::legacy_store::pending(&crate::project::resolve(&targets[0], None)) {
+    let project = crate::project::resolve(&targets[0], None);
+    if let Some(old) = crate::legacy_store::pending(&project) {
         out.warnings.push(crate::legacy_store::hint(&old));
+    }
+    if let Some(past) = crate::transcripts::hint(&project) {
+        out.warnings.push(past);
     }
     dangling_hooks(&targets[0], opts, &mut out)?;
     let by_plugin = match opts.hooks {

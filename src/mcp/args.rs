@@ -263,6 +263,14 @@ pub struct ImportArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
+pub struct ImportTranscriptsArgs {
+    /// Only report what would be imported (default). Set false to import.
+    #[serde(default = "default_true")]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
 pub struct AddTodoArgs {
     /// What needs doing, self-contained.
     pub content: String,

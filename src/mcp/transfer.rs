@@ -118,4 +118,25 @@ impl MemoryServer {
         };
         self.json(move |c| c.import(&req)).await
     }
+
+    #[tool(
+        description = "Import this project's past Claude Code sessions (their transcripts): failed Bash commands with the forms that worked, and commits, as the hooks would have stored them. Dry run by default (counts only); pass dry_run=false to write. Returns JSON counts.",
+        annotations(
+            title = "Import past sessions",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn import_transcripts(
+        &self,
+        Parameters(args): Parameters<ImportTranscriptsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.json(move |c| {
+            let files = crate::transcripts::project_transcripts(c.project());
+            crate::transcripts::import(c, &files, None, args.dry_run, |_, _| {})
+        })
+        .await
+    }
 }

@@ -154,7 +154,7 @@ def test_mcp_tools_always_loaded_and_deferred(world, bins, wiring):
     for name in ("get_memory", "list_memories", "forget"):
         assert prefix + name in deferred, f"{prefix}{name} not named among the deferred tools"
     # The server's instructions reach the first system message.
-    assert "# MCP Server Instructions" in deferred and "Persistent memory for this project" in deferred
+    assert "# MCP Server Instructions" in deferred and "This project's persistent memory" in deferred
 
 
 # --- (iii) an MCP round trip: remember, then recall, then the store holds it -------------------
@@ -284,3 +284,54 @@ def test_guard_denies_repeated_failure(world, bins, wiring):
     assert text.startswith("PreToolUse:Bash hook error:"), f"not a denial: {text[:500]}"
     assert "jobqueue_ext" in text and "No module named" in text, text
     assert "PYTHONPATH=vendor" in text, f"the denial does not say what worked: {text}"
+
+
+# --- day one: a session from before wt-tools was installed, imported, then guarded -------------
+def test_import_of_past_sessions_feeds_the_guard(world, bins):
+    """A transcript the real CLI wrote in a repository not yet wired (no hook saw it): the import
+    finds the failure, its fix and the commit; a second import adds nothing; and once the
+    repository is wired, the first repeat of the mistake is stopped."""
+    w = world()
+    w.write("vendor/jobqueue_ext.py", "VERSION = 1\n")
+    w.commit("vendored module")
+    failing = "python3 -c 'import jobqueue_ext'"
+    fixed = "PYTHONPATH=vendor python3 -c 'import jobqueue_ext'"
+    commit = "git commit --allow-empty -m 'queue: import jobqueue_ext from vendor/'"
+    s1 = w.run(
+        "Check that jobqueue_ext imports, then commit.",
+        script=[
+            {"when": {"last_is_tool_result": False}, "reply": {"tool_use": {"name": "Bash", "input": {"command": failing, "description": "import it"}}}},
+            {"when": {"tool_result_contains": "No module named", "times": 1}, "reply": {"tool_use": {"name": "Bash", "input": {"command": fixed, "description": "import from vendor"}}}},
+            {"when": {"last_is_tool_result": True, "times": 1}, "reply": {"tool_use": {"name": "Bash", "input": {"command": commit, "description": "commit"}}}},
+            {"when": {"last_is_tool_result": True}, "reply": {"text": "Committed."}},
+        ],
+    )
+    assert s1.returncode == 0, s1.explain()
+    assert w.wt("list").stdout.strip() in ("", "[]"), "nothing was wired: the store is empty"
+
+    hint = "past Claude Code session(s) of this project are not in memory yet"
+    assert f"1 {hint}" in w.wt("doctor", check=False).stdout
+    dry = w.wt("import", "--claude-transcripts", "--dry-run").stdout
+    assert "would write 1 failure record(s), 1 with a fix, and 1 commit record(s)" in dry, dry
+    assert w.wt("list").stdout.strip() in ("", "[]"), "a dry run writes nothing"
+    done = w.wt("import", "--claude-transcripts").stdout
+    print(f"import: {done.strip()}")
+    assert "wrote 1 failure record(s), 1 with a fix, and 1 commit record(s)" in done, done
+    listed = w.wt("list").stdout
+    assert "No module named 'jobqueue_ext'" in listed and "PYTHONPATH=vendor" in listed, listed
+    assert "Committed: queue: import jobqueue_ext from vendor/" in listed, listed
+    assert hint not in w.wt("doctor", check=False).stdout
+    again = w.wt("import", "--claude-transcripts").stdout
+    assert "wrote 0 failure record(s), 0 with a fix, and 0 commit record(s)" in again, again
+
+    w.wire_init()
+    s2 = w.run(
+        "Import jobqueue_ext again.",
+        script=[
+            {"when": {"last_is_tool_result": False}, "reply": {"tool_use": {"name": "Bash", "input": {"command": failing, "description": "import it"}}}},
+            {"when": {"last_is_tool_result": True}, "reply": {"text": "ok"}},
+        ],
+    )
+    assert_clean(s2)
+    text = tool_result_text(last_tool_result(s2.after_tool("Bash")))
+    assert text.startswith("PreToolUse:Bash hook error:") and "PYTHONPATH=vendor" in text, text
