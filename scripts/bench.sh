@@ -128,3 +128,11 @@ python3 "$OLDPWD/scripts/bench_burst.py" "$bin" "$repo" "$tmp/payloads"
 "$bin/wt-memory" metrics --since 1d | head -8
 # The metrics log's cost to a hook, metrics on and off interleaved (issue 16 allows 1 ms of p50).
 python3 "$OLDPWD/scripts/bench_metrics.py" "$runs" "$bin"
+# What being installed costs every session, from the real Claude Code's recorded requests
+# (tests/claude: the pinned CLI against the scripted API; WT_CLAUDE_BIN from scripts/deps.sh).
+if [ -x "${WT_CLAUDE_BIN:-}" ]; then
+  (cd "$OLDPWD" && WT_BIN_DIR="$bin" python3 -m pytest tests/claude -q -s -p no:cacheprovider \
+    -k "overhead or stop_extracts" 2>&1 | grep -E "first-request overhead|nested requests" || true)
+else
+  echo "first-request overhead: skipped (source scripts/deps.sh for the pinned Claude Code CLI)"
+fi

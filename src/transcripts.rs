@@ -306,6 +306,118 @@ pub fn hint(project: &crate::project::Project) -> Option<String> {
     })
 }
 
+/// The transcripts of `files` modified since `since` (all when None).
+pub fn changed_since(files: &[PathBuf], since: Option<DateTime<Utc>>) -> Vec<&PathBuf> {
+    files
+        .iter()
+        .filter(|f| {
+            since.is_none_or(|since| {
+                std::fs::metadata(f)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| DateTime::<Utc>::from(t) >= since)
+            })
+        })
+        .collect()
+}
+
+/// With `--llm`: what the model calls would send, or did.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct LlmReport {
+    pub calls: usize,
+    /// About a token per four characters of the prompts.
+    pub approx_tokens: usize,
+    pub insights: usize,
+    /// Transcripts left for a later run by the call limit.
+    pub left: usize,
+}
+
+impl LlmReport {
+    pub fn line(&self, dry_run: bool) -> String {
+        if dry_run {
+            format!(
+                "--llm would make {} model call(s), about {} input tokens{}.",
+                self.calls,
+                self.approx_tokens,
+                self.left_note()
+            )
+        } else {
+            format!(
+                "--llm made {} model call(s) (about {} input tokens) and stored {} insight(s){}.",
+                self.calls,
+                self.approx_tokens,
+                self.insights,
+                self.left_note()
+            )
+        }
+    }
+
+    fn left_note(&self) -> String {
+        match self.left {
+            0 => String::new(),
+            n => format!("; {n} transcript(s) left for the next run (--max-calls)"),
+        }
+    }
+}
+
+/// The Stop hook's extraction over `files`, at most `max_calls` model calls: the same span (after
+/// the offset Stop keeps for each transcript, so what Stop extracted is skipped and what this
+/// extracts Stop skips), the same gate and the same lean nested call. A dry run sends nothing.
+pub fn extract(
+    client: &mut Client,
+    files: &[&PathBuf],
+    max_calls: usize,
+    dry_run: bool,
+) -> Result<LlmReport> {
+    use crate::hook::extract::{self as x, Span};
+    let store_dir = client.project().store_dir.clone();
+    crate::paths::ensure_private_dir(&store_dir)
+        .map_err(|e| crate::error::other(format!("cannot create {}: {e}", store_dir.display())))?;
+    let bin = if dry_run {
+        None
+    } else {
+        Some(crate::llm::claude_bin().ok_or_else(|| {
+            crate::error::bad_input("import --llm: no `claude` on PATH to run the extraction")
+        })?)
+    };
+    let mut report = LlmReport::default();
+    for file in files {
+        let wait = std::time::Instant::now() + crate::llm::LLM_TIMEOUT * 3;
+        let _one_at_a_time = x::lock(&store_dir, wait).map_err(crate::error::other)?;
+        let (prompt, state) = match x::span(&store_dir, file).map_err(crate::error::other)? {
+            Span::Nothing => continue,
+            Span::Skipped(state, _) => {
+                if !dry_run {
+                    x::commit(&store_dir, file, state).map_err(crate::error::other)?;
+                }
+                continue;
+            }
+            Span::Extract { prompt, state } => (prompt, state),
+        };
+        if report.calls == max_calls {
+            report.left += 1;
+            continue;
+        }
+        report.calls += 1;
+        report.approx_tokens += prompt.len() / 4;
+        let Some(bin) = &bin else { continue };
+        let answer =
+            crate::llm::run_claude(bin, &prompt, crate::llm::LLM_TIMEOUT, &std::env::temp_dir())
+                .map_err(crate::error::other)?;
+        for insight in x::parse_insights(&answer) {
+            let done = client.remember(&Remember {
+                content: insight.content.clone(),
+                memory_type: insight.ty.into(),
+                tags: crate::record::split_tags(&x::tags_for(&insight, state.change.as_deref())),
+                keys: insight.keys.clone(),
+                ..Remember::default()
+            })?;
+            report.insights += usize::from(!done.duplicate);
+        }
+        x::commit(&store_dir, file, state).map_err(crate::error::other)?;
+    }
+    Ok(report)
+}
+
 /// Import `files`, those modified since `since` (all when None). `progress(done, total)` is called
 /// after each transcript.
 pub fn import(
@@ -321,16 +433,7 @@ pub fn import(
         dry_run,
         ..Report::default()
     };
-    let files: Vec<&PathBuf> = files
-        .iter()
-        .filter(|f| {
-            since.is_none_or(|since| {
-                std::fs::metadata(f)
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| DateTime::<Utc>::from(t) >= since)
-            })
-        })
-        .collect();
+    let files = changed_since(files, since);
     for (n, file) in files.iter().enumerate() {
         report.transcripts += 1;
         let key = file.to_string_lossy().into_owned();

@@ -37,6 +37,13 @@ pub enum Cmd {
         /// With --claude-transcripts: only transcripts changed since this date (YYYY-MM-DD or 7d).
         #[arg(long, requires = "claude_transcripts")]
         since: Option<String>,
+        /// With --claude-transcripts: also run the Stop hook's insight extraction (a lean
+        /// `claude -p --model haiku` call) over the spans Stop would have extracted.
+        #[arg(long, requires = "claude_transcripts")]
+        llm: bool,
+        /// With --llm: at most this many model calls (the rest wait for the next run).
+        #[arg(long, requires = "llm", default_value_t = 20)]
+        max_calls: usize,
         /// The operation named in the undo snapshot.
         #[arg(long, hide = true, default_value = "import", value_name = "OPERATION")]
         snapshot_as: String,
@@ -109,6 +116,8 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             claude_transcripts: Some(dir),
             since,
             dry_run,
+            llm,
+            max_calls,
             ..
         } => {
             let files = match &dir {
@@ -134,6 +143,11 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                     }
                 })?;
             println!("{}", report.line());
+            if llm {
+                let changed = crate::transcripts::changed_since(&files, since);
+                let done = crate::transcripts::extract(client, &changed, max_calls, dry_run)?;
+                println!("{}", done.line(dry_run));
+            }
         }
         Cmd::Import {
             file,

@@ -331,7 +331,7 @@ fn new_lines(
 }
 
 /// Record that the transcript's lines up to `state.offset` are done.
-fn commit(store_dir: &Path, path: &Path, state: TranscriptState) -> Result<(), String> {
+pub fn commit(store_dir: &Path, path: &Path, state: TranscriptState) -> Result<(), String> {
     let state_path = store_dir.join(STATE_FILE);
     let mut file = read_state(&state_path);
     file.transcripts.insert(state_key(path), state);
@@ -340,6 +340,48 @@ fn commit(store_dir: &Path, path: &Path, state: TranscriptState) -> Result<(), S
         &serde_json::to_vec_pretty(&file).map_err(|e| e.to_string())?,
     )
     .map_err(|e| format!("cannot write {}: {e}", state_path.display()))
+}
+
+/// What a transcript holds for the extraction, after its processed offset.
+pub enum Span {
+    /// No new lines.
+    Nothing,
+    /// New lines the gates leave out (no OpenSpec skill, no user or agent text): recorded as done.
+    Skipped(TranscriptState, &'static str),
+    /// The prompt for the model, and the state to record once its insights are stored.
+    Extract {
+        prompt: String,
+        state: TranscriptState,
+    },
+}
+
+/// The span of `path` the Stop extraction takes now (read only; see [`commit`]). Callers hold
+/// [`lock`] from here until they commit.
+pub fn span(store_dir: &Path, path: &Path) -> Result<Span, String> {
+    let Some((entries, state)) = new_lines(store_dir, path)? else {
+        return Ok(Span::Nothing);
+    };
+    if !state.openspec {
+        return Ok(Span::Skipped(
+            state,
+            "no opsx/openspec skill in the transcript: no extraction",
+        ));
+    }
+    let window = summarize(&entries[entries.len().saturating_sub(WINDOW_LINES)..]);
+    if !window.has_text {
+        return Ok(Span::Skipped(
+            state,
+            "new lines hold no user or assistant text",
+        ));
+    }
+    let prompt = build_prompt(&state, &window);
+    Ok(Span::Extract { prompt, state })
+}
+
+/// One extraction at a time per store (the Stop workers' and the transcript import's): held
+/// until dropped, given up at `deadline`.
+pub fn lock(store_dir: &Path, deadline: std::time::Instant) -> Result<std::fs::File, String> {
+    super::cache::lock_exclusive(&store_dir.join(STATE_LOCK), deadline)
 }
 
 /// What an extraction must have left after waiting for the one before it: the model call and
@@ -362,30 +404,29 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
     let store_dir = crate::project::resolve(&ctx.project_dir, None).store_dir;
     crate::paths::ensure_private_dir(&store_dir)
         .map_err(|e| format!("cannot create {}: {e}", store_dir.display()))?;
-    let _one_at_a_time = super::cache::lock_exclusive(
-        &store_dir.join(STATE_LOCK),
+    let _one_at_a_time = lock(
+        &store_dir,
         ctx.deadline.checked_sub(AFTER_WAIT).unwrap_or(ctx.deadline),
     )?;
-    let Some((entries, state)) = new_lines(&store_dir, transcript_path)? else {
-        super::log::debug(&ctx.event, "no new transcript lines");
-        return Ok(0);
+    let (prompt, state) = match span(&store_dir, transcript_path)? {
+        Span::Nothing => {
+            super::log::debug(&ctx.event, "no new transcript lines");
+            return Ok(0);
+        }
+        Span::Skipped(state, why) => {
+            super::log::debug(&ctx.event, why);
+            return commit(&store_dir, transcript_path, state).map(|_| 0);
+        }
+        Span::Extract { prompt, state } => (prompt, state),
     };
     let skip = |why: &str| {
         super::log::debug(&ctx.event, why);
         commit(&store_dir, transcript_path, state.clone()).map(|_| 0)
     };
-    if !state.openspec {
-        return skip("no opsx/openspec skill in the transcript: no extraction");
-    }
-    let window = summarize(&entries[entries.len().saturating_sub(WINDOW_LINES)..]);
-    if !window.has_text {
-        return skip("new lines hold no user or assistant text");
-    }
     let Some(bin) = claude_bin() else {
         return skip("claude not found on PATH: no insight extraction");
     };
     let timeout = LLM_TIMEOUT.min(ctx.remaining().saturating_sub(Duration::from_secs(5)));
-    let prompt = build_prompt(&state, &window);
     memory::release(ctx);
     let answer = run_claude(&bin, &prompt, timeout, &std::env::temp_dir())?;
     let insights = parse_insights(&answer);

@@ -335,3 +335,33 @@ def test_import_of_past_sessions_feeds_the_guard(world, bins):
     assert_clean(s2)
     text = tool_result_text(last_tool_result(s2.after_tool("Bash")))
     assert text.startswith("PreToolUse:Bash hook error:") and "PYTHONPATH=vendor" in text, text
+
+
+def test_import_llm_extracts_what_stop_would(world, bins):
+    """`--llm`: the Stop hook's extraction over a past session (the same span, gate and lean
+    nested call), counted in a dry run, at most once per span."""
+    w = world()
+    w.write(
+        ".claude/skills/openspec-apply/SKILL.md",
+        "---\nname: openspec-apply\ndescription: Apply an OpenSpec change\n---\nImplement the change's tasks.\n",
+    )
+    w.commit("openspec skill")
+    insight = "Job retries use exponential backoff capped at five minutes, decided in the add-retry change"
+    script = [
+        {"when": {"model": "haiku"}, "reply": {"text": f"Decision|queue,retry|{insight}"}},
+        {"when": {"last_is_tool_result": False}, "reply": {"tool_use": {"name": "Skill", "input": {"skill": "openspec-apply", "args": "add-retry"}}}},
+        {"when": {"last_is_tool_result": True}, "reply": {"text": "Done: retries back off exponentially, capped at five minutes."}},
+    ]
+    s = w.run("openspec-apply add-retry: retries back off exponentially, capped at five minutes", script=script)
+    assert s.returncode == 0, s.explain()
+    w.path_prefix = [w.shim]  # `claude` on PATH for the extraction, as in a user's shell
+    dry = w.wt("import", "--claude-transcripts", "--llm", "--dry-run").stdout
+    assert "--llm would make 1 model call(s)" in dry, dry
+    assert not w.api.message_requests(HAIKU_MODEL), "a dry run sends nothing"
+    done = w.wt("import", "--claude-transcripts", "--llm").stdout
+    assert "--llm made 1 model call(s)" in done and "stored 1 insight(s)" in done, done
+    assert insight in w.wt("list").stdout
+    nested = w.api.message_requests(HAIKU_MODEL)
+    assert len(nested) == 1 and nested[0]["size"] <= 12 * 1024, [r["size"] for r in nested]
+    again = w.wt("import", "--claude-transcripts", "--llm").stdout
+    assert "--llm made 0 model call(s)" in again, again
