@@ -33,9 +33,9 @@ wt_missing_apt() {
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
   # uv is installed into a venv (PEP 668: Debian's python refuses `pip install` outside one).
   command -v uv >/dev/null 2>&1 || python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
-  # tests/report.rs renders the HTML metrics report in headless chromium.
+  # tests/suite/report.rs renders the HTML metrics report in headless chromium.
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-  # tests/tui.rs drives `wt-memory tui` in a real terminal.
+  # tests/suite/tui.rs drives `wt-memory tui` in a real terminal.
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
   echo "${missing[@]}"
 }
@@ -80,7 +80,7 @@ if ! command -v uv >/dev/null 2>&1; then
   "$wt_uv_home/bin/python" -m pip install --quiet --disable-pip-version-check uv
   export PATH="$wt_uv_home/bin:$PATH"
 fi
-# tests/plugin.rs and tests/init.rs check the plugin's manifests against Claude Code's schemas with
+# tests/suite/plugin.rs and tests/suite/init.rs check the plugin's manifests against Claude Code's schemas with
 # Python's jsonschema, in the python3 first on PATH (uv's venv, once it is there).
 if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
   if [ "$(command -v python3)" = "$wt_uv_home/bin/python3" ]; then

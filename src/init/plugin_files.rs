@@ -1,6 +1,6 @@
 //! The plugin's generated files (`plugin/` and the marketplace), made from the same hook specs,
 //! MCP server name and guidance `wt-project init` writes into a project, so the two ways in never
-//! drift apart. `tests/plugin.rs` fails when the committed files differ from these, and rewrites
+//! drift apart. `tests/suite/plugin.rs` fails when the committed files differ from these, and rewrites
 //! them with `WT_BLESS=1`.
 
 use super::{claude_md, mcp_registration, settings};

@@ -1,6 +1,6 @@
 //! The metrics report as one self-contained HTML page: inline CSS and hand-built SVG charts, with
 //! no network, fonts or scripts, so the file opens anywhere (and renders in headless chromium in
-//! `tests/report.rs`). Every string from the report is escaped: previews are user content.
+//! `tests/suite/report.rs`). Every string from the report is escaped: previews are user content.
 
 use super::report::{Day, Growth, MemoryStats, Relevance, Report, PARTIAL, STRONG};
 use std::collections::BTreeSet;

@@ -1,7 +1,7 @@
 //! `wt-mcp-server` end to end: the built binary is spawned as a child and driven with rmcp's
 //! client over stdio, against real stores in temporary git repos.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

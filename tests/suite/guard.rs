@@ -3,7 +3,7 @@
 //! command works, warnings at PreToolUse on the set in `testdata/guard/cases.json`, the counts in
 //! `metrics --json`, and failure records kept out of ordinary injections.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::Path;

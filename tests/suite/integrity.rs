@@ -2,7 +2,7 @@
 //! or a bad disk would, then `health`, `doctor`, every command's warning, the hook's silence and
 //! `repair`.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

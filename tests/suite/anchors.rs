@@ -1,9 +1,9 @@
 //! Code anchors on real repositories and the real store: taken at every write path (they all go
 //! through the store's one insert), checked before use (unchanged, changed, gone) by the hooks,
 //! `recall` and `audit --stale`, carried by export/import, and given to older memories by the
-//! migration. (MCP: tests/mcp.rs.)
+//! migration. (MCP: tests/suite/mcp.rs.)
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

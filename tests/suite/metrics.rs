@@ -2,7 +2,7 @@
 //! injections and abstentions, a Stop with a transcript that cites one injected memory records
 //! the use of exactly that memory, and `wt-memory metrics`, `report` and the switch-off agree.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! launcher (a bin dir, a pinned `file://` archive made by `scripts/dist.sh`, nothing at all), and
 //! the real hook handler run the plugin's way and the settings' way.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -38,7 +38,7 @@ fn the_committed_plugin_files_are_the_generated_ones() {
     assert!(
         stale.is_empty(),
         "these files differ from what init's hook specs generate: {stale:?}; rewrite them with \
-         `WT_BLESS=1 cargo test --test plugin the_committed_plugin_files_are_the_generated_ones`"
+         `WT_BLESS=1 cargo test --test suite plugin::the_committed_plugin_files_are_the_generated_ones`"
     );
 }
 

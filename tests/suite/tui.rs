@@ -2,7 +2,7 @@
 //! one-line refusal, and in a real terminal (tmux) a user browses, opens a memory, forgets one,
 //! searches and quits.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! stores. Each test has its own runtime directory, so its daemons are its own; they exit when the
 //! test's temporary directory (and with it their socket) goes away.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! and `restore [NAME]`. Stores are seeded by importing a prepared export (one process) rather than
 //! one `remember` each.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

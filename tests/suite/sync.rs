@@ -1,7 +1,7 @@
 //! `wt-memory sync` against a real bare repository acting as the shared remote, with clones acting
 //! as different users/machines (each clone is its own store).
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

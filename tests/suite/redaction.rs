@@ -6,7 +6,7 @@
 //! The rules themselves (0 leaks, 0 false redactions on the corpus and its look-alikes) are
 //! tested in `src/hygiene.rs`.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};

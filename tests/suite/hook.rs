@@ -1,7 +1,7 @@
 //! End-to-end tests of `wt-hook-memory` (issue 3): the real binary on every fixture payload, against a
 //! real store seeded through `wt-memory` in a temporary git repository.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! (`CLAUDE_CONFIG_DIR`, `HOME`) in the temp dir and the contract-faithful fake `claude` from
 //! `tests/fake_claude/` first on PATH (or no `claude` at all).
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! Retrieval keys end to end: `remember --keys`, recall matching a key, export/import carrying
 //! them, `audit` listing supersede links, and `enrich` through a contract-faithful fake `claude`.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::path::Path;

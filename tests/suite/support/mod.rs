@@ -48,7 +48,7 @@ impl TestEnv {
             ("GIT_COMMITTER_NAME".into(), "Test User".into()),
             ("GIT_COMMITTER_EMAIL".into(), "test@example.com".into()),
             // A Stop hook extracts before it returns, so a test sees the result when it does
-            // (the default detached worker has a test of its own in tests/extract.rs).
+            // (the default detached worker has a test of its own in tests/suite/extract.rs).
             ("WT_MEMORY_HARVEST".into(), "foreground".into()),
         ]
     }

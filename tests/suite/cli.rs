@@ -1,6 +1,6 @@
 //! `wt-memory` end to end: the real binary, the real engine and model, temp stores, real git repos.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -618,7 +618,7 @@ fn secrets_already_in_a_store_never_reach_the_output() {
     let id_file = env.path().join("planted-id");
     let helper = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "plant_raw_secrets_helper",
+            "cli::plant_raw_secrets_helper",
             "--exact",
             "--ignored",
             "--nocapture",

@@ -2,7 +2,7 @@
 //! contract-faithful fake `claude` (tests/fake_llm/claude) first on PATH that records argv,
 //! environment and stdin and answers from a file the test chooses.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
