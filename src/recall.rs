@@ -544,8 +544,14 @@ pub fn tiers(
     let (full_floor, index_floor) = gates();
     let mut ranking = Ranking::of(store, &q, limit + index_limit)?;
     // A new user's store holds a handful of memories, none a near miss of another: what ranks
-    // first there is worth a line in the index even at a low score.
-    let index_floor = if ranking.view.records.len() <= SMALL_STORE {
+    // first for a prompt there is worth a line in the index even at a low score. Only for prompts
+    // (a tool call's query is a path or a command: there a low score is no match) and only with
+    // the model (the hash fallback's low scores carry no meaning).
+    let asks_prompt = q.kind.unwrap_or_else(|| QueryKind::infer(context)) == QueryKind::Prompt;
+    let index_floor = if ranking.view.records.len() <= SMALL_STORE
+        && asks_prompt
+        && store.ensure_embedder()? == EmbedderKind::MinilmL6
+    {
         small_store_index_floor()
     } else {
         index_floor

@@ -265,6 +265,8 @@ pub struct Report {
     pub commits: usize,
     /// Findings the store held already (a known signature, the same content).
     pub duplicates: usize,
+    /// Records in which a secret was found and redacted before storing.
+    pub secrets_withheld: usize,
     pub dry_run: bool,
 }
 
@@ -272,8 +274,14 @@ impl Report {
     pub fn line(&self) -> String {
         let verb = if self.dry_run { "would write" } else { "wrote" };
         format!(
-            "{} transcript(s) read ({} unchanged); {verb} {} failure record(s), {} with a fix, and {} commit record(s); {} already known. Secrets are redacted as on every write.",
-            self.transcripts, self.unchanged, self.failures, self.fixes, self.commits, self.duplicates
+            "{} transcript(s) read ({} unchanged); {verb} {} failure record(s), {} with a fix, and {} commit record(s); {} already known; secrets withheld from {} record(s).",
+            self.transcripts,
+            self.unchanged,
+            self.failures,
+            self.fixes,
+            self.commits,
+            self.duplicates,
+            self.secrets_withheld
         )
     }
 }
@@ -514,6 +522,11 @@ fn store(client: &mut Client, finding: &Finding, dry_run: bool, report: &mut Rep
             (vec![req], branch, at)
         }
     };
+    // Every write is redacted on its way in; this only counts what that will withhold.
+    report.secrets_withheld += reqs
+        .iter()
+        .filter(|r| crate::redact::redact(&r.content) != r.content)
+        .count();
     if dry_run {
         return Ok(());
     }
@@ -598,6 +611,25 @@ mod tests {
         assert!(
             matches!(&found[1], Finding::Commit { message, .. } if message == "build: pin vite-plugin-checker")
         );
+    }
+
+    #[test]
+    fn a_secret_in_a_failed_command_is_counted_as_withheld() {
+        let found = mine(&entries(&[
+            bash("t1", "curl -H 'Authorization: Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789' https://api.github.com/user"),
+            result("t1", "Exit code 22\ncurl: (22) The requested URL returned error: 401", true),
+        ]));
+        let Finding::Failure {
+            command,
+            error_line,
+            signature,
+            ..
+        } = &found[0]
+        else {
+            panic!("{found:#?}")
+        };
+        let req = guard::failure_record(command, error_line, signature, SOURCE_TAG);
+        assert_ne!(crate::redact::redact(&req.content), req.content);
     }
 
     #[test]
