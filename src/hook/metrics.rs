@@ -126,8 +126,15 @@ pub fn record_use(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
     if ids.is_empty() {
         return Ok(0);
     }
-    let (entries, _) = super::transcript::read_from(Path::new(path), 0)
+    let (mut entries, _) = super::transcript::read_from(Path::new(path), 0)
         .map_err(|e| format!("cannot read the transcript {path}: {e}"))?;
+    // Stop's payload carries the answer just given, which the transcript may not hold yet.
+    if let Some(answer) = input.text("last_assistant_message") {
+        entries.push(
+            serde_json::json!({"type": "assistant", "message": {"role": "assistant",
+            "content": [{"type": "text", "text": answer}]}}),
+        );
+    }
     let mut contents = Vec::new();
     for (short, id) in &ids {
         if let Some(record) = super::memory::get(ctx, id)? {

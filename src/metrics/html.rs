@@ -478,6 +478,7 @@ mod tests {
                 cited: 3,
                 echoed: 2,
                 rate: Some(0.25),
+                ..Default::default()
             },
             writes: [("cli".to_string(), 4), ("hook".to_string(), 8)].into(),
             daily: vec![

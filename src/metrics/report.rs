@@ -123,6 +123,18 @@ pub struct Usage {
     pub echoed: u64,
     /// used / injected; None before anything was injected.
     pub rate: Option<f64>,
+    /// The same, per event that injected the memory in that session.
+    #[serde(default)]
+    pub by_event: BTreeMap<String, EventUse>,
+}
+
+/// Injections of one event, and how many of them the agent cited or otherwise used.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct EventUse {
+    /// Distinct (session, memory) injections by this event.
+    pub injected: u64,
+    pub cited: u64,
+    pub used: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -253,6 +265,14 @@ impl Report {
             ),
             None => "Usage: nothing injected yet\n".to_string(),
         });
+        if !u.by_event.is_empty() {
+            let parts: Vec<String> = u
+                .by_event
+                .iter()
+                .map(|(event, e)| format!("{event} {}/{} cited", e.cited, e.injected))
+                .collect();
+            out.push_str(&format!("Cited by event: {}\n", parts.join(", ")));
+        }
         if !self.writes.is_empty() {
             let parts: Vec<String> = self
                 .writes
@@ -408,6 +428,8 @@ fn fill(
         injected.entry(row.get(0)?).or_default().insert(row.get(1)?);
     }
     let mut used: HashMap<String, HashSet<String>> = HashMap::new();
+    // (memory, session) -> cited (true) or echoed.
+    let mut how_used: HashMap<(String, String), bool> = HashMap::new();
     let mut stmt = db.prepare("SELECT memory, session, how FROM usage WHERE at_ms >= ?1")?;
     let mut rows = stmt.query([since_ms])?;
     while let Some(row) = rows.next()? {
@@ -420,7 +442,24 @@ fn fill(
             } else {
                 report.usage.echoed += 1;
             }
+            *how_used
+                .entry((memory.clone(), session.clone()))
+                .or_default() |= how == "cited";
             used.entry(memory).or_default().insert(session);
+        }
+    }
+    let mut stmt = db.prepare(
+        "SELECT DISTINCT r.event, i.memory, i.session FROM injections i JOIN runs r ON r.id = i.run WHERE i.at_ms >= ?1",
+    )?;
+    let mut rows = stmt.query([since_ms])?;
+    while let Some(row) = rows.next()? {
+        let (event, memory, session): (String, String, String) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        let stats = report.usage.by_event.entry(event).or_default();
+        stats.injected += 1;
+        if let Some(cited) = how_used.get(&(memory, session)) {
+            stats.used += 1;
+            stats.cited += u64::from(*cited);
         }
     }
     report.usage.injected = injected.values().map(|s| s.len() as u64).sum();

@@ -143,9 +143,15 @@ fn a_scripted_session_shows_injections_abstentions_and_the_one_cited_memory() {
         .sum();
     assert!(scored >= 1, "{relevance}");
 
+    // Per event: the prompt hook injected what was cited.
+    let prompts_use = &report["usage"]["by_event"]["UserPromptSubmit"];
+    assert_eq!(prompts_use["cited"], 1, "{:#}", report["usage"]);
+    assert!(prompts_use["injected"].as_u64().unwrap() >= 1);
+
     let text = env.wt_ok(&repo, &["metrics", "--since", "7d"], None);
     assert!(text.contains("UserPromptSubmit"), "{text}");
     assert!(text.contains("Usage: 1 of"), "{text}");
+    assert!(text.contains("Cited by event: "), "{text}");
 
     // Switched off: a run leaves no trace.
     hook(
@@ -159,6 +165,29 @@ fn a_scripted_session_shows_injections_abstentions_and_the_one_cited_memory() {
     );
     let again = env.wt_json(&repo, &["metrics", "--json"], None);
     assert_eq!(event(&again, "UserPromptSubmit")["runs"], 2);
+
+    // A citation only in Stop's `last_assistant_message` (the transcript does not hold the
+    // answer yet) counts too.
+    let second = "metrics-session-2";
+    let mut ask = prompt(
+        &repo,
+        "How often are payment webhooks retried? What is retry_limit?",
+    );
+    ask["session_id"] = json!(second);
+    let ids = short_ids(&hook(&env, &repo, &ask, &[]));
+    let short = ids
+        .iter()
+        .find(|s| webhook.replace('-', "").starts_with(s.as_str()))
+        .unwrap_or_else(|| panic!("{webhook} among {ids:?}"))
+        .clone();
+    let empty = repo.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let stop = json!({"session_id": second, "hook_event_name": "Stop", "cwd": repo,
+                      "transcript_path": empty, "stop_hook_active": false,
+                      "last_assistant_message": format!("From memory [MEM#{short}]: five retries.")});
+    hook(&env, &repo, &stop, &[]);
+    let later = env.wt_json(&repo, &["metrics", "--json", "--since", "1d"], None);
+    assert_eq!(later["usage"]["cited"], 2, "{:#}", later["usage"]);
 
     // The HTML report is one file with its charts inline.
     let out = repo.join("report.html");

@@ -119,6 +119,7 @@ fn realistic() -> Report {
             cited: 41,
             echoed: 23,
             rate: Some(57.0 / 210.0),
+            ..Default::default()
         },
         writes: [
             ("cli".to_string(), 9),
