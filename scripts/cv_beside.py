@@ -23,7 +23,7 @@ from collections import defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from cv_gates import figures, row_text, utility  # noqa: E402
+from cv_gates import cross_validate, figures, folds_by, row_text, utility  # noqa: E402
 
 GRID = [1.01, 0.3, 0.35, 0.4, 0.45, 0.5]
 TODAY = 1.01
@@ -52,21 +52,16 @@ def main():
     os.makedirs(args.cache, exist_ok=True)
     results = {floor: run(args, floor) for floor in GRID}
     cases = sorted(results[TODAY])
+    fold = folds_by(results[TODAY], args.folds, lambda c, row: row["event"])
     by_event = defaultdict(list)
     for c in cases:
         by_event[results[TODAY][c]["event"]].append(c)
-    fold = {c: j % args.folds for cs in by_event.values() for j, c in enumerate(cs)}
     print("| beside-full floor | hit | precision | abstain | hit_any | index lines | "
           "index precision | index lines per abstain case | utility |")
     print("|---|---|---|---|---|---|---|---|---|")
     for floor in GRID:
         print(row_text(f"{floor} in-sample", figures([results[floor][c] for c in cases])))
-    chosen, held = [], []
-    for f in range(args.folds):
-        train = [c for c in cases if fold[c] != f]
-        best = max(GRID, key=lambda x: (sum(utility(results[x][c]) for c in train), x == TODAY))
-        chosen.append(best)
-        held += [results[best][c] for c in cases if fold[c] == f]
+    chosen, held = cross_validate(results, fold, args.folds, TODAY)
     print(row_text(f"cross-validated ({args.folds} folds; chosen: {', '.join(map(str, chosen))})",
                    figures(held)))
     today = figures([results[TODAY][c] for c in cases])

@@ -96,6 +96,30 @@ def figures(rows):
     }
 
 
+def folds_by(rows, folds, group):
+    """{case: fold}, the cases dealt round-robin within each group (`group(case, row)`), so every
+    fold holds every kind of case."""
+    by_group = defaultdict(list)
+    for case in sorted(rows):
+        by_group[group(case, rows[case])].append(case)
+    return {c: j % folds for cs in by_group.values() for j, c in enumerate(cs)}
+
+
+def cross_validate(results, fold, folds, today, objective=None):
+    """For each fold, the rule of `results` ({rule: {case: row}}) best by `objective` (default:
+    the summed utility) on the other folds, a tie keeping `today`; returns the rules chosen and
+    the held-out rows each scored under the rule chosen without it."""
+    objective = objective or (lambda rows: (sum(utility(r) for r in rows),))
+    cases = sorted(fold)
+    chosen, held = [], []
+    for f in range(folds):
+        train = [c for c in cases if fold[c] != f]
+        best = max(results, key=lambda r: (objective([results[r][c] for c in train]), r == today))
+        chosen.append(best)
+        held += [results[best][c] for c in cases if fold[c] == f]
+    return chosen, held
+
+
 def row_text(name, f):
     return (f"| {name} | {f['hit']:.3f} | {f['precision']:.3f} | {f['abstain']:.3f} | {f['hit_any']:.3f} | "
             f"{f['index_lines']} | {f['index_precision']:.2f} | {f['index_per_abstain']:.2f} | {f['utility']:.2f} |")
@@ -154,10 +178,7 @@ def main():
         for pair in grid:
             results[pair].update(dev[pair])
     cases = sorted(next(iter(results.values())))
-    by_event = defaultdict(list)
-    for c in cases:
-        by_event[results[TODAY][c]["event"]].append(c)
-    fold = {c: j % args.folds for cs in by_event.values() for j, c in enumerate(cs)}
+    fold = folds_by(results[TODAY], args.folds, lambda c, row: row["event"])
 
     print("| gates (full floor, index floor) | hit | precision | abstain | hit_any | index lines | "
           "index precision | index lines per abstain case | utility |")
@@ -169,12 +190,7 @@ def main():
         "targets": lambda rows: (shortfall(figures(rows)), sum(utility(r) for r in rows)),
     }
     for name, objective in objectives.items():
-        chosen, held = [], []
-        for f in range(args.folds):
-            train = [c for c in cases if fold[c] != f]
-            best = max(grid, key=lambda p: (objective([results[p][c] for c in train]), p == TODAY))
-            chosen.append(best)
-            held += [results[best][c] for c in cases if fold[c] == f]
+        chosen, held = cross_validate(results, fold, args.folds, TODAY, objective)
         print(row_text(f"cross-validated by {name} ({args.folds} folds; chosen: "
                        f"{', '.join(map(str, chosen))})", figures(held)))
 

@@ -80,34 +80,28 @@ if ! command -v uv >/dev/null 2>&1; then
   "$wt_uv_home/bin/python" -m pip install --quiet --disable-pip-version-check uv
   export PATH="$wt_uv_home/bin:$PATH"
 fi
-# tests/suite/plugin.rs and tests/suite/init.rs check the plugin's manifests against Claude Code's schemas with
-# Python's jsonschema, in the python3 first on PATH (uv's venv, once it is there).
-if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
+# A Python module the tests import, in the python3 first on PATH: pip into uv's venv once it is
+# there, else Debian's python3-<module> (PEP 668: Debian's python refuses a bare `pip install`).
+wt_python_module() {
+  python3 -c "import $1" >/dev/null 2>&1 && return 0
   if [ "$(command -v python3)" = "$wt_uv_home/bin/python3" ]; then
-    echo "deps: installing jsonschema into $wt_uv_home" >&2
-    "$wt_uv_home/bin/python" -m pip install --quiet --disable-pip-version-check jsonschema
+    echo "deps: installing $1 into $wt_uv_home" >&2
+    "$wt_uv_home/bin/python" -m pip install --quiet --disable-pip-version-check "$1"
   else
-    echo "deps: installing python3-jsonschema with apt-get" >&2
+    echo "deps: installing python3-$1 with apt-get" >&2
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-jsonschema >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "python3-$1" >/dev/null
   fi
-fi
+}
+# tests/suite/plugin.rs and tests/suite/init.rs check the plugin's manifests against Claude Code's
+# schemas with jsonschema.
+wt_python_module jsonschema
 command -v cargo >/dev/null 2>&1 || { echo "deps: cargo not found: install Rust with rustup (https://rustup.rs), then run this again" >&2; exit 1; }
 
 # ---- Claude Code CLI and pytest, for tests/claude ---------------------------------------------
-# pytest runs tests/claude, in the python3 first on PATH (uv's venv, as for jsonschema above).
-if ! python3 -c 'import pytest' >/dev/null 2>&1; then
-  if [ "$(command -v python3)" = "$wt_uv_home/bin/python3" ]; then
-    echo "deps: installing pytest into $wt_uv_home" >&2
-    "$wt_uv_home/bin/python" -m pip install --quiet --disable-pip-version-check pytest
-  else
-    echo "deps: installing python3-pytest with apt-get" >&2
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-pytest >/dev/null
-  fi
-fi
+# pytest runs tests/claude.
+wt_python_module pytest
 wt_install_claude
 if [ -x "$wt_claude_bin" ]; then export WT_CLAUDE_BIN="$wt_claude_bin"; fi
 # ---- end of Claude Code CLI ---------------------------------------------------------------------

@@ -21,12 +21,11 @@ import os
 import random
 import subprocess
 import sys
-from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from cv_gates import figures, row_text, utility  # noqa: E402
+from cv_gates import cross_validate, figures, folds_by, row_text, utility  # noqa: E402
 
 GRID = [(beside, small, index) for beside in (1.01, 0.3) for small in (0.5, 0.0)
         for index in (0.25, 0.15, 0.1, 0.07, 0.05, 0.03)
@@ -101,16 +100,8 @@ def main():
     for rule in GRID:
         print(row_text(f"{rule} small + full store", figures(list(both[rule].values()))))
     keys = sorted(both[TODAY])
-    by_event = defaultdict(list)
-    for k in keys:
-        by_event[(k.split(":")[0], both[TODAY][k]["event"])].append(k)
-    fold = {k: j % args.folds for ks in by_event.values() for j, k in enumerate(ks)}
-    chosen, held = [], []
-    for f in range(args.folds):
-        train = [k for k in keys if fold[k] != f]
-        best = max(GRID, key=lambda r: (sum(utility(both[r][k]) for k in train), r == TODAY))
-        chosen.append(best)
-        held += [both[best][k] for k in keys if fold[k] == f]
+    fold = folds_by(both[TODAY], args.folds, lambda k, row: (k.split(":")[0], row["event"]))
+    chosen, held = cross_validate(both, fold, args.folds, TODAY)
     print(row_text(f"cross-validated ({args.folds} folds; chosen: {', '.join(map(str, chosen))})",
                    figures(held)))
     print(f"(held-out rows: {len(held)}; today's rule on the same rows: utility "
