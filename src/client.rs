@@ -56,6 +56,9 @@ pub enum Backend {
     Pending,
     Direct(Box<Direct>),
     Daemon(crate::daemon::Connection),
+    /// In the service that holds the store, for a hook it runs: its requests join the queue
+    /// without a connection (see [`crate::daemon::Local`]).
+    InService(crate::daemon::Local),
     /// The daemon could not be reached and this client may not open the store itself.
     Unreachable(crate::error::Error),
 }
@@ -129,6 +132,16 @@ impl Client {
             daemon_only_if_running: false,
         };
         Client::open(project, mode)
+    }
+
+    /// A client inside the service that holds `project`'s store (a hook it runs): requests go
+    /// straight to the service's queue. For another project's store, an ordinary client.
+    pub fn in_service(project: Project, local: crate::daemon::Local, mode: Mode) -> Client {
+        let mut client = Client::open(project, mode);
+        if local.serves(&client.project) {
+            client.backend = Backend::InService(local);
+        }
+        client
     }
 
     /// Choose the backend of a pending client.
@@ -213,6 +226,7 @@ impl Client {
         match &mut self.backend {
             Backend::Direct(d) => d.set_lock_wait(wait),
             Backend::Daemon(c) => c.set_timeout(wait, self.mode.deadline),
+            Backend::InService(l) => l.set_timeout(wait, self.mode.deadline),
             Backend::Pending | Backend::Unreachable(_) => {}
         }
     }
@@ -222,6 +236,7 @@ impl Client {
         match &mut self.backend {
             Backend::Direct(d) => execute(d, caller, req),
             Backend::Daemon(c) => c.call(caller, req),
+            Backend::InService(l) => l.call(caller, req),
             Backend::Unreachable(e) => Err(e.clone()),
             Backend::Pending => unreachable!("resolved above"),
         }

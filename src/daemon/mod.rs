@@ -110,8 +110,8 @@ pub trait ForwardedCommand: Send {
 pub type ParseForward = fn(&Forward) -> Result<Box<dyn ForwardedCommand>>;
 
 /// Runs a hook event for the `wt-hook-memory` front: the hook's own code, handed to [`serve`]
-/// like [`ParseForward`].
-pub type RunHook = fn(&HookRun) -> HookDone;
+/// like [`ParseForward`], with the service's own way in for its memory calls.
+pub type RunHook = fn(&HookRun, Local) -> HookDone;
 
 /// What `wt-memory daemon status` and `doctor` show.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -131,6 +131,9 @@ pub struct Status {
     pub spooled: usize,
     #[serde(default)]
     pub connections: usize,
+    /// Connections accepted since the service started.
+    #[serde(default)]
+    pub accepted: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -289,4 +292,4 @@ mod server;
 mod turns;
 
 pub use conn::{connect, probe, running, stop, Connection, Found};
-pub use server::serve;
+pub use server::{serve, Local};

@@ -25,6 +25,8 @@ struct Shared {
     run_hook: RunHook,
     /// Connections open now (at most [`MAX_CONNECTIONS`]).
     connections: AtomicUsize,
+    /// Connections accepted since the start.
+    accepted: AtomicU64,
     project: Project,
     turns: Turns,
     /// The store's metrics buffer, shared with `direct`.
@@ -175,6 +177,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                         .summary(),
                     spooled: crate::spool::count(&shared.project),
                     connections: shared.connections.load(Ordering::SeqCst),
+                    accepted: shared.accepted.load(Ordering::SeqCst),
                 })
                 .unwrap_or_default(),
             ),
@@ -182,55 +185,19 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 shared.shutdown.store(true, Ordering::SeqCst);
                 Line::Ok(Value::Null)
             }
-            Ok(Line::Call(env)) if matches!(env.request, Request::Record { .. }) => {
-                // A metrics record waits for nobody: it joins the buffer the quiet moment writes.
-                if bytes.len() > MAX_RECORD_LINE {
-                    Line::Err(crate::error::bad_input(format!(
-                        "record: {} of metrics in one line; the limit is {}",
-                        wire::human_bytes(bytes.len()),
-                        wire::human_bytes(MAX_RECORD_LINE)
-                    )))
-                } else {
-                    if let Request::Record { events } = env.request {
-                        if shared.recorder.push(events) >= crate::metrics::FLUSH_AT {
-                            shared.recorder.flush_or_warn();
-                        }
-                    }
-                    Line::Ok(Value::Null)
-                }
+            Ok(Line::Call(env))
+                if matches!(env.request, Request::Record { .. })
+                    && bytes.len() > MAX_RECORD_LINE =>
+            {
+                Line::Err(crate::error::bad_input(format!(
+                    "record: {} of metrics in one line; the limit is {}",
+                    wire::human_bytes(bytes.len()),
+                    wire::human_bytes(MAX_RECORD_LINE)
+                )))
             }
             Ok(Line::Call(env)) => {
                 drop(bytes);
-                embed_ahead(&shared, env.request.texts_to_embed());
-                wait_for_engine_unless(&shared, env.request.answered_from_view());
-                let served = serve_turn(
-                    &shared,
-                    env.request.name(),
-                    env.lock_wait_ms,
-                    &mut writer,
-                    |direct| {
-                        let answer = execute_answer(direct, &env.caller, &env.request);
-                        let warning = direct
-                            .standing_warning()
-                            .filter(|_| !env.request.reports_integrity());
-                        (answer, warning)
-                    },
-                );
-                // Records become JSON here, once the store is free for the next request.
-                let served = served.map(|(answer, warning)| {
-                    let answer = match answer.and_then(Answer::into_value) {
-                        Ok(v) => Line::Ok(v),
-                        Err(e) => Line::Err(e),
-                    };
-                    match warning {
-                        Some(warning) => Line::Warned {
-                            answer: Box::new(answer),
-                            warning,
-                        },
-                        None => answer,
-                    }
-                });
-                match served {
+                match serve_call(&shared, *env, &mut writer) {
                     Ok(line) => line,
                     Err(Withdrawn) => return,
                     Err(Refused(e)) => Line::Err(e),
@@ -238,15 +205,15 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
             }
             Ok(Line::Hook(call)) => {
                 drop(bytes);
-                // The hook's memory calls come back to this service as its other clients'
-                // do, and take their turns with theirs.
+                // The hook's memory calls take their turns with other clients' requests,
+                // through `Local`: the same path, without a connection back to this service.
                 let started = Instant::now();
                 // A hook is a request, whether or not it asks memory: the service is in use.
                 *shared
                     .last_request
                     .lock()
                     .unwrap_or_else(|e| e.into_inner()) = started;
-                let done = (shared.run_hook)(&call);
+                let done = (shared.run_hook)(&call, Local::new(&shared));
                 if done.handled {
                     shared
                         .service
@@ -303,6 +270,65 @@ enum NotServed {
 }
 use NotServed::{Refused, Withdrawn};
 
+/// Whoever is waiting for a request: a client on the socket, or a hook this service runs
+/// ([`Local`]).
+trait Requester {
+    /// The request's turn has come: tell the requester, unless it has withdrawn the request
+    /// (then `false`, and the request is not carried out).
+    fn start(&mut self) -> bool;
+}
+
+impl Requester for UnixStream {
+    fn start(&mut self) -> bool {
+        !client_gone(self) && answer(self, &Line::Started(())).is_ok()
+    }
+}
+
+/// Carry out one request as the service does for every requester: a metrics record joins the
+/// buffer and waits for nobody; anything else has its texts embedded ahead, waits for the engine
+/// if the ranking view cannot answer it, and runs in its turn.
+fn serve_call(
+    shared: &Shared,
+    env: Envelope,
+    requester: &mut impl Requester,
+) -> std::result::Result<Line, NotServed> {
+    if let Request::Record { events } = env.request {
+        if shared.recorder.push(events) >= crate::metrics::FLUSH_AT {
+            shared.recorder.flush_or_warn();
+        }
+        return Ok(Line::Ok(Value::Null));
+    }
+    embed_ahead(shared, env.request.texts_to_embed());
+    wait_for_engine_unless(shared, env.request.answered_from_view());
+    let served = serve_turn(
+        shared,
+        env.request.name(),
+        env.lock_wait_ms,
+        requester,
+        |direct| {
+            let answer = execute_answer(direct, &env.caller, &env.request);
+            let warning = direct
+                .standing_warning()
+                .filter(|_| !env.request.reports_integrity());
+            (answer, warning)
+        },
+    );
+    // Records become JSON here, once the store is free for the next request.
+    served.map(|(answer, warning)| {
+        let answer = match answer.and_then(Answer::into_value) {
+            Ok(v) => Line::Ok(v),
+            Err(e) => Line::Err(e),
+        };
+        match warning {
+            Some(warning) => Line::Warned {
+                answer: Box::new(answer),
+                warning,
+            },
+            None => answer,
+        }
+    })
+}
+
 /// Embed a request's texts (a write's content, a query and its parts) on the connection's own
 /// thread, before the request waits for its turn: the model runs while another request holds the
 /// store, and the request finds its embeddings in the cache. (The store is not needed for that;
@@ -334,7 +360,7 @@ fn serve_turn<T>(
     shared: &Shared,
     op: &'static str,
     lock_wait_ms: u64,
-    client: &mut UnixStream,
+    client: &mut impl Requester,
     run: impl FnOnce(&mut Direct) -> T,
 ) -> std::result::Result<T, NotServed> {
     *shared
@@ -349,7 +375,7 @@ fn serve_turn<T>(
             "the memory service is stopping; try again",
         )));
     }
-    if client_gone(client) || answer(client, &Line::Started(())).is_err() {
+    if !client.start() {
         return Err(Withdrawn);
     }
     direct.set_lock_wait(Duration::from_millis(lock_wait_ms));
@@ -429,6 +455,7 @@ pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -
         parse_forward,
         run_hook,
         connections: AtomicUsize::new(0),
+        accepted: AtomicU64::new(0),
         project: project.clone(),
         turns: Turns::default(),
         recorder: direct.recorder().clone(),
@@ -472,6 +499,7 @@ pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -
         match listener.accept() {
             Ok((mut stream, _)) => {
                 let _ = stream.set_nonblocking(false);
+                shared.accepted.fetch_add(1, Ordering::SeqCst);
                 if shared.connections.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
                     shared.connections.fetch_sub(1, Ordering::SeqCst);
                     let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
@@ -591,4 +619,122 @@ fn wait_readable(listener: &UnixListener, timeout: Duration) {
 fn inode(path: &Path) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).ok().map(|m| m.ino())
+}
+
+/// The service's own way in, for the hooks it runs (`hook::serve`): their memory calls are
+/// carried out exactly as a socket client's are (embedded ahead, in their turn among everyone
+/// else's, withdrawn when the turn comes too late, answered with the same values), with no
+/// second connection to the service itself.
+pub struct Local {
+    shared: Arc<Shared>,
+    lock_wait: Duration,
+    deadline: Option<Instant>,
+}
+
+/// Where a request carried out for a [`Local`] caller stands: its turn has not come, it has
+/// started (then it is answered), or the caller gave up first (then it is skipped).
+const WAITING: u8 = 0;
+const STARTED: u8 = 1;
+const WITHDRAWN: u8 = 2;
+
+struct LocalRequester(Arc<std::sync::atomic::AtomicU8>);
+
+impl Requester for LocalRequester {
+    fn start(&mut self) -> bool {
+        self.0
+            .compare_exchange(WAITING, STARTED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+}
+
+impl Local {
+    fn new(shared: &Arc<Shared>) -> Local {
+        Local {
+            shared: shared.clone(),
+            lock_wait: Duration::ZERO,
+            deadline: None,
+        }
+    }
+
+    /// Does this service hold `project`'s store?
+    pub fn serves(&self, project: &Project) -> bool {
+        self.shared.store_dir == project.store_dir
+    }
+
+    /// As [`Connection::set_timeout`](super::Connection::set_timeout).
+    pub fn set_timeout(&mut self, lock_wait: Duration, deadline: Option<Instant>) {
+        self.lock_wait = lock_wait;
+        self.deadline = deadline;
+    }
+
+    fn left(&self) -> Option<Duration> {
+        self.deadline.map(|d| {
+            d.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(20))
+        })
+    }
+
+    /// Carry out `request` on a thread of its own, as a connection's thread would, and wait for
+    /// its turn and answer with the limits a socket client has (see `Connection::request`).
+    pub fn call(&mut self, caller: &Caller, request: &Request) -> Result<Value> {
+        let queue_limit = match self.left() {
+            Some(left) => left.min(self.lock_wait.max(Duration::from_millis(20))),
+            None => self.lock_wait.max(Duration::from_millis(20)),
+        };
+        let state = Arc::new(std::sync::atomic::AtomicU8::new(WAITING));
+        let (answered, answer) = std::sync::mpsc::channel();
+        let env = Envelope {
+            caller: caller.clone(),
+            lock_wait_ms: self.lock_wait.as_millis() as u64,
+            request: request.clone(),
+        };
+        let shared = self.shared.clone();
+        let mut requester = LocalRequester(state.clone());
+        std::thread::Builder::new()
+            .name("hook-request".into())
+            .spawn(move || {
+                if let Ok(line) = serve_call(&shared, env, &mut requester) {
+                    let _ = answered.send(line);
+                }
+            })
+            .map_err(|e| daemon_err(format!("memory service: cannot start a request: {e}")))?;
+        let pid = std::process::id();
+        let line = match answer.recv_timeout(queue_limit) {
+            Ok(line) => line,
+            Err(_) => {
+                let withdrawn = state
+                    .compare_exchange(WAITING, WITHDRAWN, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok();
+                if withdrawn {
+                    return Err(unanswered(format!(
+                        "the store is busy: its memory service (pid {pid}) did not get to this request within {:.1}s (another long request, see `wt-memory daemon status`); nothing was done, try again",
+                        queue_limit.as_secs_f64()
+                    )));
+                }
+                // Started (or refused) in the meantime: its answer is waited for like any other.
+                let waited = match self.left() {
+                    Some(left) => answer.recv_timeout(left).ok(),
+                    None => answer.recv().ok(),
+                };
+                waited.ok_or_else(|| {
+                    unanswered(format!(
+                        "the memory service (pid {pid}) did not finish in time"
+                    ))
+                })?
+            }
+        };
+        match line {
+            Line::Ok(v) => Ok(v),
+            Line::Err(e) => Err(e.clipped(MAX_ERROR_CHARS)),
+            Line::Warned { answer, warning } => {
+                crate::integrity::set_warning(warning);
+                match *answer {
+                    Line::Ok(v) => Ok(v),
+                    Line::Err(e) => Err(e.clipped(MAX_ERROR_CHARS)),
+                    _ => Err(daemon_err("the memory service answered out of turn")),
+                }
+            }
+            _ => Err(daemon_err("the memory service answered out of turn")),
+        }
+    }
 }

@@ -1,8 +1,9 @@
 //! The hook's memory calls: the same typed calls as every front end, through a [`Client`] opened
-//! in this process on first use. Memory gets [`MEMORY_BUDGET`] per call, and never past the
-//! event's deadline: a store that cannot answer in time makes a read fail (the hook stays
-//! silent), and a write go to the store's spool ([`crate::spool`]), which whoever opens the
-//! store next applies. Once memory has failed to answer, this run asks it nothing more.
+//! in this process on first use (in the service, one that joins the service's queue directly).
+//! Memory gets [`MEMORY_BUDGET`] per call, and never past the event's deadline: a store that
+//! cannot answer in time makes a read fail (the hook stays silent), and a write go to the store's
+//! spool ([`crate::spool`]), which whoever opens the store next applies. Once memory has failed
+//! to answer, this run asks it nothing more.
 
 use super::Ctx;
 use crate::client::{Client, Holding, Mode};
@@ -44,7 +45,11 @@ fn with_client<T>(
             fallback_direct: false,
             ..Mode::configured(OpenOptions::default(), Holding::UntilDropped)
         };
-        Client::open(project, mode)
+        // Run by the service: its own queue, not a second connection to itself.
+        match ctx.service.borrow_mut().take() {
+            Some(service) => Client::in_service(project, service, mode),
+            None => Client::open(project, mode),
+        }
     });
     client.set_lock_wait(wait);
     let started = Instant::now();

@@ -53,6 +53,8 @@ pub struct Ctx {
     pub guard_only: bool,
     /// PreToolUse: the reason the tool call is stopped (`permissionDecision: deny`), if it is.
     pub deny: RefCell<Option<String>>,
+    /// Run by the store's service: its own way in, which the client takes on first use.
+    pub service: RefCell<Option<crate::daemon::Local>>,
 }
 
 impl Ctx {
@@ -176,7 +178,7 @@ fn run(args: &[String], memory: Memory) {
         Ok(raw) => raw,
         Err(e) => return log::error(argv_event.unwrap_or(""), &e),
     };
-    let handled = handle(args, raw, started, memory, |event, deadline| {
+    let handled = handle(args, raw, started, memory, None, |event, deadline| {
         if argv_event != Some(event) {
             WATCHDOG_MS.store(
                 epoch_ms(deadline + Duration::from_millis(500)),
@@ -193,7 +195,19 @@ fn run(args: &[String], memory: Memory) {
 /// The hook of a `wt-hook-memory` process, run by the store's service on its behalf (see
 /// `wt_memory_base::hook_front`): as it would run there, with that process's project directory,
 /// plugin and working directory, and never for another configuration.
-pub fn serve(call: &wt_memory_base::wire::HookRun) -> wt_memory_base::wire::HookDone {
+pub fn serve(
+    call: &wt_memory_base::wire::HookRun,
+    service: crate::daemon::Local,
+) -> wt_memory_base::wire::HookDone {
+    serve_with(call, Some(service))
+}
+
+/// [`serve`], with the service's way in when there is one (tests have none: their memory calls
+/// go through the socket like any client's).
+fn serve_with(
+    call: &wt_memory_base::wire::HookRun,
+    service: Option<crate::daemon::Local>,
+) -> wt_memory_base::wire::HookDone {
     use wt_memory_base::wire::HookDone;
     let declined = |why: String| HookDone {
         handled: false,
@@ -213,12 +227,19 @@ pub fn serve(call: &wt_memory_base::wire::HookRun) -> wt_memory_base::wire::Hook
     };
     let raw = call.stdin.as_bytes().to_vec();
     let handled = crate::config::with_call_env(env, || {
-        std::panic::catch_unwind(|| {
-            handle(&call.argv, raw, started, Memory::Ask, |event, _| {
-                wt_memory_base::hook_events::runs(event)
-                    == wt_memory_base::hook_events::Runs::Service
-            })
-        })
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            handle(
+                &call.argv,
+                raw,
+                started,
+                Memory::Ask,
+                service,
+                |event, _| {
+                    wt_memory_base::hook_events::runs(event)
+                        == wt_memory_base::hook_events::Runs::Service
+                },
+            )
+        }))
     });
     match handled {
         Ok(Handled::NotHere(why)) => declined(why),
@@ -247,6 +268,7 @@ fn handle(
     raw: Vec<u8>,
     started: Instant,
     memory: Memory,
+    service: Option<crate::daemon::Local>,
     takes: impl FnOnce(&str, Instant) -> bool,
 ) -> Handled {
     let argv_event = args.first().map(String::as_str).filter(|e| !e.is_empty());
@@ -304,6 +326,7 @@ fn handle(
         ),
         guard_only: args.iter().skip(1).any(|a| a == GUARD_ONLY),
         deny: RefCell::new(None),
+        service: RefCell::new(service),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
     let context = events::dispatch(&ctx, &input);
@@ -389,20 +412,20 @@ mod tests {
     fn the_service_leaves_the_stop_extraction_and_other_configurations_to_a_hook_process() {
         let ours = crate::config::fingerprint().to_string();
         let stop = r#"{"hook_event_name":"Stop","session_id":"s1"}"#;
-        let done = serve(&call("Stop", stop, ours.clone()));
+        let done = serve_with(&call("Stop", stop, ours.clone()), None);
         assert!(!done.handled && done.stdout.is_none(), "{done:?}");
         assert!(done.why.contains("Stop"), "{}", done.why);
         // The payload names the event, whatever the argument says.
-        let done = serve(&call("PostToolUse", stop, ours.clone()));
+        let done = serve_with(&call("PostToolUse", stop, ours.clone()), None);
         assert!(!done.handled, "{done:?}");
         let prompt = r#"{"hook_event_name":"UserPromptSubmit","session_id":"s2","prompt":"x"}"#;
-        let done = serve(&call("UserPromptSubmit", prompt, "another".into()));
+        let done = serve_with(&call("UserPromptSubmit", prompt, "another".into()), None);
         assert!(
             !done.handled && done.why.contains("configuration"),
             "{done:?}"
         );
         // Input that is no hook payload is handled: logged, nothing printed.
-        let done = serve(&call("UserPromptSubmit", "not json", ours));
+        let done = serve_with(&call("UserPromptSubmit", "not json", ours), None);
         assert!(done.handled && done.stdout.is_none(), "{done:?}");
     }
 }

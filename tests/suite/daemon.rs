@@ -784,10 +784,15 @@ fn the_running_service_handles_hook_events_as_a_hook_process_would() {
     );
     let prompt = "how are login sessions stored?";
     assert_eq!(served_count(&env, &repo, "hook"), 0);
+    let accepted = |env: &TestEnv| status(env, &repo).unwrap()["accepted"].as_u64().unwrap();
+    let before = accepted(&env);
     // Handled by the service for the hook's front: what a hook process prints.
     let served = prompt_hook_in(&env, &repo, prompt, "session-a", &[]);
     assert_eq!(served_count(&env, &repo, "hook"), 1, "the service ran it");
     assert!(served.contains("HttpOnly cookie"), "{served}");
+    // Its memory calls joined the service's queue in-process: the only connections since are
+    // the front's and the two status queries'.
+    assert_eq!(accepted(&env) - before, 3, "no connection back to itself");
     let in_process = prompt_hook_in(
         &env,
         &repo,

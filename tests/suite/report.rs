@@ -4,7 +4,6 @@
 //! `docs/report.png` for the user guide.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -151,7 +150,7 @@ fn chromium(profile: &Path, args: &[&str], out: &Path) {
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
         .stdin(Stdio::null())
-        .stdout(File::create(out).unwrap())
+        .stdout(std::fs::File::create(out).unwrap())
         .stderr(Stdio::null())
         .spawn()
         .expect("start chromium");
@@ -170,22 +169,89 @@ fn chromium(profile: &Path, args: &[&str], out: &Path) {
     }
 }
 
-/// The screenshot's pixels as RGB, with its width and height.
+/// The screenshot's pixels as RGB, with its width and height. Chromium writes 8-bit RGB or RGBA,
+/// not interlaced: decoded here with the engine's own `flate2` (a PNG crate would change the
+/// features of the engine's dependencies for tests, and so compile the engine twice).
 fn pixels(png_path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
-    let mut decoder = png::Decoder::new(File::open(png_path).unwrap());
-    decoder.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.color_type.samples();
-    let rgb = buf[..info.buffer_size()]
+    use std::io::Read;
+    let bytes = std::fs::read(png_path).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    let (mut at, mut header, mut compressed) = (8, None, Vec::new());
+    while at + 8 <= bytes.len() {
+        let len = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let (kind, data) = (&bytes[at + 4..at + 8], &bytes[at + 8..at + 8 + len]);
+        match kind {
+            b"IHDR" => header = Some(data.to_vec()),
+            b"IDAT" => compressed.extend_from_slice(data),
+            b"IEND" => break,
+            _ => {}
+        }
+        at += 12 + len; // length, kind, data, CRC
+    }
+    let header = header.expect("a PNG header");
+    let be = |i: usize| u32::from_be_bytes(header[i..i + 4].try_into().unwrap());
+    let (width, height, depth, color, interlace) = (be(0), be(4), header[8], header[9], header[12]);
+    let channels = match color {
+        2 => 3,
+        6 => 4,
+        other => panic!("colour type {other}: chromium writes RGB or RGBA"),
+    };
+    assert!(depth == 8 && interlace == 0, "8-bit, not interlaced");
+    let mut raw: Vec<u8> = Vec::new();
+    flate2::read::ZlibDecoder::new(&compressed[..])
+        .read_to_end(&mut raw)
+        .unwrap();
+    let stride = width as usize * channels;
+    let mut image = vec![0u8; stride * height as usize];
+    for y in 0..height as usize {
+        let line = &raw[y * (stride + 1)..(y + 1) * (stride + 1)];
+        for x in 0..stride {
+            let left = if x >= channels {
+                image[y * stride + x - channels]
+            } else {
+                0
+            };
+            let up = if y > 0 {
+                image[(y - 1) * stride + x]
+            } else {
+                0
+            };
+            let up_left = if y > 0 && x >= channels {
+                image[(y - 1) * stride + x - channels]
+            } else {
+                0
+            };
+            let predicted = match line[0] {
+                0 => 0,
+                1 => left,
+                2 => up,
+                3 => ((left as u16 + up as u16) / 2) as u8,
+                4 => {
+                    // Paeth: whichever neighbour is closest to left + up - up_left.
+                    let p = left as i16 + up as i16 - up_left as i16;
+                    let (pa, pb, pc) = (
+                        (p - left as i16).abs(),
+                        (p - up as i16).abs(),
+                        (p - up_left as i16).abs(),
+                    );
+                    if pa <= pb && pa <= pc {
+                        left
+                    } else if pb <= pc {
+                        up
+                    } else {
+                        up_left
+                    }
+                }
+                other => panic!("PNG filter {other}"),
+            };
+            image[y * stride + x] = line[1 + x].wrapping_add(predicted);
+        }
+    }
+    let rgb = image
         .chunks_exact(channels)
-        .map(|p| match channels {
-            1 | 2 => [p[0]; 3],
-            _ => [p[0], p[1], p[2]],
-        })
+        .map(|p| [p[0], p[1], p[2]])
         .collect();
-    (info.width, info.height, rgb)
+    (width, height, rgb)
 }
 
 #[test]
