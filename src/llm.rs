@@ -24,9 +24,10 @@ pub fn run_claude(
     timeout: Duration,
     cwd: &Path,
 ) -> Result<String, String> {
-    // A lean request (~9 KB instead of ~54 KB, measured with the real CLI): no tools, no MCP
-    // server (not even the project's own, which would start a second wt-mcp-server), no hooks,
-    // no CLAUDE.md and no auto memory; the prompt carries everything the model needs.
+    // A lean request (a fraction of the default's size, measured with the real CLI:
+    // docs/performance.md, "Figures moved from code comments"): no tools, no MCP server (not
+    // even the project's own, which would start a second wt-mcp-server), no hooks, no CLAUDE.md
+    // and no auto memory; the prompt carries everything the model needs.
     let args = [
         "-p",
         "--model",

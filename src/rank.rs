@@ -103,19 +103,20 @@ impl QueryKind {
     /// Does only a rare identifier (`invalid_grant`, `ExpiredSignature`, a path, a flag) count
     /// for the rare-term bonus, not a rare word? For prompts: rare words in prose are often
     /// incidental (`Ctrl`, a Hungarian word one memory happens to hold; counting them injected
-    /// three more wrong memories and no right one on the hook-level set), an identifier the user
-    /// typed names what they ask about.
+    /// more wrong memories and no right one on the hook-level set, measured: docs/evaluation.md,
+    /// "Rare terms"), an identifier the user typed names what they ask about.
     pub fn rare_identifiers_only(self) -> bool {
         self == QueryKind::Prompt
     }
 
     /// Weight of the rarest query term a memory holds ([`Corpus::rare_all`]), fitted per kind on
     /// `testdata/eval/dev` by `scripts/tune_rare.py --hooks`, which breaks the set's ties on the
-    /// hook-level set: the dev set's commands score the same from 0.2 to 0.3 and its short, clean
-    /// errors from 0 to 0.25, while real tool output is long and its one rare identifier
+    /// hook-level set: the dev set's commands, and its short, clean errors, score the same over a
+    /// range of weights, while real tool output is long and its one rare identifier
     /// (`ExpiredSignature`, `40P01`) decides. Paths gain nothing. A prompt counts only its
-    /// identifiers ([`QueryKind::rare_identifiers_only`]); the dev set scores those the same at every
-    /// weight from 0 to 0.3 but 0.2, and the hook-level set chose 0.15.
+    /// identifiers ([`QueryKind::rare_identifiers_only`]); the dev set scores those the same at
+    /// almost every weight, so the hook-level set chose the prompts' weight. The fitted figures:
+    /// docs/evaluation.md, "Rare terms".
     pub fn rare_weight(self) -> f64 {
         if let Some(t) = self.tuning() {
             return t.rare_weight;
@@ -494,9 +495,9 @@ pub struct Query {
     pub kind: QueryKind,
     pub parts: Vec<(String, Vec<f32>)>,
     /// False when the store's vectors carry no meaning (the engine's hash fallback puts every
-    /// pair of texts at cosine 0.85-0.94): the query is then scored on its terms alone, with its
-    /// own calibration, so a store without a model abstains instead of injecting its newest
-    /// memories.
+    /// pair of texts at a high cosine; measured: docs/evaluation.md, "Without the embedding
+    /// model"): the query is then scored on its terms alone, with its own calibration, so a store
+    /// without a model abstains instead of injecting its newest memories.
     pub semantic: bool,
 }
 

@@ -12,8 +12,8 @@ use std::sync::Arc;
 /// between "answers the query" and "near miss" (`rank.rs`), and the floor of `wt-memory eval`.
 pub const RELEVANCE_FLOOR: f64 = 0.3;
 /// Proactive results (what a hook injects in full) below this relevance are dropped ...
-/// Chosen with the index floor by cross-validation over both dev sets (`scripts/cv_gates.py`,
-/// docs/evaluation.md, "Two tiers"): 0.45 in every fold but one.
+/// Chosen with the index floor by cross-validation over both dev sets (`scripts/cv_gates.py`;
+/// the choice per fold: docs/evaluation.md, "The gates, chosen by cross-validation").
 pub const PROACTIVE_FLOOR: f64 = 0.45;
 /// ... and so are results below this fraction of the best one.
 pub const PROACTIVE_RELATIVE: f64 = 0.5;

@@ -5,8 +5,8 @@
 //! the engine's, parses and carries out every command.
 //!
 //! Why: agents call `wt-memory remember` in bursts, and a process that links the engine spends
-//! about 5 ms of CPU loading and relocating it before it does anything; this one starts in about
-//! 1 ms.
+//! CPU loading and relocating it before it does anything; this one starts in a fraction of that
+//! time (measured: docs/performance.md, "2026-11-25: the burst, then the later build").
 
 use crate::config;
 use crate::wire::{self, Forward, Forwarded, Hello, ENGINE};

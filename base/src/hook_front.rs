@@ -1,6 +1,7 @@
 //! `wt-hook-memory`'s front. Claude Code starts a hook process for every prompt and tool call; a
-//! process that links the engine spends 10-12 ms loading and relocating it before it reads its
-//! input, most of a warm hook's time. This one links no engine: when the project's service runs
+//! process that links the engine spends most of a warm hook's time loading and relocating it
+//! before it reads its input (measured: docs/performance.md, "2026-11-27, afternoon: the hook
+//! front (10^5, third session)"). This one links no engine: when the project's service runs
 //! (this build, this configuration) it hands the event to the service, which handles it with the
 //! hook's own code ([`wire::HookRun`]) and answers with the line to print. Everything else (no
 //! service yet, the Stop extraction, another configuration, `WT_MEMORY_DAEMON=0`) runs the
@@ -30,8 +31,9 @@ pub const ENGINE_HOOK_UNANSWERED_FLAG: &str = "--hook-unanswered";
 pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How long the front waits for a running service's hello: a live one answers at once (its
-/// connections have threads of their own) or once it has loaded what it serves (0.4 s at 10^5
-/// memories), so this is only for one that is stopped or stuck. The hook's memory budget.
+/// connections have threads of their own) or once it has loaded what it serves (sooner than this
+/// at 10^5 memories; measured: docs/performance.md, "2026-11-27, midday: 10^5 memories, second
+/// session"), so this is only for one that is stopped or stuck. The hook's memory budget.
 const HELLO_WAIT: Duration = Duration::from_millis(1000);
 
 pub use crate::hook_events::WATCHDOG_GRACE;

@@ -280,7 +280,8 @@ pub struct ForwardedRemember {
 }
 
 /// A `recall` or `proactive` command line the front forwarded: the engine binary's start-up
-/// (about 15 ms of loading the engine) is most of such a command at the service.
+/// (loading the engine; measured: docs/performance.md, "2026-11-27, midday: 10^5 memories, second
+/// session") is most of such a command at the service.
 pub struct ForwardedQuery {
     project: project::Project,
     request: Request,

@@ -56,9 +56,10 @@ fn log(msg: &str) {
     );
 }
 
-/// A query at 10^5 memories allocates a few MB of per-memory scores and frees them. By default
+/// A query at 10^5 memories allocates megabytes of per-memory scores and frees them. By default
 /// glibc maps blocks that large afresh each time and hands freed heap back to the system, so
-/// every query paid page faults and zeroing (an eighth of its time). Keep up to 64 MB freed.
+/// every query paid page faults and zeroing (measured: docs/performance.md, "2026-11-27, midday:
+/// 10^5 memories, second session", "Freed query buffers kept"). Keep up to 64 MB freed.
 fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; called before the service's threads start.
@@ -346,7 +347,8 @@ fn embed_ahead(shared: &Shared, texts: Vec<String>) {
 
 /// While the engine is still opening, a request the ranking view cannot answer waits for it
 /// here, before its turn: in its turn it would hold up every hook behind it (at 10^5 memories a
-/// burst's hooks waited past their budget behind writes waiting 3.5 s for the engine).
+/// burst's hooks waited past their budget behind writes waiting for the engine; measured:
+/// docs/performance.md, "2026-11-27, midday: 10^5 memories, second session").
 fn wait_for_engine_unless(shared: &Shared, answered_from_view: bool) {
     if let (false, Some(engine)) = (answered_from_view, &shared.engine) {
         engine.wait();

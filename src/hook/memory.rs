@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 /// Time kept back after a store call for formatting and printing.
 const MARGIN: Duration = Duration::from_millis(150);
 
-/// The longest a hook waits on memory for one call (a cold service start at 10k memories takes
-/// about 0.8 s): a prompt is never held for a store that cannot answer.
+/// The longest a hook waits on memory for one call (longer than a cold service start at 10k
+/// memories takes; measured: docs/performance.md, "Figures moved from code comments"): a prompt
+/// is never held for a store that cannot answer.
 pub const MEMORY_BUDGET: Duration = Duration::from_millis(1000);
 
 /// Run `f` on the hook's client, opening it (with a lock wait that ends before the deadline) on

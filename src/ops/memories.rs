@@ -131,7 +131,9 @@ pub fn parse_metadata(text: &str) -> Result<HashMap<String, String>> {
 impl Remember {
     /// The refusals a front end can give before sending the request: type, importance, and
     /// something left outside `<private>` spans. Cheaper than [`Remember::check`]: it skips the
-    /// redaction (the process that stores redacts), whose rules take ~9 ms to compile per process.
+    /// redaction (the process that stores redacts), whose rules are costly to compile in every
+    /// process (measured: docs/performance.md, "Before the dated rounds: from a child process per
+    /// call to the resident service").
     pub fn precheck(&self) -> Result<()> {
         self.check_fields()?;
         parse_user_type(&self.memory_type).map_err(bad_input)?;
@@ -326,7 +328,8 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
 /// similar first. One dot product per memory, over the ranking view a daemon keeps resident.
 fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
     if store.ensure_embedder()? != EmbedderKind::MinilmL6 {
-        // The hash fallback's vectors put every pair at 0.85-0.94: all would look "similar".
+        // The hash fallback's vectors put every pair at a high cosine: all would look "similar"
+        // (measured: docs/evaluation.md, "Without the embedding model").
         return Ok(Vec::new());
     }
     let view = store.rank_view()?;
@@ -416,8 +419,9 @@ pub fn supersede(store: &Store, newer: &str, older: &str) -> Result<Superseded> 
 #[schemars(crate = "rmcp::schemars")]
 #[serde(rename_all = "lowercase")]
 pub enum RecallMode {
-    // Plain comments, not docs: a documented variant makes the tools' JSON schema three times as
-    // long, and the schema is sent with every request of a session.
+    // Plain comments, not docs: a documented variant makes the tools' JSON schema much longer
+    // (measured: docs/performance.md, "Figures moved from code comments"), and the schema is sent
+    // with every request of a session.
     // Meaning and keywords combined, current branch first.
     #[default]
     Hybrid,

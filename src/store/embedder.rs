@@ -187,8 +187,9 @@ impl Store {
         };
         let stored = sample.experience.embeddings.as_ref().unwrap();
         let fresh = self.embed(&sample.experience.content)?;
-        // The same embedder gives >= 0.98 (ours at width 128 against the engine's at 256; see
-        // `embed`), a different one about 0.1-0.3: 0.9 tells them apart either way.
+        // The same embedder gives a cosine near 1 (ours at width 128 against the engine's at 256;
+        // see `embed`), a different embedder a low one: 0.9 tells them apart either way (measured:
+        // docs/evaluation.md, "Without the embedding model").
         let kind = if crate::rank::cosine(stored, &fresh) > 0.9 {
             current
         } else if current == EmbedderKind::Hash {

@@ -616,8 +616,10 @@ impl Store {
     }
 
     /// The content index, built once from the ranking view, which a service has loaded already:
-    /// reading every memory from the engine instead held the first write 3 s at 10^5 memories;
-    /// from the view it takes 0.5 s, which a service spends before its first write (`settle`).
+    /// reading every memory from the engine instead held up the first write at 10^5 memories;
+    /// from the view it is much quicker, and a service spends that time before its first write
+    /// (`settle`; measured: docs/performance.md, "2026-11-27, midday: 10^5 memories, second
+    /// session", "The content index from the view").
     /// (The view is taken before the index's lock: writes take the two locks one at a time.)
     fn build_content_index(&self) -> anyhow::Result<()> {
         let lock = || self.content_index.lock().unwrap_or_else(|e| e.into_inner());
@@ -696,7 +698,8 @@ impl Store {
 
     /// A quiet service's checkpoint: [`Store::checkpoint`] once [`CHECKPOINT_AFTER_WRITES`]
     /// writes have gathered, else only the engine's memtables flushed (a short log to replay after
-    /// a crash). Saving the vector index rewrites all of it, 1.1 s at 10^5 memories, and every
+    /// a crash). Saving the vector index rewrites all of it, slow at 10^5 memories (measured:
+    /// docs/performance.md, "2026-11-27, midday: 10^5 memories, second session"), and every
     /// request arriving meanwhile waited: a prompt a second after a `remember` lost its memories.
     /// Fewer writes than that, the next open re-adds to the index (the close saves it anyway).
     pub fn checkpoint_when_quiet(&self) -> anyhow::Result<bool> {

@@ -1,13 +1,15 @@
 //! The ranking view's records, packed: each memory's record in one allocation of its bytes
-//! instead of a [`MemoryRecord`] of a dozen strings, a tag list and a metadata tree (about 1.4 KB
-//! per memory as structs, under 0.4 KB packed: 100 MB less at 10^5 memories).
+//! instead of a [`MemoryRecord`] of a dozen strings, a tag list and a metadata tree (packed, a
+//! record takes a fraction of their bytes; measured: docs/performance.md, "2026-11-27, evening:
+//! memory that fits (10^5, fourth session)").
 //!
 //! Ranking reads a few fields of every memory (its id, tags, importance, date) and whole records
 //! only for its candidates and answers, so the fields are read in place ([`Packed`]) and a record
-//! is unpacked ([`Packed::record`]) only when one is needed. The content, half of a record's
-//! bytes, is not even resident for the memories loaded from the saved view: it is read from that
-//! file (the one checked at load, held open, so a later save that replaces it changes nothing)
-//! when asked for: for the few records a query answers with, not for its candidates.
+//! is unpacked ([`Packed::record`]) only when one is needed. The content, a large part of a
+//! record's bytes (measured: the same section), is not even resident for the memories loaded from
+//! the saved view: it is read from that file (the one checked at load, held open, so a later save
+//! that replaces it changes nothing) when asked for: for the few records a query answers with, not
+//! for its candidates.
 //!
 //! Layout: importance (f32) and access count (u32), little-endian, a flags byte, then
 //! length-prefixed UTF-8 texts (LEB128 lengths): id, type, created, last accessed, content; the

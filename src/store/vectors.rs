@@ -199,7 +199,8 @@ impl Rows {
 
     /// [`Self::coarse_all`] in AVX2, the whole pass in one function so nothing is repeated per
     /// row: the queries are widened to i16 once, and each 32 codes of a row once for all
-    /// queries (the pass reads 38 MB at 10^5 memories and was a third of a recall's time).
+    /// queries (the pass reads every row's codes and was a large share of a recall's time;
+    /// measured: docs/performance.md, "The coarse pass, again").
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn coarse_all_avx2(&self, queries: &[Quantized], out: &mut [Vec<f32>]) {

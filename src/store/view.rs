@@ -25,7 +25,8 @@ pub struct RankView {
     /// Memories per type and per tag.
     pub tally: Tally,
     /// The rows carrying a tag, found once per tag and view (a branch-boosted query asks for its
-    /// branch's rows every time; comparing every memory's tags cost a fifth of a query at 10^5).
+    /// branch's rows every time; comparing every memory's tags cost a large share of a query at
+    /// 10^5, measured: docs/performance.md, "2026-11-27, midday: 10^5 memories, second session").
     tagged: TaggedRows,
 }
 
@@ -268,8 +269,9 @@ impl SavedView {
 pub(super) struct ContentIndex {
     /// Content hash -> the memory holding that content, and back. The hash is kept as its first
     /// 128 bits (a chance collision among 10^5 contents is about 10^-29), the id (a UUID, as every
-    /// memory's) as its 128 bits: 9 MB at 10^5 memories (45 MB as hex strings, 15 MB with the id
-    /// as a shared string).
+    /// memory's) as its 128 bits: far less than as hex strings or with the id as a shared string
+    /// (measured: docs/performance.md, "2026-11-27, evening: memory that fits (10^5, fourth
+    /// session)").
     id_of: HashMap<u128, u128>,
     hash_of: HashMap<u128, u128>,
 }
@@ -439,8 +441,9 @@ impl Store {
 
     /// Save the view on a thread of its own if many writes were logged since it was saved (a
     /// service's quiet moment). Not after every write: while a save holds the view, the next
-    /// write copies it whole (hundreds of milliseconds at 10^5 memories); the log only has to stay
-    /// short enough to replay quickly after a crash. A service that stops saves it in any case.
+    /// write copies it whole, which is slow at 10^5 memories (measured: docs/performance.md,
+    /// "Figures moved from code comments"); the log only has to stay short enough to replay
+    /// quickly after a crash. A service that stops saves it in any case.
     pub fn save_view_if_behind(&self) {
         let far_behind = self
             .saved_view
