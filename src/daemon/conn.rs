@@ -25,10 +25,7 @@ fn exchange(reader: &mut BufReader<UnixStream>, line: &Line) -> std::io::Result<
 /// A client's connection to a store's service.
 pub struct Connection {
     reader: BufReader<UnixStream>,
-    lock_wait: Duration,
-    /// The latest moment a call may end (a hook's budget); `None`: a call takes as long as its
-    /// work, once its turn has come.
-    deadline: Option<Instant>,
+    limits: Limits,
     pub peer: Hello,
 }
 
@@ -41,8 +38,10 @@ impl Connection {
         match exchange(&mut reader, &Line::Hello(mine.clone()))? {
             Line::Hello(peer) => Ok(Connection {
                 reader,
-                lock_wait: config::get().lock_wait,
-                deadline: None,
+                limits: Limits {
+                    lock_wait: config::get().lock_wait,
+                    deadline: None,
+                },
                 peer,
             }),
             Line::Err(e) => Err(std::io::Error::new(
@@ -58,15 +57,10 @@ impl Connection {
     /// How long the service may wait for the store on a call's behalf, and the latest moment
     /// a call may end (`None`: as long as the work takes, an import of thousands).
     pub fn set_timeout(&mut self, lock_wait: Duration, deadline: Option<Instant>) {
-        self.lock_wait = lock_wait;
-        self.deadline = deadline;
-    }
-
-    fn left(&self) -> Option<Duration> {
-        self.deadline.map(|d| {
-            d.saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(20))
-        })
+        self.limits = Limits {
+            lock_wait,
+            deadline,
+        };
     }
 
     /// Send `line` and read its answer. The request waits for its turn at most as long as the
@@ -74,10 +68,7 @@ impl Connection {
     /// has started, the answer is waited for until the deadline, if any. A request that never
     /// started is withdrawn: the service does not carry it out.
     fn request(&mut self, line: &Line) -> Result<Line> {
-        let queue_limit = match self.left() {
-            Some(left) => left.min(self.lock_wait.max(Duration::from_millis(20))),
-            None => self.lock_wait.max(Duration::from_millis(20)),
-        };
+        let queue_limit = self.limits.queue_limit();
         let stream = self.reader.get_ref();
         let _ = stream.set_read_timeout(Some(queue_limit));
         wire::write_line(self.reader.get_mut(), line)
@@ -87,7 +78,7 @@ impl Connection {
             match read_reply(&mut self.reader) {
                 Ok(Line::Started(())) => {
                     started = true;
-                    let _ = self.reader.get_ref().set_read_timeout(self.left());
+                    let _ = self.reader.get_ref().set_read_timeout(self.limits.left());
                 }
                 Ok(answer) => return Ok(answer),
                 Err(e) if timed_out(&e) && !started => {
@@ -98,7 +89,7 @@ impl Connection {
                     let _ = stream.set_read_timeout(Some(Duration::from_millis(300)));
                     if let Ok(Line::Started(())) = read_reply(&mut self.reader) {
                         started = true;
-                        let _ = self.reader.get_ref().set_read_timeout(self.left());
+                        let _ = self.reader.get_ref().set_read_timeout(self.limits.left());
                         continue;
                     }
                     return Err(unanswered(format!(
@@ -125,7 +116,7 @@ impl Connection {
     pub fn call(&mut self, caller: &Caller, request: &Request) -> Result<Value> {
         let line = Line::Call(Box::new(Envelope {
             caller: caller.clone(),
-            lock_wait_ms: self.lock_wait.as_millis() as u64,
+            lock_wait_ms: self.limits.lock_wait.as_millis() as u64,
             request: request.clone(),
         }));
         let mut answer = self.request(&line)?;

@@ -287,6 +287,33 @@ fn wait_gone(pid: u32, deadline: Instant) {
     }
 }
 
+/// How long a client's request may wait: for its turn, as long as the store lock would be waited
+/// for (never past the deadline); once started, for its answer until the deadline, if any. Shared
+/// by a socket client ([`Connection`]) and a hook the service runs ([`Local`]).
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    lock_wait: Duration,
+    /// The latest moment a call may end (a hook's budget); `None`: a call takes as long as its
+    /// work, once its turn has come.
+    deadline: Option<Instant>,
+}
+
+impl Limits {
+    /// Time left before the deadline (at least 20 ms), if there is one.
+    fn left(&self) -> Option<Duration> {
+        self.deadline.map(|d| {
+            d.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(20))
+        })
+    }
+
+    /// How long a request waits for its turn.
+    fn queue_limit(&self) -> Duration {
+        let lock_wait = self.lock_wait.max(Duration::from_millis(20));
+        self.left().map_or(lock_wait, |left| left.min(lock_wait))
+    }
+}
+
 mod conn;
 mod server;
 mod turns;

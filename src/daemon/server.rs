@@ -629,8 +629,7 @@ fn inode(path: &Path) -> Option<u64> {
 /// second connection to the service itself.
 pub struct Local {
     shared: Arc<Shared>,
-    lock_wait: Duration,
-    deadline: Option<Instant>,
+    limits: Limits,
 }
 
 /// Where a request carried out for a [`Local`] caller stands: its turn has not come, it has
@@ -653,8 +652,10 @@ impl Local {
     fn new(shared: &Arc<Shared>) -> Local {
         Local {
             shared: shared.clone(),
-            lock_wait: Duration::ZERO,
-            deadline: None,
+            limits: Limits {
+                lock_wait: Duration::ZERO,
+                deadline: None,
+            },
         }
     }
 
@@ -665,29 +666,21 @@ impl Local {
 
     /// As [`Connection::set_timeout`](super::Connection::set_timeout).
     pub fn set_timeout(&mut self, lock_wait: Duration, deadline: Option<Instant>) {
-        self.lock_wait = lock_wait;
-        self.deadline = deadline;
-    }
-
-    fn left(&self) -> Option<Duration> {
-        self.deadline.map(|d| {
-            d.saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(20))
-        })
+        self.limits = Limits {
+            lock_wait,
+            deadline,
+        };
     }
 
     /// Carry out `request` on a thread of its own, as a connection's thread would, and wait for
     /// its turn and answer with the limits a socket client has (see `Connection::request`).
     pub fn call(&mut self, caller: &Caller, request: &Request) -> Result<Value> {
-        let queue_limit = match self.left() {
-            Some(left) => left.min(self.lock_wait.max(Duration::from_millis(20))),
-            None => self.lock_wait.max(Duration::from_millis(20)),
-        };
+        let queue_limit = self.limits.queue_limit();
         let state = Arc::new(std::sync::atomic::AtomicU8::new(WAITING));
         let (answered, answer) = std::sync::mpsc::channel();
         let env = Envelope {
             caller: caller.clone(),
-            lock_wait_ms: self.lock_wait.as_millis() as u64,
+            lock_wait_ms: self.limits.lock_wait.as_millis() as u64,
             request: request.clone(),
         };
         let shared = self.shared.clone();
@@ -714,7 +707,7 @@ impl Local {
                     )));
                 }
                 // Started (or refused) in the meantime: its answer is waited for like any other.
-                let waited = match self.left() {
+                let waited = match self.limits.left() {
                     Some(left) => answer.recv_timeout(left).ok(),
                     None => answer.recv().ok(),
                 };
