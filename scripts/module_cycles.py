@@ -5,8 +5,11 @@ A module is a file `x.rs` or a folder `x/`; at the top level an edge x -> y is a
 x's code; inside a folder `f/`, an edge between two of its modules is a `super::y` path in a file
 directly under `f/` or a `crate::f::y` path anywhere in `f/` (comments, `#[cfg(test)] mod tests`
 blocks and `tests.rs` files left out). Prints the strongly connected components with more than
-one module, and with -v the edges inside them (file:line). For `src`, also checks the layers
-(LAYERS below): no import from a lower layer up to a higher one. Exits 1 on a cycle or violation.
+one module, and with -v the edges inside them (file:line). A crate whose src/ holds layer folders
+(LAYERS below; `src/lib.rs` loads each module from its layer's folder with `#[path]`, so its path
+in the crate stays `crate::x`) is also checked for the layer rule: a module sits in exactly one
+layer folder, and no module imports from a higher layer than its own. Exits 1 on a cycle or
+violation.
 
 Usage: scripts/module_cycles.py [SRC_DIR ...] [-v]      (default src)
 """
@@ -17,6 +20,23 @@ import sys
 
 
 def modules(root):
+    """The modules directly under `root`; with layer folders, the modules inside them."""
+    if any(os.path.isdir(os.path.join(root, layer)) for layer, _ in LAYERS):
+        found = {}
+        for layer, _ in LAYERS:
+            if os.path.isdir(os.path.join(root, layer)):
+                found.update(plain_modules(os.path.join(root, layer)))
+        return found
+    return plain_modules(root)
+
+
+def layer_of(root):
+    """{module: layer} from the layer folders of `root` ({} when it has none)."""
+    return {m: layer for layer, _ in LAYERS if os.path.isdir(os.path.join(root, layer))
+            for m in plain_modules(os.path.join(root, layer))}
+
+
+def plain_modules(root):
     found = {}
     for entry in sorted(os.listdir(root)):
         path = os.path.join(root, entry)
@@ -87,25 +107,29 @@ def cycles(names, edges):
     return out
 
 
-# The layers of src/, lowest first (docs/architecture.md, "Layer rule"): a module may import its
-# own layer and the layers below it, never one above. A new top-level module must be given one.
+# The layer folders of src/, lowest first, and what each holds (docs/architecture.md, "Layer
+# rule"): a module may import its own layer and the layers below it, never one above. A module's
+# layer is the folder it sits in.
 LAYERS = [
-    ("foundation", "child config error failure hygiene integrity llm lock log model plugin redact rules"),
-    ("engine", "anchors dedup embed enrich exchange legacy_store migrate rank recall record snapshot store todo"),
-    ("operations", "metrics ops spool"),
-    ("service", "client daemon service"),
-    ("fronts", "claude_memory cli doctor eval hook init mcp sync transcripts tui"),
+    ("foundation", "small pieces with no store"),
+    ("engine", "the store and everything computed on it"),
+    ("operations", "the typed operations, the metrics log, the spool"),
+    ("service", "execute, the resident service, the Client"),
+    ("fronts", "what people and Claude Code call"),
 ]
+LAYER_NAMES = [name for name, _ in LAYERS]
 
 
-def layer_violations(found, edges, where):
-    """Edges from a lower layer up to a higher one, and modules without a layer."""
-    rank = {m: i for i, (_, names) in enumerate(LAYERS) for m in names.split()}
-    problems = [f"{m}: no layer (add it to LAYERS in scripts/module_cycles.py)" for m in sorted(found) if m not in rank]
+def layer_violations(root, edges, where):
+    """Edges from a lower layer up to a higher one, and modules outside every layer folder."""
+    layers = layer_of(root)
+    rank = {m: LAYER_NAMES.index(layer) for m, layer in layers.items()}
+    problems = [f"{root}/{m}: not in a layer folder (move it into one of {', '.join(LAYER_NAMES)})"
+                for m in sorted(plain_modules(root)) if m not in LAYER_NAMES]
     for a in sorted(edges):
         for b in sorted(edges[a]):
             if a in rank and b in rank and rank[b] > rank[a]:
-                problems.append(f"{a} ({LAYERS[rank[a]][0]}) imports {b} ({LAYERS[rank[b]][0]}): "
+                problems.append(f"{a} ({layers[a]}) imports {b} ({layers[b]}): "
                                 f"{', '.join(where[(a, b)][:2])}")
     return problems
 
@@ -123,12 +147,15 @@ def report(label, found, edges, where, verbose):
 
 
 def folders(root):
-    """Every folder module under `root`, with its path in the crate (`hook`, `store::records`)."""
+    """Every folder module under `root`, with its path in the crate (`hook`, `store::records`;
+    a layer folder is no module, and not part of the path)."""
     for d, subdirs, _ in os.walk(root):
         subdirs.sort()
-        rel = os.path.relpath(d, root)
-        if rel != "." and not rel.startswith("bin"):
-            yield d, rel.replace(os.sep, "::")
+        parts = os.path.relpath(d, root).split(os.sep)
+        if parts[0] in LAYER_NAMES and os.path.isdir(os.path.join(root, parts[0])):
+            parts = parts[1:]
+        if parts and parts != ["."] and parts[0] != "bin":
+            yield d, "::".join(parts)
 
 
 def main():
@@ -139,8 +166,8 @@ def main():
         found = modules(root)
         edges, where = edges_of(found)
         total += report(f"{root} (top level)", found, edges, where, verbose)
-        if os.path.normpath(root) == "src":
-            problems = layer_violations(found, edges, where)
+        if layer_of(root):
+            problems = layer_violations(root, edges, where)
             print(f"{root}: {len(LAYERS)} layers; violations: {len(problems)}")
             for p in problems:
                 print("  " + p)
@@ -149,7 +176,7 @@ def main():
             inner = {k: v for k, v in modules(folder).items() if k != "mod"}
             if len(inner) > 1:
                 edges, where = edges_of(inner, f"crate::{path}::", folder)
-                total += report(f"{root}/{path.replace('::', '/')}", inner, edges, where, verbose)
+                total += report(folder, inner, edges, where, verbose)
     sys.exit(1 if total else 0)
 
 

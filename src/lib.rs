@@ -5,48 +5,104 @@
 //! command's rules as typed functions, and [`client::Client`] is how every front end reaches them.
 //! The binaries are thin: `wt-memory` ([`cli`]), `wt-hook-memory` ([`hook`]), `wt-mcp-server`
 //! ([`mcp`]) and `wt-project` ([`init`]). [`config`] reads the environment, once.
+//!
+//! The modules sit in one folder per layer, lowest first: `foundation/`, `engine/`,
+//! `operations/`, `service/`, `fronts/`. A module may import its own layer and those below it,
+//! never one above (`scripts/module_cycles.py` checks it; docs/architecture.md, "Layer rule").
+//! Each is loaded from its folder with `#[path]`, so its path in the crate stays `crate::name`.
 
-pub mod anchors;
+// foundation: small pieces with no store
+#[path = "foundation/child.rs"]
 pub mod child;
-pub mod claude_memory;
-pub mod cli;
-pub mod client;
+#[path = "foundation/config.rs"]
 pub mod config;
-pub mod daemon;
-pub mod dedup;
-pub mod doctor;
-pub mod embed;
-pub mod enrich;
+#[path = "foundation/error.rs"]
 pub mod error;
-pub mod eval;
-pub mod exchange;
+#[path = "foundation/failure.rs"]
 pub mod failure;
-pub mod hook;
+#[path = "foundation/hygiene.rs"]
 pub mod hygiene;
-pub mod init;
+#[path = "foundation/integrity.rs"]
 pub mod integrity;
-pub mod legacy_store;
+#[path = "foundation/llm.rs"]
 pub mod llm;
+#[path = "foundation/lock.rs"]
 pub mod lock;
+#[path = "foundation/log.rs"]
 pub mod log;
-pub mod mcp;
-pub mod metrics;
-pub mod migrate;
+#[path = "foundation/model.rs"]
 pub mod model;
-pub mod ops;
+#[path = "foundation/plugin.rs"]
 pub mod plugin;
-pub mod rank;
-pub mod recall;
-pub mod record;
+#[path = "foundation/redact.rs"]
 pub mod redact;
+#[path = "foundation/rules.rs"]
 pub mod rules;
-pub mod service;
+
+// engine: the store and everything computed on it
+#[path = "engine/anchors.rs"]
+pub mod anchors;
+#[path = "engine/dedup.rs"]
+pub mod dedup;
+#[path = "engine/embed.rs"]
+pub mod embed;
+#[path = "engine/enrich.rs"]
+pub mod enrich;
+#[path = "engine/exchange.rs"]
+pub mod exchange;
+#[path = "engine/legacy_store.rs"]
+pub mod legacy_store;
+#[path = "engine/migrate.rs"]
+pub mod migrate;
+#[path = "engine/rank.rs"]
+pub mod rank;
+#[path = "engine/recall.rs"]
+pub mod recall;
+#[path = "engine/record.rs"]
+pub mod record;
+#[path = "engine/snapshot.rs"]
 pub mod snapshot;
-pub mod spool;
+#[path = "engine/store/mod.rs"]
 pub mod store;
-pub mod sync;
+#[path = "engine/todo.rs"]
 pub mod todo;
+
+// operations: the typed operations, the metrics log, the spool
+#[path = "operations/metrics/mod.rs"]
+pub mod metrics;
+#[path = "operations/ops/mod.rs"]
+pub mod ops;
+#[path = "operations/spool.rs"]
+pub mod spool;
+
+// service: one way in: `execute`, the resident service, the `Client`
+#[path = "service/client.rs"]
+pub mod client;
+#[path = "service/daemon/mod.rs"]
+pub mod daemon;
+#[path = "service/service.rs"]
+pub mod service;
+
+// fronts: what people and Claude Code call
+#[path = "fronts/claude_memory.rs"]
+pub mod claude_memory;
+#[path = "fronts/cli/mod.rs"]
+pub mod cli;
+#[path = "fronts/doctor.rs"]
+pub mod doctor;
+#[path = "fronts/eval.rs"]
+pub mod eval;
+#[path = "fronts/hook/mod.rs"]
+pub mod hook;
+#[path = "fronts/init/mod.rs"]
+pub mod init;
+#[path = "fronts/mcp/mod.rs"]
+pub mod mcp;
+#[path = "fronts/sync/mod.rs"]
+pub mod sync;
+#[path = "fronts/transcripts.rs"]
 pub mod transcripts;
+#[path = "fronts/tui.rs"]
 pub mod tui;
 
 pub use wt_memory_base::{paths, project, wire};

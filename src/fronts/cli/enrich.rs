@@ -1,4 +1,4 @@
-//! enrich: retrieval keys for memories that have none, written by `claude -p` (src/enrich.rs).
+//! enrich: retrieval keys for memories that have none, written by `claude -p` (src/engine/enrich.rs).
 
 use super::Res;
 use crate::client::Client;
