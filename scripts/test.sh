@@ -21,8 +21,8 @@ if [ "$have_docker" = 1 ]; then .ci/fresh-machine.sh; else skipped "fresh-machin
 cargo fmt --all -- --check
 # No import cycle among the modules of src/ and base/src/, at any level (docs/architecture.md).
 python3 scripts/module_cycles.py src base/src
-# One build of the root package, with the same features the tests use (a separate `cargo build`
-# would resolve features without dev-dependencies and compile the engine a second time).
+# One build of the root package: binaries and tests share one compilation of the engine (no
+# dev-dependency changes a dependency's features; docs/performance.md, "Build time").
 cargo test --no-run
 # The engine-free crate (configuration, project identity, the `wt-memory` front): seconds.
 cargo test -p wt-memory-base
