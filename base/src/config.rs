@@ -37,6 +37,10 @@ pub const ENV_VARS: &[EnvVar] = &[
         meaning: "0 turns off the metrics log (hook runs, writes, usage; kept 90 days)",
     },
     EnvVar {
+        name: "WT_MEMORY_USE_PRIOR",
+        meaning: "0 turns off learning from use (memories shown often and never used sink in the hooks, used ones rise)",
+    },
+    EnvVar {
         name: "XDG_RUNTIME_DIR",
         meaning: "runtime directory (memory service sockets, hook session caches); default $TMPDIR/wt-tools-<uid> (/tmp), which must be yours and private",
     },
@@ -161,6 +165,8 @@ pub struct Config {
     pub harvest_foreground: bool,
     /// Record hook runs, writes and usage in the project's metrics log (`WT_MEMORY_METRICS=0`: off).
     pub metrics: bool,
+    /// Shift the hooks' relevance by what the agent used (`WT_MEMORY_USE_PRIOR=0`: off).
+    pub use_prior: bool,
     /// Ranking parameters replaced per query kind (`WT_MEMORY_TUNE_RANK`; tuning only).
     pub rank_tuning: Vec<RankTuning>,
     /// The hooks' full-injection floor and index floor (`WT_MEMORY_TUNE_GATES`; tuning only).
@@ -240,6 +246,8 @@ impl Config {
             harvest_foreground: var("WT_MEMORY_HARVEST")
                 .is_some_and(|v| v.eq_ignore_ascii_case("foreground")),
             metrics: !var("WT_MEMORY_METRICS")
+                .is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("false")),
+            use_prior: !var("WT_MEMORY_USE_PRIOR")
                 .is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("false")),
             rank_tuning: var("WT_MEMORY_TUNE_RANK")
                 .map(|v| parse_rank_tuning(&v))

@@ -519,13 +519,19 @@ pub fn proactive(
     kind: Option<QueryKind>,
     limit: usize,
     branch: Option<&str>,
+    use_prior: &dyn Fn(&str) -> f64,
 ) -> anyhow::Result<Vec<MemoryRecord>> {
-    Ok(tiers(store, context, kind, limit, 0, branch)?.full)
+    Ok(tiers(store, context, kind, limit, 0, branch, use_prior)?.full)
 }
+
+/// The most a memory's use prior may shift its relevance, either way (the prior itself is the
+/// metrics log's: `metrics::UseCounts::prior`).
+pub const MAX_USE_PRIOR: f64 = 0.1;
 
 /// [`proactive`]'s memories, and up to `index_limit` more for a hook's index: a file's hits that
 /// passed the gates but do not name the file or its module, then what ranked below the gates down
-/// to the index floor.
+/// to the index floor. `use_prior` shifts a memory's relevance by how the agent used it (at most
+/// [`MAX_USE_PRIOR`] either way) before the gates.
 pub fn tiers(
     store: &Store,
     context: &str,
@@ -533,6 +539,7 @@ pub fn tiers(
     limit: usize,
     index_limit: usize,
     branch: Option<&str>,
+    use_prior: &dyn Fn(&str) -> f64,
 ) -> anyhow::Result<Tiers> {
     let q = RecallQuery {
         text: context.to_string(),
@@ -579,10 +586,19 @@ pub fn tiers(
     let lowest = RELEVANCE_FLOOR.min(full_floor).min(index_floor);
     let view = ranking.view.clone();
     let (mut full, mut demoted, mut below) = (Vec::new(), Vec::new(), Vec::new());
+    let mut shifted = std::collections::HashMap::new();
     for hit in std::mem::take(&mut ranking.hits) {
-        let rel = round3(hit.1.relevance);
+        if round3(hit.1.relevance) + MAX_USE_PRIOR < lowest {
+            break; // best first: nothing later clears any gate, whatever its use
+        }
+        let id = view.records.get(hit.0).id();
+        let prior = use_prior(id).clamp(-MAX_USE_PRIOR, MAX_USE_PRIOR);
+        if prior != 0.0 {
+            shifted.insert(id.to_string(), prior);
+        }
+        let rel = round3(hit.1.relevance + prior);
         if rel < lowest {
-            break; // best first: nothing later clears any gate
+            continue;
         }
         let terms = path.then(|| rank::terms(&view.records.get(hit.0).lexical_text()));
         let names_file = terms.as_ref().is_some_and(|t| !t.is_disjoint(&file));
@@ -611,7 +627,17 @@ pub fn tiers(
         .filter(|r| !full.iter().any(|f| f.id == r.id))
         .take(index_limit)
         .collect();
-    Ok(Tiers { full, index })
+    let mut tiers = Tiers { full, index };
+    for r in tiers.full.iter_mut().chain(tiers.index.iter_mut()) {
+        if let Some(prior) = shifted.get(&r.id) {
+            // The score the gates saw, and why it differs from the query's own.
+            let own = r.relevance_score.unwrap_or(0.0);
+            r.relevance_score = Some(round3(own + prior));
+            let why = r.relevance_reason.get_or_insert_with(String::new);
+            why.push_str(&format!("; use prior {prior:+.2} (query alone {own:.3})"));
+        }
+    }
+    Ok(tiers)
 }
 
 /// File names too common to say which file a memory means (`mod.rs`, `index.ts`): a memory names

@@ -309,6 +309,7 @@ impl Client {
             context: context.to_string(),
             limit,
             kind,
+            use_prior: crate::config::get().use_prior,
         })
     }
 
@@ -327,6 +328,7 @@ impl Client {
             limit,
             index,
             kind,
+            use_prior: crate::config::get().use_prior,
         })
     }
 

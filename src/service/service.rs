@@ -32,6 +32,9 @@ pub enum Request {
         limit: usize,
         #[serde(default)]
         kind: Option<QueryKind>,
+        /// Shift relevance by use (the caller's `WT_MEMORY_USE_PRIOR`).
+        #[serde(default = "yes")]
+        use_prior: bool,
     },
     /// A hook's query: what `proactive` answers, and up to `index` more listed below it.
     Tiers {
@@ -39,6 +42,8 @@ pub enum Request {
         limit: usize,
         index: usize,
         kind: Option<QueryKind>,
+        #[serde(default = "yes")]
+        use_prior: bool,
     },
     List {
         memory_type: Option<String>,
@@ -427,6 +432,19 @@ impl Answer {
     }
 }
 
+fn yes() -> bool {
+    true
+}
+
+/// The use counts a query's relevance is shifted by: none when its caller turned the prior off.
+fn use_counts(direct: &Direct, use_prior: bool) -> std::sync::Arc<crate::metrics::UseCountsOf> {
+    if use_prior {
+        direct.recorder().use_counts()
+    } else {
+        Default::default()
+    }
+}
+
 /// Carry out `req` for `caller` on `direct`'s store: the one place a request becomes ops calls.
 /// The daemon runs this too, so both backends give the same answers.
 pub fn execute(direct: &mut Direct, caller: &Caller, req: &Request) -> Result<Value> {
@@ -449,24 +467,37 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         }
         R::Recall { req } => {
             req.check()?;
-            records(direct.read(|s| ops::recall(s, req, caller))?)
+            let mut found = direct.read(|s| ops::recall(s, req, caller))?;
+            if req.explain {
+                let uses = direct.recorder().use_counts();
+                for r in &mut found {
+                    let counts = uses.get(&r.id).copied().unwrap_or_default();
+                    let why = r.relevance_reason.get_or_insert_with(String::new);
+                    why.push_str(&format!("; use: {}", counts.explain()));
+                }
+            }
+            records(found)
         }
         R::Proactive {
             context,
             limit,
             kind,
+            use_prior,
         } => {
             ops::check_query("proactive", context)?;
-            records(direct.read(|s| ops::proactive(s, context, *kind, *limit, caller))?)
+            let uses = use_counts(direct, *use_prior);
+            records(direct.read(|s| ops::proactive(s, context, *kind, *limit, caller, &uses))?)
         }
         R::Tiers {
             context,
             limit,
             index,
             kind,
+            use_prior,
         } => {
             ops::check_query("proactive", context)?;
-            json(direct.read(|s| ops::tiers(s, context, *kind, *limit, *index, caller))?)
+            let uses = use_counts(direct, *use_prior);
+            json(direct.read(|s| ops::tiers(s, context, *kind, *limit, *index, caller, &uses))?)
         }
         R::List { memory_type, limit } => {
             records(direct.read(|s| ops::list(s, memory_type.as_deref(), *limit))?)

@@ -104,6 +104,10 @@ pub struct RecallArgs {
     /// What the query is: prompt, path, command or error (default: from its shape).
     #[arg(long)]
     kind: Option<String>,
+    /// Add to each result's relevance_reason how often a hook showed it, how often the agent
+    /// used it, and what that does to the hooks' relevance (learning from use).
+    #[arg(long)]
+    explain: bool,
 }
 
 #[derive(Args)]
@@ -190,6 +194,7 @@ fn recall_request(a: RecallArgs) -> Result<Recall, Error> {
         tags_only: a.tags_only,
         min_importance: a.min_importance,
         kind: parse_kind(a.kind.as_deref())?,
+        explain: a.explain,
         ..Recall::default()
     }
     .with_dates(a.since.as_deref(), a.until.as_deref())
@@ -217,6 +222,7 @@ pub(super) fn query_request(cmd: Cmd) -> Option<crate::service::Request> {
                 context,
                 limit,
                 kind,
+                use_prior: crate::config::get().use_prior,
             })
         }
         _ => None,

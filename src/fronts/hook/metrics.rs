@@ -113,8 +113,8 @@ pub fn record_run(
     }
 }
 
-/// At Stop (and SessionEnd): record which memories injected in this session the transcript
-/// shows the agent using. Each (session, memory) is recorded once, however often Stop runs.
+/// At Stop (and SessionEnd): record which memories injected or listed in this session the
+/// transcript shows the agent using. Each (session, memory) is recorded once, however often Stop runs.
 pub fn record_use(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
     if !metrics::enabled() {
         return Ok(0);
@@ -122,7 +122,15 @@ pub fn record_use(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
     let (Some(cache), Some(path)) = (&ctx.session, input.text("transcript_path")) else {
         return Ok(0);
     };
-    let ids = cache.load().mem_ids;
+    // Memories injected in full, by the short id they were shown with, and those listed in an
+    // index, by theirs: an entry the agent fetched and cited was used as much as a full one.
+    let state = cache.load();
+    let mut ids = state.mem_ids;
+    for id in state.indexed {
+        if !ids.values().any(|full| *full == id) {
+            ids.insert(crate::record::short_id(&id).to_string(), id);
+        }
+    }
     if ids.is_empty() {
         return Ok(0);
     }

@@ -16,6 +16,7 @@ use crate::error::{other, Result};
 use crate::project::Project;
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -139,7 +140,8 @@ pub fn enabled() -> bool {
     crate::config::get().metrics
 }
 
-const SCHEMA_VERSION: i64 = 1;
+/// 2: the use counts ([`UseCounts`]).
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs(
@@ -183,7 +185,64 @@ CREATE TABLE IF NOT EXISTS mistakes(
     what TEXT NOT NULL,
     after_guard INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS mistakes_at ON mistakes(at_ms);
+CREATE TABLE IF NOT EXISTS injected_sessions(
+    at_ms INTEGER NOT NULL,
+    session TEXT NOT NULL,
+    memory TEXT NOT NULL,
+    PRIMARY KEY(session, memory));
+CREATE INDEX IF NOT EXISTS injected_sessions_at ON injected_sessions(at_ms);
+CREATE TABLE IF NOT EXISTS use_counts(
+    memory TEXT PRIMARY KEY,
+    injected INTEGER NOT NULL DEFAULT 0,
+    used INTEGER NOT NULL DEFAULT 0);
 ";
+
+/// How often the agent was shown a memory and used it: sessions, each counted once. Kept past
+/// the log's retention (one small row per memory ever injected).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UseCounts {
+    pub injected: u32,
+    pub used: u32,
+}
+
+/// Each memory's use counts, by id.
+pub type UseCountsOf = HashMap<String, UseCounts>;
+
+/// A memory shown in at least this many sessions and never used sinks (a rule fixed before
+/// looking, not fitted; docs/evaluation.md, "Learning from use").
+pub const SINK_AFTER: u32 = 5;
+/// How far it sinks, in relevance: enough to drop a memory just above the full floor to the index.
+pub const SINK: f64 = 0.1;
+/// How far a memory the agent used rises: half a sink, so one use does not outweigh the query.
+pub const RISE: f64 = 0.05;
+
+impl UseCounts {
+    /// The use prior: a bounded shift of a memory's relevance in the hooks' tiers.
+    pub fn prior(self) -> f64 {
+        if self.used > 0 {
+            RISE
+        } else if self.injected >= SINK_AFTER {
+            -SINK
+        } else {
+            0.0
+        }
+    }
+
+    /// Why, in words (`recall --explain`, `audit`).
+    pub fn explain(self) -> String {
+        let shown = format!(
+            "shown by a hook in {} session{}, used in {}",
+            self.injected,
+            if self.injected == 1 { "" } else { "s" },
+            self.used
+        );
+        match self.prior() {
+            p if p > 0.0 => format!("{shown}: rises {p:+.2} in the hooks"),
+            p if p < 0.0 => format!("{shown}: sinks {p:+.2} in the hooks"),
+            _ => format!("{shown}: no change"),
+        }
+    }
+}
 
 fn sql_err(path: &Path, e: rusqlite::Error) -> crate::error::Error {
     other(format!("metrics log {}: {e}", path.display()))
@@ -267,6 +326,21 @@ impl Log {
                             params![id, run.at_ms, run.session, inj.memory, inj.score],
                         )
                         .map_err(err)?;
+                        let first_in_session = tx
+                            .execute(
+                                "INSERT OR IGNORE INTO injected_sessions(at_ms, session, memory)
+                                 VALUES (?1,?2,?3)",
+                                params![run.at_ms, run.session, inj.memory],
+                            )
+                            .map_err(err)?;
+                        if first_in_session == 1 {
+                            tx.execute(
+                                "INSERT INTO use_counts(memory, injected) VALUES (?1, 1)
+                                 ON CONFLICT(memory) DO UPDATE SET injected = injected + 1",
+                                [&inj.memory],
+                            )
+                            .map_err(err)?;
+                        }
                     }
                 }
                 Event::Write(w) => {
@@ -277,12 +351,21 @@ impl Log {
                     .map_err(err)?;
                 }
                 Event::Used(u) => {
-                    tx.execute(
-                        "INSERT OR IGNORE INTO usage(at_ms, session, memory, how)
-                         VALUES (?1,?2,?3,?4)",
-                        params![u.at_ms, u.session, u.memory, u.how],
-                    )
-                    .map_err(err)?;
+                    let first_in_session = tx
+                        .execute(
+                            "INSERT OR IGNORE INTO usage(at_ms, session, memory, how)
+                             VALUES (?1,?2,?3,?4)",
+                            params![u.at_ms, u.session, u.memory, u.how],
+                        )
+                        .map_err(err)?;
+                    if first_in_session == 1 {
+                        tx.execute(
+                            "INSERT INTO use_counts(memory, used) VALUES (?1, 1)
+                             ON CONFLICT(memory) DO UPDATE SET used = used + 1",
+                            [&u.memory],
+                        )
+                        .map_err(err)?;
+                    }
                 }
                 Event::Mistake(m) => {
                     tx.execute(
@@ -302,11 +385,41 @@ impl Log {
             }
         }
         let cutoff = now_ms() - RETENTION_DAYS * 86_400_000;
-        for table in ["runs", "injections", "writes", "usage", "mistakes"] {
+        for table in [
+            "runs",
+            "injections",
+            "writes",
+            "usage",
+            "mistakes",
+            "injected_sessions",
+        ] {
             tx.execute(&format!("DELETE FROM {table} WHERE at_ms < ?1"), [cutoff])
                 .map_err(err)?;
         }
         tx.commit().map_err(err)
+    }
+}
+
+impl Log {
+    /// Every memory's [`UseCounts`].
+    pub fn use_counts(&self) -> Result<UseCountsOf> {
+        let err = |e| sql_err(&self.path, e);
+        let mut query = self
+            .conn
+            .prepare("SELECT memory, injected, used FROM use_counts")
+            .map_err(err)?;
+        let rows = query
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    UseCounts {
+                        injected: r.get(1)?,
+                        used: r.get(2)?,
+                    },
+                ))
+            })
+            .map_err(err)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(err)
     }
 }
 
@@ -321,6 +434,8 @@ fn clean_query(query: &str) -> String {
 pub struct Recorder {
     path: PathBuf,
     pending: Arc<Mutex<Vec<Event>>>,
+    /// The use counts, read from the log on first need and after each write.
+    uses: Arc<Mutex<Option<Arc<UseCountsOf>>>>,
 }
 
 impl Recorder {
@@ -328,6 +443,7 @@ impl Recorder {
         Recorder {
             path: db_path(project),
             pending: Arc::default(),
+            uses: Arc::default(),
         }
     }
 
@@ -355,7 +471,25 @@ impl Recorder {
         // Best effort: a log busy for longer is not worth holding up a hook's exit.
         let mut log = Log::open(&self.path, Duration::from_millis(500))?;
         log.append(&events)?;
+        // Read again here, in the quiet moment, not by the next query.
+        if let Ok(counts) = log.use_counts() {
+            *self.uses.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(counts));
+        }
         Ok(events.len())
+    }
+
+    /// Every memory's [`UseCounts`] (empty when nothing was recorded or metrics are off).
+    pub fn use_counts(&self) -> Arc<UseCountsOf> {
+        if !enabled() {
+            return Arc::default();
+        }
+        let mut uses = self.uses.lock().unwrap_or_else(|e| e.into_inner());
+        uses.get_or_insert_with(|| {
+            let counts = Log::open_existing(&self.path)
+                .and_then(|log| log.map_or_else(|| Ok(HashMap::new()), |l| l.use_counts()));
+            Arc::new(counts.unwrap_or_default())
+        })
+        .clone()
     }
 
     /// Flush, reporting a failure on stderr (a daemon's log, a CLI's error stream).

@@ -463,6 +463,10 @@ pub struct Recall {
     /// What the query is (None: inferred from its shape).
     #[serde(default)]
     pub kind: Option<QueryKind>,
+    /// Say in each result's `relevance_reason` how the agent used the memory and what that does
+    /// to the hooks (the use prior).
+    #[serde(default)]
+    pub explain: bool,
 }
 
 impl Default for Recall {
@@ -477,6 +481,7 @@ impl Default for Recall {
             since: None,
             until: None,
             kind: None,
+            explain: false,
         }
     }
 }
@@ -548,10 +553,12 @@ pub fn proactive(
     kind: Option<QueryKind>,
     limit: usize,
     caller: &Caller,
+    uses: &crate::metrics::UseCountsOf,
 ) -> Result<Vec<MemoryRecord>> {
     check_query("proactive", context)?;
     let branch = caller.branch.as_deref();
-    let mut found = recall::proactive(store, context, kind, limit, branch)?;
+    let prior = |id: &str| uses.get(id).map_or(0.0, |c| c.prior());
+    let mut found = recall::proactive(store, context, kind, limit, branch, &prior)?;
     let gone = mark_stale(store, &mut found);
     found.retain(|r| !gone.contains(&r.id));
     Ok(found)
@@ -627,10 +634,12 @@ pub fn tiers(
     limit: usize,
     index_limit: usize,
     caller: &Caller,
+    uses: &crate::metrics::UseCountsOf,
 ) -> Result<recall::Tiers> {
     check_query("proactive", context)?;
     let branch = caller.branch.as_deref();
-    let mut tiers = recall::tiers(store, context, kind, limit, index_limit, branch)?;
+    let prior = |id: &str| uses.get(id).map_or(0.0, |c| c.prior());
+    let mut tiers = recall::tiers(store, context, kind, limit, index_limit, branch, &prior)?;
     // A memory whose file is gone is listed in the index at most, marked.
     let gone = mark_stale(store, &mut tiers.full);
     mark_stale(store, &mut tiers.index);

@@ -514,6 +514,7 @@ fn a_query_embedded_ahead_runs_the_model_no_more_in_its_turn() {
                 .into(),
             limit: 3,
             kind: Some(QueryKind::Prompt),
+            use_prior: true,
         },
         Request::Proactive {
             context:
@@ -521,6 +522,7 @@ fn a_query_embedded_ahead_runs_the_model_no_more_in_its_turn() {
                     .into(),
             limit: 3,
             kind: Some(QueryKind::Error),
+            use_prior: true,
         },
         Request::Recall {
             req: Recall {
