@@ -111,6 +111,20 @@ pub struct Audit {
     /// Explicit supersede links (`remember --supersedes`) between memories that both exist.
     #[serde(default)]
     pub supersede_links: Vec<SupersedeLink>,
+    /// Memories to review: older than the use window, not used by the agent in it, and whose
+    /// code anchors changed or vanished. Listed only: nothing is deleted automatically.
+    #[serde(default)]
+    pub review: Vec<Review>,
+}
+
+/// A memory `audit` lists for review (see [`Audit::review`]).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Review {
+    pub id: String,
+    pub preview: String,
+    pub created_at: String,
+    pub changed: Vec<String>,
+    pub gone: Vec<String>,
 }
 
 /// A newer memory that names the one it replaces.
@@ -253,6 +267,7 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
         },
         top_clusters: clusters,
         supersede_links: supersede_links(records),
+        review: Vec::new(),
     }
 }
 

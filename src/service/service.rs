@@ -556,7 +556,13 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::Stale => json(direct.read(ops::stale)?),
         R::Audit { threshold } => {
             ops::check_unit("threshold", *threshold)?;
-            json(ops::audit(&direct.read(|s| Ok(s.records()?))?, *threshold)?)
+            let mut report = ops::audit(&direct.read(|s| Ok(s.records()?))?, *threshold)?;
+            let used = direct
+                .recorder()
+                .used_within(ops::REVIEW_AFTER_DAYS)
+                .unwrap_or_default();
+            report.review = direct.read(|s| ops::to_review(s, &used))?;
+            json(report)
         }
         R::Dedup { threshold, dry_run } => {
             ops::check_unit("threshold", *threshold)?;

@@ -204,3 +204,59 @@ fn older_memories_get_anchors_by_the_migration() {
     let r = record_with(&env, &repo, "schema lives");
     assert!(anchors_of(&r).starts_with("db/schema.sql@"), "{r}");
 }
+
+/// Learning from use (issue 47): `audit` lists for review a memory older than the use window,
+/// never used in it, whose file changed; a recent one about the same file is not listed, and
+/// nothing is deleted.
+#[test]
+fn audit_lists_an_old_unused_memory_whose_file_changed() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    env.remember(
+        &repo,
+        "Invoice retries live in src/billing/invoice.rs: three attempts",
+        "Learning",
+        "",
+    );
+    // The same memory as if written in March: exported, dated back, imported again.
+    let mut export = env.wt_json(&repo, &["export"], None);
+    export["records"][0]["created_at"] = json!("2026-03-01T10:00:00Z");
+    let old_id = export["records"][0]["id"].as_str().unwrap().to_string();
+    let file = repo.join("old.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    env.wt_ok(&repo, &["forget", "--all", "--confirm"], None);
+    env.wt_ok(&repo, &["import", file.to_str().unwrap()], None);
+    let recent = env.remember(
+        &repo,
+        "Invoice numbers are assigned in src/billing/invoice.rs, never reused",
+        "Decision",
+        "",
+    );
+    let listed = |env: &TestEnv| -> Vec<String> {
+        env.wt_json(&repo, &["audit", "--json"], None)["review"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(listed(&env).is_empty(), "the file has not changed yet");
+    std::fs::write(
+        repo.join("src/billing/invoice.rs"),
+        "fn retry() { todo!() }\n",
+    )
+    .unwrap();
+    assert_eq!(listed(&env), [old_id.clone()], "not {recent}");
+    let text = env.wt_ok(&repo, &["audit"], None);
+    assert!(
+        text.contains("To review (1)") && text.contains("src/billing/invoice.rs"),
+        "{text}"
+    );
+    assert_eq!(
+        env.wt_json(&repo, &["list"], None)
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}

@@ -230,6 +230,28 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                     println!("  {} | {}", short(&l.newer_id), l.newer_preview);
                     println!("    replaces {} | {}", short(&l.older_id), l.older_preview);
                 }
+                if !report.review.is_empty() {
+                    println!(
+                        "To review ({}): unused for {} days, and the code they name changed \
+                         (nothing is deleted; `wt-memory forget <id>` if one is obsolete):",
+                        report.review.len(),
+                        crate::ops::REVIEW_AFTER_DAYS
+                    );
+                }
+                for r in &report.review {
+                    let files: Vec<&str> = r
+                        .changed
+                        .iter()
+                        .map(|f| f.as_str())
+                        .chain(r.gone.iter().map(|f| f.as_str()))
+                        .collect();
+                    println!(
+                        "  {} | {} ({})",
+                        &r.id[..8.min(r.id.len())],
+                        r.preview,
+                        files.join(", ")
+                    );
+                }
             }
         }
         Cmd::Dedup { threshold, dry_run } => match client.dedup(threshold, dry_run)? {

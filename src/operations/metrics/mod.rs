@@ -401,6 +401,19 @@ impl Log {
 }
 
 impl Log {
+    /// The memories the agent used since `since_ms` (within the log's retention).
+    pub fn used_since(&self, since_ms: i64) -> Result<std::collections::HashSet<String>> {
+        let err = |e| sql_err(&self.path, e);
+        let mut query = self
+            .conn
+            .prepare("SELECT DISTINCT memory FROM usage WHERE at_ms >= ?1")
+            .map_err(err)?;
+        let rows = query
+            .query_map([since_ms], |r| r.get::<_, String>(0))
+            .map_err(err)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(err)
+    }
+
     /// Every memory's [`UseCounts`].
     pub fn use_counts(&self) -> Result<UseCountsOf> {
         let err = |e| sql_err(&self.path, e);
@@ -476,6 +489,15 @@ impl Recorder {
             *self.uses.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(counts));
         }
         Ok(events.len())
+    }
+
+    /// The memories the agent used in the last `days` days (none when nothing was recorded).
+    pub fn used_within(&self, days: i64) -> Result<std::collections::HashSet<String>> {
+        self.flush()?;
+        match Log::open_existing(&self.path)? {
+            Some(log) => log.used_since(now_ms() - days * 86_400_000),
+            None => Ok(Default::default()),
+        }
     }
 
     /// Every memory's [`UseCounts`] (empty when nothing was recorded or metrics are off).

@@ -626,6 +626,42 @@ pub fn stale(store: &Store) -> Result<Vec<Stale>> {
     Ok(out)
 }
 
+/// How long a memory may go unused before `audit` lists it for review (when its anchors changed
+/// too): the metrics log's retention, the window it can speak for.
+pub const REVIEW_AFTER_DAYS: i64 = crate::metrics::RETENTION_DAYS;
+
+/// Memories older than [`REVIEW_AFTER_DAYS`], not in `used` (what the agent used in that
+/// window), whose code anchors changed or vanished: for `audit` to list, oldest first.
+pub fn to_review(
+    store: &Store,
+    used: &std::collections::HashSet<String>,
+) -> Result<Vec<crate::dedup::Review>> {
+    let cutoff = Utc::now() - chrono::Duration::days(REVIEW_AFTER_DAYS);
+    let mut out = Vec::new();
+    for record in store.records()? {
+        let old = DateTime::parse_from_rfc3339(&record.created_at)
+            .is_ok_and(|t| t.with_timezone(&Utc) < cutoff);
+        if !old || used.contains(&record.id) {
+            continue;
+        }
+        let Some(state) = staleness(store, &record) else {
+            continue;
+        };
+        if state.is_fresh() {
+            continue;
+        }
+        out.push(crate::dedup::Review {
+            preview: crate::hygiene::truncate_chars(&record.content, 100).replace('\n', " "),
+            id: record.id,
+            created_at: record.created_at,
+            changed: state.changed,
+            gone: state.gone,
+        });
+    }
+    out.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+    Ok(out)
+}
+
 /// The memories a hook injects in full for `context` and up to `index_limit` it lists below them.
 pub fn tiers(
     store: &Store,
