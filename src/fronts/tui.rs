@@ -1224,6 +1224,7 @@ mod tests {
                 survivor_tags: vec![],
             }],
             supersede_links: vec![],
+            review: vec![],
         });
         let text = screen(&app);
         let links = line_of(&text, "Near-duplicates (similarity > 0.9):");
