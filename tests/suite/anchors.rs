@@ -246,7 +246,7 @@ fn audit_lists_an_old_unused_memory_whose_file_changed() {
         "fn retry() { todo!() }\n",
     )
     .unwrap();
-    assert_eq!(listed(&env), [old_id.clone()], "not {recent}");
+    assert_eq!(listed(&env), [old_id], "not {recent}");
     let text = env.wt_ok(&repo, &["audit"], None);
     assert!(
         text.contains("To review (1)") && text.contains("src/billing/invoice.rs"),
