@@ -260,9 +260,9 @@ fn shown_as(text: &str, id: &str) -> &'static str {
     "absent"
 }
 
-/// Learning from use (issue 47): a memory the prompt hook shows in five sessions that never use
-/// it sinks from full to the index; cited once, it rises back; `WT_MEMORY_USE_PRIOR=0` turns the
-/// shift off for the hook that sets it.
+/// Learning from use (issue 47): a memory the prompt hook shows in five sessions whose Stop finds
+/// it unused sinks from full to the index (sessions without a Stop count for nothing); cited once,
+/// it rises back; `WT_MEMORY_USE_PRIOR=0` turns the shift off for the hook that sets it.
 #[test]
 fn a_memory_shown_often_and_never_used_sinks_and_one_cited_rises() {
     let env = TestEnv::new();
@@ -292,9 +292,24 @@ fn a_memory_shown_often_and_never_used_sinks_and_one_cited_rises() {
         p["session_id"] = json!(session);
         hook(&env, &repo, &p, extra)
     };
-    for n in 1..=5 {
-        let text = ask(&format!("unused-{n}"), &[]);
+    let empty = repo.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let stop = |session: &str, answer: &str| {
+        let stop = json!({"session_id": session, "hook_event_name": "Stop", "cwd": repo,
+                          "transcript_path": empty, "stop_hook_active": false,
+                          "last_assistant_message": answer});
+        hook(&env, &repo, &stop, &[]);
+    };
+    // Sessions that end without a Stop (an evaluation's replay) teach nothing.
+    for n in 1..=6 {
+        let text = ask(&format!("no-stop-{n}"), &[]);
         assert_eq!(shown_as(&text, &target), "full", "session {n}: {text}");
+    }
+    for n in 1..=5 {
+        let session = format!("unused-{n}");
+        let text = ask(&session, &[]);
+        assert_eq!(shown_as(&text, &target), "full", "session {n}: {text}");
+        stop(&session, "Wrapped it; the tests pass.");
     }
     // `metrics` writes what the service holds; the counts are read again as it does.
     env.wt_json(&repo, &["metrics", "--json"], None);
@@ -305,13 +320,11 @@ fn a_memory_shown_often_and_never_used_sinks_and_one_cited_rises() {
     // The agent fetches the listed memory and cites it: used once, it rises above the floor.
     let listed = ask("used-1", &[]);
     assert_eq!(shown_as(&listed, &target), "index", "{listed}");
-    let empty = repo.join("empty.jsonl");
-    std::fs::write(&empty, "").unwrap();
     let short = &target.replace('-', "")[..8];
-    let stop = json!({"session_id": "used-1", "hook_event_name": "Stop", "cwd": repo,
-                      "transcript_path": empty, "stop_hook_active": false,
-                      "last_assistant_message": format!("Per [MEM#{short}], retry the serialization failure.")});
-    hook(&env, &repo, &stop, &[]);
+    stop(
+        "used-1",
+        &format!("Per [MEM#{short}], retry the serialization failure."),
+    );
     env.wt_json(&repo, &["metrics", "--json"], None);
     let risen = ask("used-2", &[]);
     assert_eq!(shown_as(&risen, &target), "full", "{risen}");

@@ -154,7 +154,7 @@ pub fn record_use(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
         .map(|(short, id, content)| InjectedMemory { short, id, content })
         .collect();
     let session = input.str("session_id").unwrap_or("").to_string();
-    let events: Vec<Event> = usage::used(&entries, &injected)
+    let used: Vec<Event> = usage::used(&entries, &injected)
         .into_iter()
         .map(|(memory, how)| {
             Event::Used(Used {
@@ -165,7 +165,16 @@ pub fn record_use(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
             })
         })
         .collect();
-    let n = events.len();
+    let n = used.len();
+    // Every memory shown, used or not, for the use counts (the prior learns from both).
+    let shown = injected.iter().map(|m| {
+        Event::Shown(metrics::Shown {
+            at_ms: metrics::now_ms(),
+            session: session.clone(),
+            memory: m.id.to_string(),
+        })
+    });
+    let events: Vec<Event> = shown.chain(used).collect();
     if let Some(client) = ctx.client.borrow_mut().as_mut() {
         client.record(events).map_err(|e| format!("metrics: {e}"))?;
     }

@@ -37,6 +37,18 @@ pub enum Event {
     Write(Write),
     Used(Used),
     Mistake(Mistake),
+    /// A memory shown in a session whose answer was checked for its use (at Stop).
+    Shown(Shown),
+}
+
+/// A memory injected or listed in a session, counted when the session's Stop looks at what the
+/// agent used: a session that never reaches Stop (or one replayed without any, as an evaluation
+/// is) says nothing about use, so it neither sinks nor raises a memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shown {
+    pub at_ms: i64,
+    pub session: String,
+    pub memory: String,
 }
 
 /// A failed command's signature seen by the hooks: `failed` (PostToolUseFailure), `repeated`
@@ -326,21 +338,6 @@ impl Log {
                             params![id, run.at_ms, run.session, inj.memory, inj.score],
                         )
                         .map_err(err)?;
-                        let first_in_session = tx
-                            .execute(
-                                "INSERT OR IGNORE INTO injected_sessions(at_ms, session, memory)
-                                 VALUES (?1,?2,?3)",
-                                params![run.at_ms, run.session, inj.memory],
-                            )
-                            .map_err(err)?;
-                        if first_in_session == 1 {
-                            tx.execute(
-                                "INSERT INTO use_counts(memory, injected) VALUES (?1, 1)
-                                 ON CONFLICT(memory) DO UPDATE SET injected = injected + 1",
-                                [&inj.memory],
-                            )
-                            .map_err(err)?;
-                        }
                     }
                 }
                 Event::Write(w) => {
@@ -363,6 +360,23 @@ impl Log {
                             "INSERT INTO use_counts(memory, used) VALUES (?1, 1)
                              ON CONFLICT(memory) DO UPDATE SET used = used + 1",
                             [&u.memory],
+                        )
+                        .map_err(err)?;
+                    }
+                }
+                Event::Shown(shown) => {
+                    let first_in_session = tx
+                        .execute(
+                            "INSERT OR IGNORE INTO injected_sessions(at_ms, session, memory)
+                             VALUES (?1,?2,?3)",
+                            params![shown.at_ms, shown.session, shown.memory],
+                        )
+                        .map_err(err)?;
+                    if first_in_session == 1 {
+                        tx.execute(
+                            "INSERT INTO use_counts(memory, injected) VALUES (?1, 1)
+                             ON CONFLICT(memory) DO UPDATE SET injected = injected + 1",
+                            [&shown.memory],
                         )
                         .map_err(err)?;
                     }
