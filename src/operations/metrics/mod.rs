@@ -225,22 +225,21 @@ pub type UseCountsOf = HashMap<String, UseCounts>;
 pub const SINK_AFTER: u32 = 5;
 /// How far it sinks, in relevance: enough to drop a memory just above the full floor to the index.
 pub const SINK: f64 = 0.1;
-/// How far a memory the agent used rises: half a sink, so one use does not outweigh the query.
-pub const RISE: f64 = 0.05;
 
 impl UseCounts {
-    /// The use prior: a bounded shift of a memory's relevance in the hooks' tiers.
+    /// The use prior: a bounded shift of a memory's relevance in the hooks' tiers. A memory the
+    /// agent used never sinks; none rises: a rise lifts a memory for every query, also those it
+    /// does not answer, and in the simulation it cost precision and abstention
+    /// (`scripts/use_simulation.py`; docs/evaluation.md, "Learning from use").
     pub fn prior(self) -> f64 {
-        if self.used > 0 {
-            RISE
-        } else if self.injected >= SINK_AFTER {
+        if self.used == 0 && self.injected >= SINK_AFTER {
             -SINK
         } else {
             0.0
         }
     }
 
-    /// Why, in words (`recall --explain`, `audit`).
+    /// Why, in words (`recall --explain`).
     pub fn explain(self) -> String {
         let shown = format!(
             "shown by a hook in {} session{}, used in {}",
@@ -249,8 +248,8 @@ impl UseCounts {
             self.used
         );
         match self.prior() {
-            p if p > 0.0 => format!("{shown}: rises {p:+.2} in the hooks"),
             p if p < 0.0 => format!("{shown}: sinks {p:+.2} in the hooks"),
+            _ if self.used > 0 => format!("{shown}: never sinks"),
             _ => format!("{shown}: no change"),
         }
     }
