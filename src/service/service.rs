@@ -486,7 +486,8 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         } => {
             ops::check_query("proactive", context)?;
             let uses = use_counts(direct, *use_prior);
-            records(direct.read(|s| ops::proactive(s, context, *kind, *limit, caller, &uses))?)
+            let prior = |id: &str| uses.get(id).map_or(0.0, |c| c.prior());
+            records(direct.read(|s| ops::proactive(s, context, *kind, *limit, caller, &prior))?)
         }
         R::Tiers {
             context,
@@ -497,7 +498,8 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         } => {
             ops::check_query("proactive", context)?;
             let uses = use_counts(direct, *use_prior);
-            json(direct.read(|s| ops::tiers(s, context, *kind, *limit, *index, caller, &uses))?)
+            let prior = |id: &str| uses.get(id).map_or(0.0, |c| c.prior());
+            json(direct.read(|s| ops::tiers(s, context, *kind, *limit, *index, caller, &prior))?)
         }
         R::List { memory_type, limit } => {
             records(direct.read(|s| ops::list(s, memory_type.as_deref(), *limit))?)
@@ -559,9 +561,10 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
             let mut report = ops::audit(&direct.read(|s| Ok(s.records()?))?, *threshold)?;
             let used = direct
                 .recorder()
-                .used_within(ops::REVIEW_AFTER_DAYS)
+                .used_within(crate::metrics::REVIEW_AFTER_DAYS)
                 .unwrap_or_default();
-            report.review = direct.read(|s| ops::to_review(s, &used))?;
+            let days = crate::metrics::REVIEW_AFTER_DAYS;
+            report.review = direct.read(|s| ops::to_review(s, &used, days))?;
             json(report)
         }
         R::Dedup { threshold, dry_run } => {

@@ -235,7 +235,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                         "To review ({}): unused for {} days, and the code they name changed \
                          (nothing is deleted; `wt-memory forget <id>` if one is obsolete):",
                         report.review.len(),
-                        crate::ops::REVIEW_AFTER_DAYS
+                        crate::metrics::REVIEW_AFTER_DAYS
                     );
                 }
                 for r in &report.review {

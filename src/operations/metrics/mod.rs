@@ -24,6 +24,9 @@ use std::time::Duration;
 pub use report::Report;
 
 pub const RETENTION_DAYS: i64 = 90;
+/// How long a memory may go unused before `audit` lists it for review (when its anchors changed
+/// too): the log's retention, the window it can speak for.
+pub const REVIEW_AFTER_DAYS: i64 = RETENTION_DAYS;
 /// A query is kept redacted and at most this long.
 pub const QUERY_CHARS: usize = 500;
 /// A daemon writes its buffer once it holds this many events, quiet or not.

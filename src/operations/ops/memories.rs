@@ -553,12 +553,11 @@ pub fn proactive(
     kind: Option<QueryKind>,
     limit: usize,
     caller: &Caller,
-    uses: &crate::metrics::UseCountsOf,
+    use_prior: &dyn Fn(&str) -> f64,
 ) -> Result<Vec<MemoryRecord>> {
     check_query("proactive", context)?;
     let branch = caller.branch.as_deref();
-    let prior = |id: &str| uses.get(id).map_or(0.0, |c| c.prior());
-    let mut found = recall::proactive(store, context, kind, limit, branch, &prior)?;
+    let mut found = recall::proactive(store, context, kind, limit, branch, use_prior)?;
     let gone = mark_stale(store, &mut found);
     found.retain(|r| !gone.contains(&r.id));
     Ok(found)
@@ -626,17 +625,14 @@ pub fn stale(store: &Store) -> Result<Vec<Stale>> {
     Ok(out)
 }
 
-/// How long a memory may go unused before `audit` lists it for review (when its anchors changed
-/// too): the metrics log's retention, the window it can speak for.
-pub const REVIEW_AFTER_DAYS: i64 = crate::metrics::RETENTION_DAYS;
-
-/// Memories older than [`REVIEW_AFTER_DAYS`], not in `used` (what the agent used in that
-/// window), whose code anchors changed or vanished: for `audit` to list, oldest first.
+/// Memories older than `days`, not in `used` (what the agent used in that window), whose code
+/// anchors changed or vanished: for `audit` to list, oldest first.
 pub fn to_review(
     store: &Store,
     used: &std::collections::HashSet<String>,
+    days: i64,
 ) -> Result<Vec<crate::dedup::Review>> {
-    let cutoff = Utc::now() - chrono::Duration::days(REVIEW_AFTER_DAYS);
+    let cutoff = Utc::now() - chrono::Duration::days(days);
     let mut out = Vec::new();
     for record in store.records()? {
         let old = DateTime::parse_from_rfc3339(&record.created_at)
@@ -670,12 +666,11 @@ pub fn tiers(
     limit: usize,
     index_limit: usize,
     caller: &Caller,
-    uses: &crate::metrics::UseCountsOf,
+    use_prior: &dyn Fn(&str) -> f64,
 ) -> Result<recall::Tiers> {
     check_query("proactive", context)?;
     let branch = caller.branch.as_deref();
-    let prior = |id: &str| uses.get(id).map_or(0.0, |c| c.prior());
-    let mut tiers = recall::tiers(store, context, kind, limit, index_limit, branch, &prior)?;
+    let mut tiers = recall::tiers(store, context, kind, limit, index_limit, branch, use_prior)?;
     // A memory whose file is gone is listed in the index at most, marked.
     let gone = mark_stale(store, &mut tiers.full);
     mark_stale(store, &mut tiers.index);
