@@ -119,20 +119,7 @@ impl Connection {
             lock_wait_ms: self.limits.lock_wait.as_millis() as u64,
             request: request.clone(),
         }));
-        let mut answer = self.request(&line)?;
-        if let Line::Warned {
-            answer: inner,
-            warning,
-        } = answer
-        {
-            crate::integrity::set_warning(warning);
-            answer = *inner;
-        }
-        match answer {
-            Line::Ok(v) => Ok(v),
-            Line::Err(e) => Err(e),
-            _ => Err(daemon_err("the memory service answered out of turn")),
-        }
+        value_of(self.request(&line)?)
     }
 
     pub fn status(&mut self) -> Result<Status> {

@@ -314,6 +314,20 @@ impl Limits {
     }
 }
 
+/// The value of a request's answer line (a standing integrity warning that came with it is set
+/// for this process to print), for a socket client and a hook the service runs alike.
+fn value_of(line: Line) -> Result<Value> {
+    match line {
+        Line::Ok(v) => Ok(v),
+        Line::Err(e) => Err(e),
+        Line::Warned { answer, warning } => {
+            crate::integrity::set_warning(warning);
+            value_of(*answer)
+        }
+        _ => Err(daemon_err("the memory service answered out of turn")),
+    }
+}
+
 mod conn;
 mod server;
 mod turns;

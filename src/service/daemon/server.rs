@@ -718,18 +718,7 @@ impl Local {
                 })?
             }
         };
-        match line {
-            Line::Ok(v) => Ok(v),
-            Line::Err(e) => Err(e.clipped(MAX_ERROR_CHARS)),
-            Line::Warned { answer, warning } => {
-                crate::integrity::set_warning(warning);
-                match *answer {
-                    Line::Ok(v) => Ok(v),
-                    Line::Err(e) => Err(e.clipped(MAX_ERROR_CHARS)),
-                    _ => Err(daemon_err("the memory service answered out of turn")),
-                }
-            }
-            _ => Err(daemon_err("the memory service answered out of turn")),
-        }
+        // Clipped as the socket's answer clips an error line.
+        value_of(line).map_err(|e| e.clipped(MAX_ERROR_CHARS))
     }
 }
