@@ -12,6 +12,7 @@ pub mod log;
 pub mod model;
 pub mod paths;
 pub mod project;
+pub mod vectors;
 pub mod wire;
 
 /// Lower-case hexadecimal of `bytes`.

@@ -155,45 +155,7 @@ impl QueryKind {
     }
 }
 
-pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    if a.len() != b.len() || a.is_empty() {
-        return 0.0;
-    }
-    cosine_normed(a, norm(a), b, norm(b))
-}
-
-/// Cosine of `a` and `b` given their norms (a query's is computed once, a memory's is kept).
-pub fn cosine_normed(a: &[f32], norm_a: f64, b: &[f32], norm_b: f64) -> f64 {
-    if a.len() != b.len() || norm_a == 0.0 || norm_b == 0.0 {
-        0.0
-    } else {
-        dot(a, b) / (norm_a * norm_b)
-    }
-}
-
-pub fn norm(v: &[f32]) -> f64 {
-    dot(v, v).sqrt()
-}
-
-/// Eight independent f32 lanes, summed in f64: the hot loop of every query (10k memories x 384
-/// dimensions) runs several times faster than one f64 chain, and exact enough for ranking.
-fn dot(a: &[f32], b: &[f32]) -> f64 {
-    const LANES: usize = 8;
-    let mut lanes = [0f32; LANES];
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| *x as f64 * *y as f64)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for k in 0..LANES {
-            lanes[k] += x[k] * y[k];
-        }
-    }
-    lanes.iter().map(|&x| x as f64).sum::<f64>() + tail
-}
+pub use wt_memory_base::vectors::{cosine, cosine_normed, norm};
 
 const STOPWORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",

@@ -273,17 +273,16 @@ mod embedder;
 mod guard;
 mod records;
 mod repair;
-mod vectors;
 mod view;
 mod view_file;
 
 pub use embedder::{embedding_of, key_vectors_of, Embedder, EMBED_BATCH};
 pub use records::{Packed, Records};
 pub use repair::RepairReport;
-pub use vectors::Quantized;
 use view::ContentIndex;
 pub use view::RankView;
 use view::SavedView;
+pub use wt_memory_base::vectors::Quantized;
 
 /// How long to wait for the project lock (`WT_MEMORY_LOCK_WAIT_SECS`).
 fn lock_wait() -> std::time::Duration {

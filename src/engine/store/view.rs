@@ -2,12 +2,12 @@
 //! memory, its record, its vector in one block, the lexical corpus) and the content index.
 
 use super::records::{Packed, Records};
-use super::vectors::{Quantized, Rows};
 use super::view_file;
 use super::*;
+use wt_memory_base::vectors::{Quantized, Rows};
 
 /// The store as ranking sees it: each memory's record, its vectors (compact, see
-/// [`super::vectors`]) and the lexical corpus of all of them. Kept in step with each write and
+/// [`wt_memory_base::vectors`]) and the lexical corpus of all of them. Kept in step with each write and
 /// delete, so neither rebuilds it; saved beside the store ([`super::view_file`]) so a service
 /// starting on a large store loads it instead of reading and tokenising every memory.
 #[derive(Clone, Default)]

@@ -14,12 +14,12 @@
 //!   and id digest, see [`crate::integrity`]); otherwise, or when the file is damaged, outdated or
 //!   of another format, the view is rebuilt from the engine and saved again.
 
-use super::vectors::Rows;
 use super::RankView;
 use anyhow::{bail, Context as _};
 use std::collections::HashMap;
 use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
+use wt_memory_base::vectors::Rows;
 
 /// Bump with any change to what the file holds or to how its parts are computed (the terms of
 /// `rank::terms`, the quantisation of `vectors`): an older file is then rebuilt, not misread.
