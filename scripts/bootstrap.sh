@@ -8,7 +8,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "build dependencies (scripts/deps.sh)"
 . scripts/deps.sh
-step "cargo build --bins (a first build compiles the engine: about 16 minutes on 2 cores, docs/performance.md)"
+step "cargo build --bins (a first build compiles the engine: 16-37 minutes on 2 cores, docs/performance.md)"
 cargo build --bins
 bin="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
 export PATH="$bin:$PATH"
