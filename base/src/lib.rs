@@ -2,7 +2,8 @@
 //! a store. The `wt-memory` front binary links only this crate, so a command the project's daemon
 //! can run costs a process that starts in about a millisecond instead of one that loads and
 //! relocates the engine (RocksDB, ONNX Runtime bindings); the `wt_memory` library re-exports
-//! these modules under the same names.
+//! these modules under the same names. One module is here for another reason: `vectors`, the
+//! ranking's hot loops, which vectorise only at this crate's opt-level 2 (Cargo.toml).
 
 pub mod config;
 pub mod forward;

@@ -8,9 +8,9 @@
 //!
 //! A row of zeros (no embedding) scores 0 both ways.
 //!
-//! With them, the f32 cosine every query computes per memory. These loops live here, in the
-//! engine-free crate built at opt-level 2 (Cargo.toml), because they vectorise only from there;
-//! the engine-side crate builds at opt-level 1, which a first build finishes sooner.
+//! Also here: the f32 cosine every query computes per memory. These loops live in the engine-free
+//! crate, built at opt-level 2 (Cargo.toml), because they vectorise only from there; the
+//! engine-side crate builds at opt-level 1, so a first build, which compiles it last, ends sooner.
 
 /// One block of rows of the same dimension.
 #[derive(Clone, Default)]
