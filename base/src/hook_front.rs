@@ -80,8 +80,9 @@ pub fn main() {
 }
 
 /// Claude Code writes a hook's whole input at once (a 2 MB tool response arrives in
-/// milliseconds); a hook still without its input after this long will not get it in time to use.
-pub const INPUT_WAIT: Duration = Duration::from_secs(2);
+/// milliseconds); a hook still without its input after this long will not get it in time to use,
+/// and the agent has waited on memory its whole budget (1 s, as for a service's hello).
+pub const INPUT_WAIT: Duration = Duration::from_secs(1);
 
 /// When a hook started at `started` stops waiting for its input: [`INPUT_WAIT`] or the event's
 /// deadline, whichever comes first.

@@ -921,7 +921,7 @@ fn a_hook_whose_stdin_never_ends_exits_in_time() {
                 "{what} {event:?}: {}",
                 String::from_utf8_lossy(&out.stdout)
             );
-            // The input wait (2 s) is below every event's deadline; the rest is a loaded machine.
+            // The input wait (1 s) is below every event's deadline; the rest is a loaded machine.
             assert!(
                 took < Duration::from_secs(6),
                 "{what} {event:?} took {took:?}"

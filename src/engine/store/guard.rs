@@ -126,6 +126,30 @@ impl Store {
             }
             return;
         }
+        if all.len() as u64 > rec.count {
+            // More than recorded: a write the record missed (the process was killed between the
+            // engine's write and the record's). Not a loss, but while the record lags, every
+            // saved ranking view looks unsound and is rebuilt; renew it (as `verify` does).
+            let ids: Vec<String> = all.iter().map(|m| m.id.0.to_string()).collect();
+            match self.compare(rec, &ids) {
+                Some(alert) => self.raise(rec, alert),
+                None => match self.rebaseline(&ids, rec.lost_seen.clone()) {
+                    Ok(renewed) => {
+                        integrity::log(
+                            "INFO",
+                            &format!(
+                                "the store holds {} memories, its integrity record {} (a write the record missed); record renewed",
+                                ids.len(),
+                                rec.count
+                            ),
+                        );
+                        *rec = renewed;
+                    }
+                    Err(e) => integrity::log("WARN", &format!("{e:#}")),
+                },
+            }
+            return;
+        }
         // Keep the journal short: once it has grown well past one line per memory, and the
         // store matches the record, rewrite it with the current ids.
         let journal_len = std::fs::metadata(self.dir().join(integrity::JOURNAL))
