@@ -1392,7 +1392,11 @@ mod tests {
         {
             let store = store_with_a_saved_view(tmp.path());
             let before = integrity::read(&tmp.path().join("store")).unwrap();
-            note(&store, "Written by the engine; the process killed before the record", &[]);
+            note(
+                &store,
+                "Written by the engine; the process killed before the record",
+                &[],
+            );
             integrity::write(&tmp.path().join("store"), &before).unwrap();
             stop_without_saving(&store);
         }
@@ -1403,14 +1407,23 @@ mod tests {
         );
         store.keep_view_saved();
         assert_eq!(store.rank_view().unwrap().records.len(), 5);
-        assert_eq!(integrity::read(&tmp.path().join("store")).unwrap().count, 5, "renewed");
-        assert!(store.standing_warning().is_none(), "more than recorded is no loss");
+        assert_eq!(
+            integrity::read(&tmp.path().join("store")).unwrap().count,
+            5,
+            "renewed"
+        );
+        assert!(
+            store.standing_warning().is_none(),
+            "more than recorded is no loss"
+        );
         store.save_view(true);
         note(&store, "Written after the view was saved again", &[]);
         stop_without_saving(&store);
         drop(store);
         let store = store_saving_its_view(tmp.path());
-        let (view, replayed) = store.load_saved_view().expect("the saved view is sound again");
+        let (view, replayed) = store
+            .load_saved_view()
+            .expect("the saved view is sound again");
         assert_eq!((view.records.len(), replayed), (6, 1));
     }
 }
