@@ -1386,6 +1386,7 @@ mod tests {
         );
         assert_eq!(store.rank_view().unwrap().records.len(), 5);
     }
+
     #[test]
     fn a_record_that_missed_a_write_is_renewed_and_the_saved_view_is_used_again() {
         let tmp = tempfile::tempdir().unwrap();
