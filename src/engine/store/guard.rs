@@ -111,42 +111,18 @@ impl Store {
         let _ = integrity::write(self.dir(), rec);
     }
 
-    /// A whole-store read found these memories: fewer than recorded is a loss (free, since the
-    /// caller has read the store anyway; the rest of the check runs only then).
+    /// A whole-store read found these memories: another count than recorded is reconciled (free,
+    /// since the caller has read the store anyway; the rest of the check runs only then).
     pub(super) fn note_count(&self, all: &[Arc<Memory>]) {
         let mut guard = self.integrity();
         let Some(rec) = guard.as_mut() else { return };
         if rec.alert.is_some() {
             return;
         }
-        if (all.len() as u64) < rec.count {
+        if all.len() as u64 != rec.count {
             let ids: Vec<String> = all.iter().map(|m| m.id.0.to_string()).collect();
-            if let Some(alert) = self.compare(rec, &ids) {
-                self.raise(rec, alert);
-            }
-            return;
-        }
-        if all.len() as u64 > rec.count {
-            // More than recorded: a write the record missed (the process was killed between the
-            // engine's write and the record's). Not a loss, but while the record lags, every
-            // saved ranking view looks unsound and is rebuilt; renew it (as `verify` does).
-            let ids: Vec<String> = all.iter().map(|m| m.id.0.to_string()).collect();
-            match self.compare(rec, &ids) {
-                Some(alert) => self.raise(rec, alert),
-                None => match self.rebaseline(&ids, rec.lost_seen.clone()) {
-                    Ok(renewed) => {
-                        integrity::log(
-                            "INFO",
-                            &format!(
-                                "the store holds {} memories, its integrity record {} (a write the record missed); record renewed",
-                                ids.len(),
-                                rec.count
-                            ),
-                        );
-                        *rec = renewed;
-                    }
-                    Err(e) => integrity::log("WARN", &format!("{e:#}")),
-                },
+            if let Err(e) = self.reconcile(rec, &ids) {
+                integrity::log("WARN", &format!("{e:#}"));
             }
             return;
         }
@@ -214,8 +190,8 @@ impl Store {
         let Some(rec) = guard.as_mut() else {
             return Ok(None);
         };
-        let now = self.compare(rec, &ids);
         if let Some(mut alert) = rec.alert.clone() {
+            let now = self.compare(rec, &ids);
             alert.expected = rec.count;
             alert.found = ids.len() as u64;
             alert.missing_ids = Some(Vec::new());
@@ -228,14 +204,28 @@ impl Store {
             let _ = integrity::write(self.dir(), rec);
             return Ok(Some(alert));
         }
-        if let Some(alert) = now {
+        self.reconcile(rec, &ids)
+    }
+
+    /// The store's ids (a whole read) against a record with no standing alert: a loss is raised
+    /// and returned. More than recorded is no loss (a process killed between the engine's write
+    /// and the record's), but while the record lags, every saved ranking view looks unsound and is
+    /// rebuilt: the record is renewed.
+    fn reconcile(&self, rec: &mut Record, ids: &[String]) -> anyhow::Result<Option<Alert>> {
+        if let Some(alert) = self.compare(rec, ids) {
             self.raise(rec, alert.clone());
             return Ok(Some(alert));
         }
         let found = ids.len() as u64;
         if found != rec.count || IdDigest::of(ids.iter().map(String::as_str)) != rec.id_digest() {
-            // More than recorded (a write whose record update did not happen): not a loss.
-            *rec = self.rebaseline(&ids, rec.lost_seen.clone())?;
+            integrity::log(
+                "INFO",
+                &format!(
+                    "the store holds {found} memories, its integrity record {} (a write the record missed); record renewed",
+                    rec.count
+                ),
+            );
+            *rec = self.rebaseline(ids, rec.lost_seen.clone())?;
         }
         Ok(None)
     }
