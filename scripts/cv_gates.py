@@ -125,10 +125,10 @@ def row_text(name, f):
             f"{f['index_lines']} | {f['index_precision']:.2f} | {f['index_per_abstain']:.2f} | {f['utility']:.2f} |")
 
 
-def dev_rows(features, folds):
-    """The dev set's queries as hook-like rows for every gate pair, gated as `proactive` gates the
-    top 5 (no Read anchor rule). Each query is scored with curves fitted on the other folds
-    (`tune_rank.fit_kinds`), so the curves never saw the query they gate."""
+def dev_relevances(features, folds):
+    """The dev set's queries and, per query id, [(memory, relevance)] best first, each query
+    scored with curves fitted on the other folds (`tune_rank.fit_kinds`), so the curves never
+    saw the query they score."""
     sys.path.insert(0, HERE)
     import math
     from tune_rank import fit_kinds
@@ -141,24 +141,31 @@ def dev_rows(features, folds):
         for q in (q for q in queries if fold[q["qid"]] == f):
             S, M = curves[q.get("query_kind", "prompt")]
             relevances[q["qid"]] = [(i, 1 / (1 + math.exp(-S * (raw - M)))) for i, raw in q["rows"]]
-    out = {}
-    for full, index in [(f, i) for f in FULL for i in INDEX]:
-        rows = {}
-        for q in queries:
-            rel = relevances[q["qid"]]
-            gate = max(full, rel[0][1] * 0.5) if rel else full
-            shown = [i for i, r in rel[:5] if r >= gate]
-            listed = [] if shown else [i for i, r in rel if r >= index][:3]
-            ok = set(q["relevant"])
-            rows["dev:" + q["qid"]] = {
-                "case": "dev:" + q["qid"], "event": "dev:" + q.get("query_kind", "prompt"),
-                "expect": q["relevant"], "acceptable": [], "must_be_silent": False,
-                "injected": shown, "good": sum(i in ok for i in shown), "hit": bool(ok & set(shown)),
-                "index": listed, "index_good": sum(i in ok for i in listed),
-                "hit_any": bool(ok & set(shown + listed)),
-            }
-        out[(full, index)] = rows
-    return out
+    return queries, relevances
+
+
+def dev_row(q, rel, full, index, size=3):
+    """One dev query as a hook-like row, gated as `proactive` gates the top 5 (no Read anchor
+    rule), with at most `size` index entries when nothing clears the full gate."""
+    gate = max(full, rel[0][1] * 0.5) if rel else full
+    shown = [i for i, r in rel[:5] if r >= gate]
+    listed = [] if shown else [i for i, r in rel if r >= index][:size]
+    ok = set(q["relevant"])
+    return {
+        "case": "dev:" + q["qid"], "event": "dev:" + q.get("query_kind", "prompt"),
+        "expect": q["relevant"], "acceptable": [], "must_be_silent": False,
+        "injected": shown, "good": sum(i in ok for i in shown), "hit": bool(ok & set(shown)),
+        "index": listed, "index_good": sum(i in ok for i in listed),
+        "hit_any": bool(ok & set(shown + listed)),
+    }
+
+
+def dev_rows(features, folds):
+    """The dev set's queries as hook-like rows for every gate pair of the grid."""
+    queries, relevances = dev_relevances(features, folds)
+    return {(full, index): {"dev:" + q["qid"]: dev_row(q, relevances[q["qid"]], full, index)
+                            for q in queries}
+            for full, index in [(f, i) for f in FULL for i in INDEX]}
 
 
 def main():

@@ -38,7 +38,7 @@ pub const ENV_VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "WT_MEMORY_USE_PRIOR",
-        meaning: "0 turns off learning from use (memories shown often and never used sink in the hooks, used ones rise)",
+        meaning: "0 turns off learning from use (memories shown often and never used sink in the hooks; a cited memory learns the prompt it answered as a key)",
     },
     EnvVar {
         name: "XDG_RUNTIME_DIR",

@@ -61,6 +61,11 @@ pub const SUPERSEDES: &str = "supersedes";
 /// identifiers it is specific to. Written with the memory; ranking matches queries against them
 /// as well as against the content.
 pub const KEYS: &str = "keys";
+/// The metadata key listing which of a memory's [`KEYS`] were learned from use (prompts whose
+/// answer cited the memory), one per line, oldest first; the rest were given by a writer.
+pub const LEARNED_KEYS: &str = "keys_learned";
+/// At most this many learned keys per memory: the newest replace the oldest.
+pub const MAX_LEARNED_KEYS: usize = 2;
 /// At most this many keys per memory, each at most [`KEY_CHARS`] characters.
 pub const MAX_KEYS: usize = 6;
 pub const KEY_CHARS: usize = 200;
@@ -243,6 +248,16 @@ impl MemoryRecord {
         self.metadata
             .get(KEYS)
             .map(|k| split_keys(k).collect())
+            .unwrap_or_default()
+    }
+
+    /// The keys learned from use ([`LEARNED_KEYS`]), oldest first; only those still among
+    /// [`Self::keys`].
+    pub fn learned_keys(&self) -> Vec<&str> {
+        let keys = self.keys();
+        self.metadata
+            .get(LEARNED_KEYS)
+            .map(|k| split_keys(k).filter(|l| keys.contains(l)).collect())
             .unwrap_or_default()
     }
 }

@@ -281,6 +281,14 @@ impl Client {
         })
     }
 
+    /// Give memory `id` the prompt whose answer cited it as a learned key.
+    pub fn learn_key(&mut self, id: &str, prompt: &str) -> Result<ops::Learned> {
+        self.call(Request::LearnKey {
+            id: id.to_string(),
+            prompt: prompt.to_string(),
+        })
+    }
+
     /// The failure record `id`'s command failed again, as `command`: count it, keep the form.
     pub fn failed_again(&mut self, id: &str, command: &str) -> Result<MemoryRecord> {
         self.call(Request::FailedAgain {

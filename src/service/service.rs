@@ -57,6 +57,11 @@ pub enum Request {
         id: String,
         keys: Vec<String>,
     },
+    /// Give a memory the prompt whose answer cited it as a learned key (the Stop hook).
+    LearnKey {
+        id: String,
+        prompt: String,
+    },
     /// A failure record's command failed again (the hooks' guard): its count and latest form.
     FailedAgain {
         id: String,
@@ -149,6 +154,7 @@ impl Request {
             R::List { .. } => "list",
             R::Get { .. } => "get",
             R::SetKeys { .. } => "set_keys",
+            R::LearnKey { .. } => "learn_key",
             R::FailedAgain { .. } => "failed_again",
             R::Supersede { .. } => "supersede",
             R::Forget { .. } => "forget",
@@ -472,8 +478,13 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
                 let uses = direct.recorder().use_counts();
                 for r in &mut found {
                     let counts = uses.get(&r.id).copied().unwrap_or_default();
+                    let mut use_note = format!("; use: {}", counts.explain());
+                    let learned = r.learned_keys();
+                    if !learned.is_empty() {
+                        use_note.push_str(&format!("; keys learned from use: {learned:?}"));
+                    }
                     let why = r.relevance_reason.get_or_insert_with(String::new);
-                    why.push_str(&format!("; use: {}", counts.explain()));
+                    why.push_str(&use_note);
                 }
             }
             records(found)
@@ -511,6 +522,13 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::SetKeys { id, keys } => {
             let id = ops::checked_id("set-keys", id)?;
             match direct.change(|s| ops::set_keys(s, &id, keys))? {
+                Some(done) => json(done),
+                None => Err(crate::error::not_found(format!("no memory {id}"))),
+            }
+        }
+        R::LearnKey { id, prompt } => {
+            let id = ops::checked_id("learn-key", id)?;
+            match direct.change(|s| ops::learn_key(s, &id, prompt))? {
                 Some(done) => json(done),
                 None => Err(crate::error::not_found(format!("no memory {id}"))),
             }

@@ -270,20 +270,7 @@ fn a_memory_shown_often_and_never_used_sinks_and_one_cited_is_back() {
     // 40 dev memories, so this is no new user's store (which has gates of its own). For this
     // prompt the retry memory scores about 0.52, just above the full floor (0.45): a sink of 0.1
     // takes it below.
-    let dev = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/eval/dev/memories.jsonl"),
-    )
-    .unwrap();
-    let mut target = String::new();
-    for line in dev.lines().take(40) {
-        let m: Value = serde_json::from_str(line).unwrap();
-        let content = m["content"].as_str().unwrap();
-        let id = env.remember(&repo, content, m["type"].as_str().unwrap(), "");
-        if content.starts_with("`could not serialize access") {
-            target = id;
-        }
-    }
-    assert!(!target.is_empty(), "the retry memory is among the first 40");
+    let target = remember_dev_memories(&env, &repo, 40, "`could not serialize access");
     let ask = |session: &str, extra: &[(&str, &str)]| {
         let mut p = prompt(
             &repo,
@@ -349,4 +336,69 @@ fn a_memory_shown_often_and_never_used_sinks_and_one_cited_is_back() {
         why.contains("use: shown by a hook in 6 sessions, used in 1: never sinks"),
         "{why}"
     );
+}
+
+/// Keys learned from use (issue 47): a prompt whose answer cited a memory becomes that memory's
+/// key, so the same need asked again reaches the memory in full. The agent may cite a memory no
+/// hook showed (found with the MCP `recall`) by its id's first 8 digits. A reply teaches nothing,
+/// and with `WT_MEMORY_USE_PRIOR=0` nothing is learned.
+#[test]
+fn a_prompt_whose_answer_cited_a_memory_becomes_its_key() {
+    const NEED: &str = "Two people issued invoices at the same moment and one request failed; what should the code do about it?";
+    let env = TestEnv::new();
+    let repo = env.git_repo("learns");
+    let target = remember_dev_memories(&env, &repo, 40, "`could not serialize access");
+    let ask = |session: &str| {
+        let mut p = prompt(&repo, NEED);
+        p["session_id"] = json!(session);
+        hook(&env, &repo, &p, &[])
+    };
+    let before = ask("asks-first");
+    assert_ne!(shown_as(&before, &target), "full", "{before}");
+    let short = &target.replace('-', "")[..8];
+    let answer = format!("From memory [MEM#{short}]: retry the transaction with with_retry.");
+    let turn = |session: &str, typed: &str, extra: &[(&str, &str)]| {
+        let transcript = repo.join(format!("{session}.jsonl"));
+        let lines = [
+            json!({"type": "user", "message": {"role": "user", "content": typed}}),
+            json!({"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "text", "text": answer}]}}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&transcript, text).unwrap();
+        let stop = json!({"session_id": session, "hook_event_name": "Stop", "cwd": repo,
+                          "transcript_path": transcript, "stop_hook_active": false});
+        hook(&env, &repo, &stop, extra);
+    };
+    let learned = || {
+        let rec = env.wt_json(&repo, &["get", &target], None);
+        rec["metadata"]["keys_learned"].as_str().map(str::to_string)
+    };
+    turn("switched-off", NEED, &[("WT_MEMORY_USE_PRIOR", "0")]);
+    turn("a-reply", "yes, do that", &[]);
+    assert_eq!(learned(), None);
+    // A session whose hooks showed nothing: the agent found the memory with `recall`.
+    turn("found-with-recall", NEED, &[]);
+    assert_eq!(learned().as_deref(), Some(NEED));
+    let after = ask("asks-again");
+    assert_eq!(shown_as(&after, &target), "full", "{after}");
+}
+
+/// Stores the first `n` dev-set memories; returns the id of the one starting with `marker`.
+fn remember_dev_memories(env: &TestEnv, repo: &Path, n: usize, marker: &str) -> String {
+    let dev = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/eval/dev/memories.jsonl"),
+    )
+    .unwrap();
+    let mut target = String::new();
+    for line in dev.lines().take(n) {
+        let m: Value = serde_json::from_str(line).unwrap();
+        let content = m["content"].as_str().unwrap();
+        let id = env.remember(repo, content, m["type"].as_str().unwrap(), "");
+        if content.starts_with(marker) {
+            target = id;
+        }
+    }
+    assert!(!target.is_empty(), "{marker:?} is among the first {n}");
+    target
 }

@@ -809,7 +809,8 @@ impl Store {
         Ok((!vectors.is_empty()).then_some(vectors))
     }
 
-    /// Replace a memory's retrieval keys in place (same id), with their vectors (`enrich`).
+    /// Replace a memory's retrieval keys in place (same id), with their vectors (`enrich`, keys
+    /// learned from use). The learned-keys list keeps only the keys still there.
     pub fn set_keys(&self, memory: &Memory, keys: &[String]) -> anyhow::Result<()> {
         let mut updated = memory.clone();
         let keys = crate::record::clean_keys(keys);
@@ -821,6 +822,21 @@ impl Store {
                 crate::record::KEYS.into(),
                 hygiene::redact(&keys.join("\n")),
             );
+        }
+        // Which keys were learned from use: only those still among the keys.
+        let learned: Vec<&str> = metadata
+            .get(crate::record::LEARNED_KEYS)
+            .map(|l| {
+                crate::record::split_keys(l)
+                    .filter(|k| keys.iter().any(|kept| kept == k))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if learned.is_empty() {
+            metadata.remove(crate::record::LEARNED_KEYS);
+        } else {
+            let learned = learned.join("\n");
+            metadata.insert(crate::record::LEARNED_KEYS.into(), learned);
         }
         self.ensure_embedder()?;
         updated.experience.image_embeddings = self.embed_keys(&updated.experience.metadata)?;

@@ -531,7 +531,8 @@ fn subagent_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String
     Ok(text)
 }
 
-/// Stop prints nothing: any output would keep the turn going. It stores design choices from new
+/// Stop prints nothing: any output would keep the turn going. It counts what the session used,
+/// gives the memories the answer cited the turn's prompt as a key, stores design choices from new
 /// commits and, for OpenSpec sessions, insights extracted from the new part of the transcript.
 fn stop(ctx: &Ctx, input: &HookInput) {
     if input.is_true("stop_hook_active") {
@@ -540,6 +541,11 @@ fn stop(ctx: &Ctx, input: &HookInput) {
     // The session cache is deliberately kept: clearing it here made dedup last one turn (the previous system did, and its dedup lasted one turn).
     super::cache::sweep_old(&crate::paths::runtime_dir(), super::cache::MAX_AGE);
     session_end(ctx, input);
+    match super::learn::on_stop(ctx, input) {
+        Ok(n) if n > 0 => log::info(&ctx.event, &format!("learned a key for {n} cited memories")),
+        Ok(_) => {}
+        Err(e) => log::error(&ctx.event, &format!("learning keys: {e}")),
+    }
     if let Err(e) = super::commits::on_stop(ctx) {
         log::error(&ctx.event, &format!("design choices: {e}"));
     }

@@ -177,6 +177,11 @@ pub fn failed_again(ctx: &Ctx, id: &str, command: &str) -> Result<(), String> {
     with_client(ctx, "failed_again", |c| c.failed_again(id, command)).map(drop)
 }
 
+/// Give memory `id` the prompt whose answer cited it as a learned key (see `ops::learn_key`).
+pub fn learn_key(ctx: &Ctx, id: &str, prompt: &str) -> Result<crate::ops::Learned, String> {
+    with_client(ctx, "learn_key", |c| c.learn_key(id, prompt))
+}
+
 /// The memories carrying `tag`, newest first (no ranking).
 pub fn tagged(ctx: &Ctx, tag: &str, limit: usize) -> Result<Vec<MemoryRecord>, String> {
     let req = Recall {

@@ -113,6 +113,20 @@ pub fn record_run(
     }
 }
 
+/// Every memory the session's hooks showed, by the short id it was shown with (lower-case):
+/// those injected in full and those listed in an index (an entry the agent fetched and cited was
+/// used as much as a full one).
+pub fn shown_ids(cache: &super::cache::SessionCache) -> std::collections::BTreeMap<String, String> {
+    let state = cache.load();
+    let mut ids = state.mem_ids;
+    for id in state.indexed {
+        if !ids.values().any(|full| *full == id) {
+            ids.insert(crate::record::short_id(&id).to_string(), id);
+        }
+    }
+    ids
+}
+
 /// At Stop (and SessionEnd): record which memories injected or listed in this session the
 /// transcript shows the agent using. Each (session, memory) is recorded once, however often Stop runs.
 pub fn record_use(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
@@ -122,15 +136,7 @@ pub fn record_use(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
     let (Some(cache), Some(path)) = (&ctx.session, input.text("transcript_path")) else {
         return Ok(0);
     };
-    // Memories injected in full, by the short id they were shown with, and those listed in an
-    // index, by theirs: an entry the agent fetched and cited was used as much as a full one.
-    let state = cache.load();
-    let mut ids = state.mem_ids;
-    for id in state.indexed {
-        if !ids.values().any(|full| *full == id) {
-            ids.insert(crate::record::short_id(&id).to_string(), id);
-        }
-    }
+    let ids = shown_ids(cache);
     if ids.is_empty() {
         return Ok(0);
     }

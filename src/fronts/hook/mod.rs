@@ -18,6 +18,7 @@ pub mod extract;
 pub mod format;
 pub mod guard;
 pub mod input;
+mod learn;
 pub mod memory;
 pub mod metrics;
 mod once;

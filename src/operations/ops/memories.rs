@@ -804,6 +804,74 @@ pub fn set_keys(store: &Store, id: &str, keys: &[String]) -> Result<MemoryRecord
     Ok(MemoryRecord::from_memory(&updated))
 }
 
+/// What [`learn_key`] did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Learned {
+    pub id: String,
+    /// The key as stored, when it was added (None: the memory had it already, or no room).
+    pub key: Option<String>,
+    /// The learned key it replaced, when the memory already had [`record::MAX_LEARNED_KEYS`].
+    pub replaced: Option<String>,
+}
+
+/// Give memory `id` the prompt it answered as a retrieval key, learned from use: the agent cited
+/// the memory in its answer to `prompt` (the Stop hook). A memory keeps at most
+/// [`record::MAX_LEARNED_KEYS`] of these, the newest; they never displace keys a writer gave,
+/// and a prompt that the write path would change (it holds a secret or a `<private>` span) is
+/// not learned.
+pub fn learn_key(store: &Store, id: &str, prompt: &str) -> Result<Learned> {
+    let memory = resolve_id(store, "learn-key", id)?
+        .and_then(|full| store.get(&full).ok().flatten())
+        .ok_or_else(|| not_found(format!("no memory {id}; nothing learned")))?;
+    let full_id = memory.id.0.to_string();
+    let unchanged = || Learned {
+        id: full_id.clone(),
+        key: None,
+        replaced: None,
+    };
+    let Some(key) = record::clean_keys(&[prompt]).pop() else {
+        return Ok(unchanged());
+    };
+    if hygiene::clean_content(&key) != key {
+        return Ok(unchanged());
+    }
+    let current = MemoryRecord::from_memory(&memory);
+    let mut keys: Vec<String> = current.keys().into_iter().map(str::to_string).collect();
+    if keys.iter().any(|k| k.eq_ignore_ascii_case(&key)) {
+        return Ok(unchanged());
+    }
+    let mut learned: Vec<String> = current
+        .learned_keys()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let mut replaced = None;
+    if learned.len() >= record::MAX_LEARNED_KEYS || keys.len() >= record::MAX_KEYS {
+        // Room is made from the oldest learned key only: a writer's keys stay.
+        if learned.is_empty() {
+            return Ok(unchanged());
+        }
+        let oldest = learned.remove(0);
+        keys.retain(|k| *k != oldest);
+        replaced = Some(oldest);
+    }
+    keys.push(key.clone());
+    learned.push(key.clone());
+    let mut updated = (*memory).clone();
+    updated
+        .experience
+        .metadata
+        .insert(record::LEARNED_KEYS.to_string(), learned.join("\n"));
+    store
+        .set_keys(&updated, &keys)
+        .map_err(|e| other(format!("learn-key failed, nothing changed: {e:#}")))?;
+    Ok(Learned {
+        id: full_id,
+        key: Some(key),
+        replaced,
+    })
+}
+
 /// What `forget` deletes: one id, or every memory matching any of the filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Forget {

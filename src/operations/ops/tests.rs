@@ -607,3 +607,77 @@ fn a_filtered_recall_keeps_exactly_the_memories_that_pass_every_filter() {
     .unwrap();
     assert_eq!(found(&mut c, &["deploy"], None), [1, 5]);
 }
+
+#[test]
+fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
+    let f = fixture();
+    let mut c = client(&f);
+    let written = |n: usize| {
+        (0..n)
+            .map(|i| format!("written key {i}"))
+            .collect::<Vec<_>>()
+    };
+    let id = c
+        .remember(&Remember {
+            keys: written(2),
+            ..remember_req("PDF exports run with statement_timeout 120s", "Learning")
+        })
+        .unwrap()
+        .id;
+    let learn = |c: &mut Client, prompt: &str| c.learn_key(&id, prompt).unwrap();
+    let a = learn(&mut c, "Why does the PDF export time out?");
+    assert_eq!(a.key.as_deref(), Some("Why does the PDF export time out?"));
+    // The same question again, in other case: nothing new.
+    assert_eq!(learn(&mut c, "why does the PDF export time out?").key, None);
+    learn(&mut c, "export to pdf takes forever for big tenants");
+    let third = learn(&mut c, "what limits the invoice archive download");
+    assert_eq!(
+        third.replaced.as_deref(),
+        Some("Why does the PDF export time out?")
+    );
+    let stored = c.get(&id).unwrap().unwrap();
+    assert_eq!(
+        stored.keys(),
+        vec![
+            "written key 0",
+            "written key 1",
+            "export to pdf takes forever for big tenants",
+            "what limits the invoice archive download"
+        ]
+    );
+    assert_eq!(stored.learned_keys().len(), 2);
+    // A prompt holding a secret is not learned (the store is shared by sync).
+    let secret = learn(
+        &mut c,
+        "why is AKIAIOSFODNN7EXAMPLE rejected by the export job",
+    );
+    assert_eq!(secret.key, None);
+    // A writer who replaces the keys keeps only the learned ones they kept.
+    let kept = vec![
+        "written key 0".to_string(),
+        "export to pdf takes forever for big tenants".to_string(),
+    ];
+    let replaced = c.set_keys(&id, &kept).unwrap();
+    assert_eq!(
+        replaced.learned_keys(),
+        vec!["export to pdf takes forever for big tenants"]
+    );
+    // A memory whose six keys a writer gave learns nothing.
+    let full = c
+        .remember(&Remember {
+            keys: written(6),
+            ..remember_req("Invoices are numbered per tenant", "Decision")
+        })
+        .unwrap()
+        .id;
+    assert_eq!(
+        c.learn_key(&full, "how are invoices numbered").unwrap().key,
+        None
+    );
+    assert_eq!(c.get(&full).unwrap().unwrap().keys().len(), 6);
+    // An unknown memory is a clear error.
+    let err = c
+        .learn_key("0123456789abcdef", "any question at all")
+        .unwrap_err();
+    assert!(err.to_string().contains("nothing learned"), "{err}");
+}
