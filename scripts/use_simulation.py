@@ -8,12 +8,13 @@ The real hooks and service on one store of the dev memories. Each round replays 
 the hook set in a new session, then ends that session with a Stop whose answer cites, by the id
 it was shown with, each expected memory the hook showed (in full or in its index): a scripted
 agent that uses what answers it and nothing else. The use counts that builds up shift the next
-round's relevance (`metrics::UseCounts::prior`). Printed per round: hit, precision, abstain,
+round's relevance (`metrics::UseCounts::prior`), and a prompt whose answer cited a memory becomes
+that memory's learned key (the Stop hook reads the prompt from the session's transcript). Printed per round: hit, precision, abstain,
 hit_any and index lines, as `hook_eval.py` counts them, and the cases whose expected memory was
 injected in full in round 1 but not in a later round (lost). Round 1 has no use history: its
 figures are the hook set's as shipped. The replay writes to the store as real sessions do (a
 commit, a failure), so the same rounds with the prior off (`WT_MEMORY_USE_PRIOR=0`) run beside
-it: the difference between the two is the prior's.
+it: the difference between the two is learning's (the prior and the learned keys).
 """
 import argparse
 import json
@@ -117,8 +118,16 @@ def simulate(a, prior):
             index_lines += len(listed)
             cited = [s for t, s in lines if dev_id(s) in expect]
             answer = " ".join(f"Per [MEM#{s}]." for s in cited) or "Done; nothing from memory."
+            # A prompt's session has the prompt in its transcript, so a cited memory learns it as a
+            # key; a tool event's case has no prompt.
+            transcript = empty
+            if c["event"] == "UserPromptSubmit":
+                transcript = os.path.join(home, session + ".jsonl")
+                with open(transcript, "w") as f:
+                    f.write(json.dumps({"type": "user", "message": {
+                        "role": "user", "content": p["prompt"]}}) + "\n")
             stop = {"session_id": session, "hook_event_name": "Stop", "cwd": repo,
-                    "transcript_path": empty, "stop_hook_active": False,
+                    "transcript_path": transcript, "stop_hook_active": False,
                     "last_assistant_message": answer}
             subprocess.run([hook, "Stop"], cwd=repo, env=e, input=json.dumps(stop).encode(),
                            capture_output=True, timeout=60)
