@@ -118,11 +118,13 @@ def test_first_request_overhead_is_within_budget(world, bins, wiring):
 
 
 # --- (i) SessionStart map and the prompt's memory reach the first request, (vi), (vii) --------
+# The answer cites the memory, so the Stop hook (after -p exits) gives it the prompt as a key.
 @pytest.mark.parametrize("wiring", WIRINGS)
 def test_memory_reaches_first_request(world, bins, wiring):
     w = world(wiring)
-    w.remember(QUEUE_DECISION, "Decision", "database")
-    s = w.run(QUEUE_PROMPT, script=[])
+    memory = w.remember(QUEUE_DECISION, "Decision", "database").strip()
+    cites = f"From memory [MEM#{memory.replace('-', '')[:8]}]: Postgres, for its concurrent writers."
+    s = w.run(QUEUE_PROMPT, script=[{"when": {"last_is_tool_result": False}, "reply": {"text": cites}}])
     assert_clean(s)
     first = s.first
     context = "\n".join(system_messages(first)) or context_text(first)
@@ -131,6 +133,8 @@ def test_memory_reaches_first_request(world, bins, wiring):
     prompt_part = context.split("UserPromptSubmit hook additional context:", 1)[1]
     assert "Postgres over SQLite" in prompt_part, prompt_part[:3000]
     measure(wiring, s)
+    learned = lambda: json.loads(w.wt("get", memory).stdout).get("metadata", {}).get("keys_learned")  # noqa: E731
+    assert wait_for(lambda: learned() == QUEUE_PROMPT, timeout=20), f"no key learned: {learned()!r}\n{s.explain()}"
 
 
 # --- (ii) recall and remember load at start; the other tools wait behind ToolSearch -----------
