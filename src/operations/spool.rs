@@ -24,7 +24,18 @@ struct Entry {
     at: String,
     /// The front end that wrote it (commit, extraction, hook), for the metrics log.
     source: String,
+    /// A memory to store; empty when the line is a learned key.
+    #[serde(default)]
     req: Remember,
+    /// A prompt to give a memory as a learned key (`ops::learn_key`), instead of a memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    learn: Option<LearnKey>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct LearnKey {
+    id: String,
+    prompt: String,
 }
 
 /// `<storage root>/.spool/<store>.jsonl`: beside the store, so a store's spool is found from
@@ -70,12 +81,42 @@ pub fn add(project: &Project, req: &Remember, source: &str, branch: Option<&str>
             req.tags.push(format!("branch:{b}"));
         }
     }
-    let entry = Entry {
-        at: Store::now(),
-        source: source.to_string(),
-        req,
-    };
-    let mut line = serde_json::to_vec(&entry)?;
+    append(
+        project,
+        &Entry {
+            at: Store::now(),
+            source: source.to_string(),
+            req,
+            learn: None,
+        },
+    )
+}
+
+/// Keep, for the store of `project`, the prompt memory `id` is to learn as a key. A prompt the
+/// write path would change is refused as `ops::learn_key` refuses it, so no secret is spooled.
+pub fn add_learned_key(project: &Project, id: &str, prompt: &str) -> Result<()> {
+    if crate::hygiene::clean_content(prompt) != prompt.trim() {
+        return Err(crate::error::bad_input(
+            "a prompt holding a secret or a private span is not learned",
+        ));
+    }
+    append(
+        project,
+        &Entry {
+            at: Store::now(),
+            source: "hook".to_string(),
+            req: Remember::default(),
+            learn: Some(LearnKey {
+                id: id.to_string(),
+                prompt: prompt.to_string(),
+            }),
+        },
+    )
+}
+
+/// One line at the end of the spool, synced to disk before this returns.
+fn append(project: &Project, entry: &Entry) -> Result<()> {
+    let mut line = serde_json::to_vec(entry)?;
     line.push(b'\n');
     let file = path(project);
     let Some(_lock) = crate::lock::exclusive(
@@ -107,8 +148,8 @@ pub fn add(project: &Project, req: &Remember, source: &str, branch: Option<&str>
     Ok(())
 }
 
-/// Store what waits in `project`'s spool, in order, then empty it. Returns how many memories
-/// were new. A line that no longer parses or checks is logged and dropped (it cannot become
+/// Store what waits in `project`'s spool (memories and learned keys), in order, then empty it.
+/// Returns how many memories were new. A line that no longer parses or checks is logged and dropped (it cannot become
 /// storable by waiting).
 pub fn apply(store: &Store, project: &Project) -> Result<usize> {
     let file = path(project);
@@ -129,14 +170,18 @@ pub fn apply(store: &Store, project: &Project) -> Result<usize> {
         let stored = serde_json::from_str::<Entry>(line)
             .map_err(crate::error::Error::from)
             .and_then(|entry| {
+                if let Some(learn) = entry.learn {
+                    // Learning the same key twice changes nothing, like storing the same content.
+                    return ops::learn_key(store, &learn.id, &learn.prompt).map(|_| false);
+                }
                 let caller = Caller {
                     source: Some(entry.source),
                     ..Caller::default()
                 };
-                ops::remember(store, entry.req.check()?, &caller)
+                Ok(!ops::remember(store, entry.req.check()?, &caller)?.duplicate)
             });
         match stored {
-            Ok(done) => new += usize::from(!done.duplicate),
+            Ok(stored_new) => new += usize::from(stored_new),
             Err(e) => crate::log::error("spool", &format!("a spooled write was dropped: {e}")),
         }
     }

@@ -289,6 +289,13 @@ impl Client {
         })
     }
 
+    /// Remove the keys learned from use from memory `id`, or from every memory.
+    pub fn unlearn(&mut self, id: Option<&str>) -> Result<ops::Unlearned> {
+        self.call(Request::Unlearn {
+            id: id.map(str::to_string),
+        })
+    }
+
     /// The failure record `id`'s command failed again, as `command`: count it, keep the form.
     pub fn failed_again(&mut self, id: &str, command: &str) -> Result<MemoryRecord> {
         self.call(Request::FailedAgain {

@@ -62,6 +62,10 @@ pub enum Request {
         id: String,
         prompt: String,
     },
+    /// Remove the keys learned from use from one memory, or from all.
+    Unlearn {
+        id: Option<String>,
+    },
     /// A failure record's command failed again (the hooks' guard): its count and latest form.
     FailedAgain {
         id: String,
@@ -155,6 +159,7 @@ impl Request {
             R::Get { .. } => "get",
             R::SetKeys { .. } => "set_keys",
             R::LearnKey { .. } => "learn_key",
+            R::Unlearn { .. } => "unlearn",
             R::FailedAgain { .. } => "failed_again",
             R::Supersede { .. } => "supersede",
             R::Forget { .. } => "forget",
@@ -532,6 +537,20 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
                 Some(done) => json(done),
                 None => Err(crate::error::not_found(format!("no memory {id}"))),
             }
+        }
+        R::Unlearn { id } => {
+            let id = id
+                .as_deref()
+                .map(|id| ops::checked_id("unlearn", id))
+                .transpose()?;
+            json(
+                direct
+                    .change(|s| ops::unlearn(s, id.as_deref()))?
+                    .unwrap_or(ops::Unlearned {
+                        memories: 0,
+                        keys: 0,
+                    }),
+            )
         }
         R::FailedAgain { id, command } => {
             let id = ops::checked_id("failed-again", id)?;

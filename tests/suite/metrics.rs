@@ -382,6 +382,18 @@ fn a_prompt_whose_answer_cited_a_memory_becomes_its_key() {
     assert_eq!(learned().as_deref(), Some(NEED));
     let after = ask("asks-again");
     assert_eq!(shown_as(&after, &target), "full", "{after}");
+    // `unlearn` takes it back: the memory is where it was before it learned.
+    let said = env.wt_ok(&repo, &["unlearn", &target[..8]], None);
+    assert_eq!(said.trim(), "Removed 1 learned key(s) from 1 memory.");
+    assert_eq!(learned(), None);
+    let unlearned = ask("asks-after-unlearn");
+    assert_eq!(
+        shown_as(&unlearned, &target),
+        shown_as(&before, &target),
+        "{unlearned}"
+    );
+    let none = env.wt_ok(&repo, &["unlearn", "--all"], None);
+    assert_eq!(none.trim(), "Removed 0 learned key(s) from 0 memories.");
 }
 
 /// Stores the first `n` dev-set memories; returns the id of the one starting with `marker`.

@@ -48,6 +48,14 @@ pub enum Cmd {
     Brain,
     /// Delete memories.
     Forget(ForgetArgs),
+    /// Remove the keys learned from use (prompts whose answer cited the memory) from one memory,
+    /// or from every memory with --all; keys a writer gave stay.
+    Unlearn {
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 #[derive(Args)]
@@ -164,6 +172,15 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             None => println!("{{}}"),
         },
         Cmd::Brain => print_json(&client.brain()?),
+        Cmd::Unlearn { id, .. } => {
+            let done = client.unlearn(id.as_deref())?;
+            println!(
+                "Removed {} learned key(s) from {} memor{}.",
+                done.keys,
+                done.memories,
+                if done.memories == 1 { "y" } else { "ies" }
+            );
+        }
         Cmd::Forget(a) => {
             let parse = |s: &Option<String>, what| {
                 s.as_deref().map(|s| ops::parse_time(s, what)).transpose()

@@ -54,8 +54,8 @@ pub fn on_stop(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
             None => continue,
         };
         match super::memory::learn_key(ctx, &id, &prompt) {
-            Ok(done) if done.key.is_some() => learned += 1,
-            Ok(_) => {}
+            Ok(true) => learned += 1,
+            Ok(false) => {}
             Err(e) => super::log::error(&ctx.event, &format!("learning a key for {id}: {e}")),
         }
     }

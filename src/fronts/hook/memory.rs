@@ -177,9 +177,27 @@ pub fn failed_again(ctx: &Ctx, id: &str, command: &str) -> Result<(), String> {
     with_client(ctx, "failed_again", |c| c.failed_again(id, command)).map(drop)
 }
 
-/// Give memory `id` the prompt whose answer cited it as a learned key (see `ops::learn_key`).
-pub fn learn_key(ctx: &Ctx, id: &str, prompt: &str) -> Result<crate::ops::Learned, String> {
-    with_client(ctx, "learn_key", |c| c.learn_key(id, prompt))
+/// Give memory `id` the prompt whose answer cited it as a learned key (see `ops::learn_key`);
+/// returns whether a key was added (false when the write was spooled for the next opening).
+pub fn learn_key(ctx: &Ctx, id: &str, prompt: &str) -> Result<bool, String> {
+    match with_client(ctx, "learn_key", |c| c.learn_key(id, prompt)) {
+        Ok(done) => Ok(done.key.is_some()),
+        Err(e) if ctx.memory_down.borrow().is_some() => {
+            crate::spool::add_learned_key(&project_of(ctx), id, prompt)
+                .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
+            super::log::info(&ctx.event, &format!("{e}; the learned key is spooled"));
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The project this run's memory belongs to.
+fn project_of(ctx: &Ctx) -> crate::project::Project {
+    match ctx.client.borrow().as_ref() {
+        Some(client) => client.project().clone(),
+        None => crate::project::resolve(&ctx.project_dir, None),
+    }
 }
 
 /// The memories carrying `tag`, newest first (no ranking).
@@ -224,10 +242,7 @@ pub fn remember_as(ctx: &Ctx, req: Remember, source: &str) -> Result<(String, bo
         Ok(done) => Ok((done.id, done.duplicate)),
         // The store could not take it in time: keep it for the next opening of the store.
         Err(e) if ctx.memory_down.borrow().is_some() => {
-            let project = match ctx.client.borrow().as_ref() {
-                Some(client) => client.project().clone(),
-                None => crate::project::resolve(&ctx.project_dir, None),
-            };
+            let project = project_of(ctx);
             let branch = project.branch();
             crate::spool::add(&project, &req, source, branch.as_deref())
                 .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;

@@ -872,6 +872,57 @@ pub fn learn_key(store: &Store, id: &str, prompt: &str) -> Result<Learned> {
     })
 }
 
+/// What [`unlearn`] removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unlearned {
+    pub memories: usize,
+    pub keys: usize,
+}
+
+/// Remove the keys learned from use from memory `id`, or from every memory (`None`); the keys a
+/// writer gave stay. An undo snapshot is taken first when anything is to be removed.
+pub fn unlearn(store: &Store, id: Option<&str>) -> Result<Unlearned> {
+    let records = match id {
+        Some(id) => {
+            let found = resolve_id(store, "unlearn", id)?
+                .and_then(|full| store.get(&full).ok().flatten())
+                .ok_or_else(|| not_found(format!("no memory {id}; nothing changed")))?;
+            vec![MemoryRecord::from_memory(&found)]
+        }
+        None => store.records()?,
+    };
+    let learning: Vec<&MemoryRecord> = records
+        .iter()
+        .filter(|r| !r.learned_keys().is_empty())
+        .collect();
+    let mut done = Unlearned {
+        memories: 0,
+        keys: 0,
+    };
+    if learning.is_empty() {
+        return Ok(done);
+    }
+    take_snapshot(store, "unlearn")?;
+    for r in learning {
+        let learned = r.learned_keys();
+        let kept: Vec<String> = r
+            .keys()
+            .into_iter()
+            .filter(|k| !learned.contains(k))
+            .map(str::to_string)
+            .collect();
+        let Some(memory) = store.get(&r.id)? else {
+            continue; // forgotten meanwhile
+        };
+        store
+            .set_keys(&memory, &kept)
+            .map_err(|e| other(format!("unlearn: {} keeps its keys: {e:#}", r.id)))?;
+        done.memories += 1;
+        done.keys += learned.len();
+    }
+    Ok(done)
+}
+
 /// What `forget` deletes: one id, or every memory matching any of the filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Forget {

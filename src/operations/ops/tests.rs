@@ -681,3 +681,30 @@ fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
         .unwrap_err();
     assert!(err.to_string().contains("nothing learned"), "{err}");
 }
+
+#[test]
+fn a_spooled_learned_key_is_learned_at_the_next_opening_and_a_secret_is_never_spooled() {
+    let f = fixture();
+    let id = {
+        let mut c = client(&f);
+        c.remember(&remember_req(
+            "Invoices are numbered per tenant",
+            "Decision",
+        ))
+        .unwrap()
+        .id
+    };
+    // The store could not take it in time (the Stop hook's write): it waits in the spool.
+    crate::spool::add_learned_key(&f.project, &id, "how are invoice numbers assigned?").unwrap();
+    let refused =
+        crate::spool::add_learned_key(&f.project, &id, "why does AKIAIOSFODNN7EXAMPLE fail here");
+    assert!(refused.is_err());
+    assert_eq!(crate::spool::count(&f.project), 1);
+    let mut c = client(&f);
+    let stored = c.get(&id).unwrap().unwrap();
+    assert_eq!(
+        stored.learned_keys(),
+        vec!["how are invoice numbers assigned?"]
+    );
+    assert!(!crate::spool::waiting(&f.project));
+}
