@@ -14,11 +14,12 @@ const OUTPUT_TOKENS_PER_MEMORY: usize = 70;
 /// Characters per token, for English text and code.
 const CHARS_PER_TOKEN: usize = 4;
 
-/// The memories that have no keys yet, newest first, at most `limit`.
+/// The memories that have no keys from a writer yet (keys learned from use do not count), newest
+/// first, at most `limit`.
 pub fn without_keys(records: Vec<MemoryRecord>, limit: Option<usize>) -> Vec<MemoryRecord> {
     records
         .into_iter()
-        .filter(|r| r.keys().is_empty())
+        .filter(|r| r.keys().len() == r.learned_keys().len())
         .take(limit.unwrap_or(usize::MAX))
         .collect()
 }

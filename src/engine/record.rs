@@ -119,14 +119,25 @@ fn redacted_list<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     items.into_iter().map(hygiene::redact).collect()
 }
 
-/// Metadata with secrets redacted ([`hygiene::redact_pair`]: a value under a secret-named key goes
-/// whole). Two keys that become equal once redacted keep the later value.
+/// One metadata pair with secrets redacted ([`hygiene::redact_pair`]: a value under a secret-named
+/// key goes whole). Retrieval keys are redacted one line at a time: a rule must not reach from
+/// one key into the next.
+pub fn redact_metadata_pair(key: &str, value: &str) -> (String, String) {
+    if key == KEYS || key == LEARNED_KEYS {
+        let lines: Vec<String> = value.split('\n').map(hygiene::redact).collect();
+        return (key.to_string(), lines.join("\n"));
+    }
+    hygiene::redact_pair(key, value)
+}
+
+/// Metadata with secrets redacted ([`redact_metadata_pair`]). Two keys that become equal once
+/// redacted keep the later value.
 fn redacted_metadata<'a>(
     pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> BTreeMap<String, String> {
     pairs
         .into_iter()
-        .map(|(k, v)| hygiene::redact_pair(k, v))
+        .map(|(k, v)| redact_metadata_pair(k, v))
         .collect()
 }
 
@@ -159,7 +170,7 @@ pub fn redact_record_json(record: &mut serde_json::Value) {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                let (key, redacted) = hygiene::redact_pair(key, &text);
+                let (key, redacted) = redact_metadata_pair(key, &text);
                 let value = if redacted == text {
                     value.clone()
                 } else {

@@ -95,11 +95,11 @@ pub fn add(project: &Project, req: &Remember, source: &str, branch: Option<&str>
 /// Keep, for the store of `project`, the prompt memory `id` is to learn as a key. A prompt the
 /// write path would change is refused as `ops::learn_key` refuses it, so no secret is spooled.
 pub fn add_learned_key(project: &Project, id: &str, prompt: &str) -> Result<()> {
-    if crate::hygiene::clean_content(prompt) != prompt.trim() {
+    let Some(prompt) = ops::learnable_key(prompt) else {
         return Err(crate::error::bad_input(
             "a prompt holding a secret or a private span is not learned",
         ));
-    }
+    };
     append(
         project,
         &Entry {
@@ -108,7 +108,7 @@ pub fn add_learned_key(project: &Project, id: &str, prompt: &str) -> Result<()> 
             req: Remember::default(),
             learn: Some(LearnKey {
                 id: id.to_string(),
-                prompt: prompt.to_string(),
+                prompt,
             }),
         },
     )

@@ -546,10 +546,7 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
             json(
                 direct
                     .change(|s| ops::unlearn(s, id.as_deref()))?
-                    .unwrap_or(ops::Unlearned {
-                        memories: 0,
-                        keys: 0,
-                    }),
+                    .unwrap_or_default(),
             )
         }
         R::FailedAgain { id, command } => {

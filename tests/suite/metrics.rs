@@ -122,6 +122,12 @@ fn a_scripted_session_shows_injections_abstentions_and_the_one_cited_memory() {
     hook(&env, &repo, &stop, &[]);
     // A second Stop does not count the same use twice.
     hook(&env, &repo, &stop, &[]);
+    // The memory cited by the id the hook showed it with learned the prompt it answered.
+    let cited_record = env.wt_json(&repo, &["get", &webhook], None);
+    assert_eq!(
+        cited_record["metadata"]["keys_learned"], "How often are payment webhooks retried?",
+        "{cited_record:#}"
+    );
 
     let report = env.wt_json(&repo, &["metrics", "--json", "--since", "1d"], None);
     let prompts = event(&report, "UserPromptSubmit");

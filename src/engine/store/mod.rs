@@ -106,7 +106,7 @@ impl NewMemory {
         self.metadata = self
             .metadata
             .iter()
-            .map(|(k, v)| hygiene::redact_pair(k, v))
+            .map(|(k, v)| crate::record::redact_metadata_pair(k, v))
             .collect();
         self.entities = self.entities.iter().map(|e| hygiene::redact(e)).collect();
         self
@@ -813,17 +813,18 @@ impl Store {
     /// learned from use). The learned-keys list keeps only the keys still there.
     pub fn set_keys(&self, memory: &Memory, keys: &[String]) -> anyhow::Result<()> {
         let mut updated = memory.clone();
-        let keys = crate::record::clean_keys(keys);
+        // Each key redacted on its own: a rule must not reach from one key into the next.
+        let keys: Vec<String> = crate::record::clean_keys(keys)
+            .iter()
+            .map(|k| hygiene::redact(k))
+            .collect();
         let metadata = &mut updated.experience.metadata;
         if keys.is_empty() {
             metadata.remove(crate::record::KEYS);
         } else {
-            metadata.insert(
-                crate::record::KEYS.into(),
-                hygiene::redact(&keys.join("\n")),
-            );
+            metadata.insert(crate::record::KEYS.into(), keys.join("\n"));
         }
-        // Which keys were learned from use: only those still among the keys.
+        // Which keys were learned from use: only those still among the keys as stored.
         let learned: Vec<&str> = metadata
             .get(crate::record::LEARNED_KEYS)
             .map(|l| {

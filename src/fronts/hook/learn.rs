@@ -16,8 +16,19 @@ const TAIL_BYTES: u64 = 4 * 1024 * 1024;
 const MAX_CITED: usize = 3;
 /// Shorter prompts ("yes", "go on") say nothing a later prompt would repeat.
 const MIN_WORDS: usize = 4;
-/// Longer prompts are task descriptions, not questions; their key would be cut mid-way anyway.
+/// Longer prompts are task descriptions, not questions. Up to this length a prompt is learned as
+/// its first `record::KEY_CHARS` characters, which state the need.
 const MAX_CHARS: usize = 600;
+/// The tags Claude Code wraps around what it puts in a user entry itself (a command's name and
+/// output, a shell escape, a reminder): such an entry is no typed prompt.
+const WRAPPERS: &[&str] = &[
+    "<command-",
+    "<local-command-",
+    "<bash-",
+    "<system-reminder>",
+    "<user-prompt-submit-hook>",
+    "<task-notification>",
+];
 
 /// Learn from the turn that just ended; returns how many memories got a key.
 pub fn on_stop(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
@@ -36,13 +47,10 @@ pub fn on_stop(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
     if let Some(last) = input.text("last_assistant_message") {
         answer.push_str(last);
     }
-    if !learnable(&prompt) {
+    if !learnable(&prompt) || crate::ops::learnable_key(&prompt).is_none() {
         return Ok(0);
     }
-    let cited = cited(&answer);
-    if cited.is_empty() || cited.len() > MAX_CITED {
-        return Ok(0);
-    }
+    let cited = to_learn(&answer);
     let shown = super::metrics::shown_ids(cache);
     let mut learned = 0;
     for short in cited {
@@ -50,7 +58,10 @@ pub fn on_stop(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
         // itself (the MCP `recall`) by a prefix of its id, resolved by the store.
         let id = match shown.get(&short) {
             Some(full) => full.clone(),
-            None if short.len() >= crate::ops::MIN_ID_PREFIX => short,
+            None if short.len() >= crate::ops::MIN_ID_PREFIX => {
+                // Ids are matched by prefix on their first digits (the rest sits past a dash).
+                short[..crate::ops::MIN_ID_PREFIX].to_string()
+            }
             None => continue,
         };
         match super::memory::learn_key(ctx, &id, &prompt) {
@@ -116,7 +127,7 @@ fn typed_prompt(e: &Value) -> Option<String> {
         Content::None => return None,
     };
     let text = text.trim();
-    (!text.is_empty() && !text.starts_with('<')).then(|| text.to_string())
+    (!text.is_empty() && !WRAPPERS.iter().any(|w| text.starts_with(w))).then(|| text.to_string())
 }
 
 /// Worth keeping as a key: a question or request in words, not a slash command or a reply.
@@ -126,18 +137,14 @@ fn learnable(prompt: &str) -> bool {
         && prompt.chars().count() <= MAX_CHARS
 }
 
-/// The `[MEM#…]` ids `answer` cites, lower-cased, each once, in order.
-fn cited(answer: &str) -> Vec<String> {
-    static CITE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let cite = CITE.get_or_init(|| regex::Regex::new(r"MEM#([0-9a-fA-F]{4,})").unwrap());
-    let mut out: Vec<String> = Vec::new();
-    for c in cite.captures_iter(answer) {
-        let id = c[1].to_lowercase();
-        if !out.contains(&id) {
-            out.push(id);
-        }
+/// The `[MEM#…]` ids `answer` cites, when it rests on a few (none when it cites more than
+/// [`MAX_CITED`]).
+fn to_learn(answer: &str) -> Vec<String> {
+    let cited = crate::metrics::usage::cited_ids(answer);
+    if cited.len() > MAX_CITED {
+        return Vec::new();
     }
-    out
+    cited
 }
 
 #[cfg(test)]
@@ -172,7 +179,7 @@ mod tests {
         ];
         let (prompt, answer) = last_turn(&entries).unwrap();
         assert_eq!(prompt, "Why does the PDF export time out for big tenants?");
-        assert_eq!(cited(&answer), vec!["c3d4"]);
+        assert_eq!(to_learn(&answer), vec!["c3d4"]);
     }
 
     #[test]
@@ -184,10 +191,26 @@ mod tests {
     }
 
     #[test]
-    fn citations_are_read_once_each_in_order_whatever_their_case() {
+    fn citations_are_read_once_each_and_a_summary_citing_many_teaches_nothing() {
         assert_eq!(
-            cited("[MEM#A1B2] and MEM#c3d4e5f6, again [MEM#a1b2]; not MEM#xyz"),
+            to_learn("[MEM#A1B2] and MEM#c3d4e5f6, again [MEM#a1b2]; not MEM#xyz"),
             vec!["a1b2", "c3d4e5f6"]
+        );
+        assert!(to_learn("[MEM#a1b2] [MEM#b1b2] [MEM#c1b2] [MEM#d1b2]").is_empty());
+    }
+
+    #[test]
+    fn a_question_about_markup_is_a_prompt_and_a_command_wrapper_is_not() {
+        assert_eq!(
+            typed_prompt(&user(
+                "<div> tags get escaped twice in the PDF footer, why?"
+            ))
+            .as_deref(),
+            Some("<div> tags get escaped twice in the PDF footer, why?")
+        );
+        assert_eq!(
+            typed_prompt(&user("<command-name>/compact</command-name>")),
+            None
         );
     }
 }

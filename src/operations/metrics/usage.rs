@@ -109,6 +109,20 @@ fn texts(entry: &Value) -> (String, String) {
     (agent, user)
 }
 
+/// The `[MEM#…]` ids `text` cites (at least 4 hex digits), lower-cased, each once, in order.
+pub fn cited_ids(text: &str) -> Vec<String> {
+    static CITE: OnceLock<Regex> = OnceLock::new();
+    let cite = CITE.get_or_init(|| Regex::new(r"MEM#([0-9a-fA-F]{4,})").unwrap());
+    let mut out: Vec<String> = Vec::new();
+    for c in cite.captures_iter(text) {
+        let id = c[1].to_lowercase();
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
 /// The injected memories `entries` show the agent using, each once (a citation wins over an echo).
 pub fn used(entries: &[Value], injected: &[InjectedMemory]) -> Vec<(String, Use)> {
     let (mut agent, mut user) = (String::new(), String::new());
@@ -117,12 +131,7 @@ pub fn used(entries: &[Value], injected: &[InjectedMemory]) -> Vec<(String, Use)
         agent.push_str(&a);
         user.push_str(&u);
     }
-    static CITE: OnceLock<Regex> = OnceLock::new();
-    let cite = CITE.get_or_init(|| Regex::new(r"MEM#([0-9a-fA-F]{4,})").unwrap());
-    let cited: HashSet<String> = cite
-        .captures_iter(&agent)
-        .map(|c| c[1].to_lowercase())
-        .collect();
+    let cited: HashSet<String> = cited_ids(&agent).into_iter().collect();
     let agent_terms: HashSet<String> = terms(&agent).collect();
     let user_terms: HashSet<String> = terms(&user).collect();
     let mut found = BTreeMap::new();

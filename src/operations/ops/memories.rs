@@ -786,7 +786,8 @@ pub fn failed_again(store: &Store, id: &str, command: &str) -> Result<MemoryReco
     Ok(MemoryRecord::from_memory(&updated))
 }
 
-/// Replace a memory's retrieval keys (an empty list removes them); returns the updated record.
+/// Replace the keys a writer gave a memory (an empty list removes them), keeping those learned
+/// from use; returns the updated record.
 pub fn set_keys(store: &Store, id: &str, keys: &[String]) -> Result<MemoryRecord> {
     let memory = resolve_id(store, "set-keys", id)?
         .and_then(|full| store.get(&full).ok().flatten())
@@ -795,8 +796,15 @@ pub fn set_keys(store: &Store, id: &str, keys: &[String]) -> Result<MemoryRecord
                 "no memory {id}; nothing changed (see `wt-memory list`)"
             ))
         })?;
+    // Keys learned from use stay, after the writer's (which come first if all cannot).
+    let learned: Vec<String> = MemoryRecord::from_memory(&memory)
+        .learned_keys()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let keys: Vec<String> = keys.iter().cloned().chain(learned).collect();
     store
-        .set_keys(&memory, keys)
+        .set_keys(&memory, &keys)
         .map_err(|e| other(format!("set-keys failed, nothing changed: {e:#}")))?;
     let updated = store
         .get(&memory.id.0.to_string())?
@@ -829,22 +837,28 @@ pub fn learn_key(store: &Store, id: &str, prompt: &str) -> Result<Learned> {
         key: None,
         replaced: None,
     };
-    let Some(key) = record::clean_keys(&[prompt]).pop() else {
+    let Some(key) = learnable_key(prompt) else {
         return Ok(unchanged());
     };
-    if hygiene::clean_content(&key) != key {
-        return Ok(unchanged());
-    }
     let current = MemoryRecord::from_memory(&memory);
     let mut keys: Vec<String> = current.keys().into_iter().map(str::to_string).collect();
-    if keys.iter().any(|k| k.eq_ignore_ascii_case(&key)) {
-        return Ok(unchanged());
-    }
     let mut learned: Vec<String> = current
         .learned_keys()
         .into_iter()
         .map(str::to_string)
         .collect();
+    let same = |k: &String| hygiene::normalize(k) == hygiene::normalize(&key);
+    if let Some(k) = keys.iter().find(|k| same(k)).cloned() {
+        // Asked again: a learned key becomes the newest (the last to be replaced); a writer's
+        // key is left as it is.
+        if learned.last() == Some(&k) || !learned.contains(&k) {
+            return Ok(unchanged());
+        }
+        learned.retain(|l| *l != k);
+        learned.push(k);
+        write_learned(store, &memory, &keys, &learned)?;
+        return Ok(unchanged());
+    }
     let mut replaced = None;
     if learned.len() >= record::MAX_LEARNED_KEYS || keys.len() >= record::MAX_KEYS {
         // Room is made from the oldest learned key only: a writer's keys stay.
@@ -857,14 +871,7 @@ pub fn learn_key(store: &Store, id: &str, prompt: &str) -> Result<Learned> {
     }
     keys.push(key.clone());
     learned.push(key.clone());
-    let mut updated = (*memory).clone();
-    updated
-        .experience
-        .metadata
-        .insert(record::LEARNED_KEYS.to_string(), learned.join("\n"));
-    store
-        .set_keys(&updated, &keys)
-        .map_err(|e| other(format!("learn-key failed, nothing changed: {e:#}")))?;
+    write_learned(store, &memory, &keys, &learned)?;
     Ok(Learned {
         id: full_id,
         key: Some(key),
@@ -872,8 +879,36 @@ pub fn learn_key(store: &Store, id: &str, prompt: &str) -> Result<Learned> {
     })
 }
 
+/// The key `prompt` would be learned as: whitespace collapsed, cut to [`record::KEY_CHARS`];
+/// None when the write path would change the whole prompt (it holds a secret or a `<private>`
+/// span), so neither the store nor the spool ever holds one.
+pub fn learnable_key(prompt: &str) -> Option<String> {
+    let collapsed = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.is_empty() || hygiene::clean_content(&collapsed) != collapsed {
+        return None;
+    }
+    record::clean_keys(&[collapsed]).pop()
+}
+
+/// Store `keys`, of which `learned` were learned from use (oldest first), on `memory`.
+fn write_learned(
+    store: &Store,
+    memory: &shodh_memory::memory::Memory,
+    keys: &[String],
+    learned: &[String],
+) -> Result<()> {
+    let mut updated = memory.clone();
+    updated
+        .experience
+        .metadata
+        .insert(record::LEARNED_KEYS.to_string(), learned.join("\n"));
+    store
+        .set_keys(&updated, keys)
+        .map_err(|e| other(format!("learn-key failed, nothing changed: {e:#}")))
+}
+
 /// What [`unlearn`] removed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Unlearned {
     pub memories: usize,
     pub keys: usize,
@@ -895,10 +930,7 @@ pub fn unlearn(store: &Store, id: Option<&str>) -> Result<Unlearned> {
         .iter()
         .filter(|r| !r.learned_keys().is_empty())
         .collect();
-    let mut done = Unlearned {
-        memories: 0,
-        keys: 0,
-    };
+    let mut done = Unlearned::default();
     if learning.is_empty() {
         return Ok(done);
     }

@@ -630,10 +630,12 @@ fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
     // The same question again, in other case: nothing new.
     assert_eq!(learn(&mut c, "why does the PDF export time out?").key, None);
     learn(&mut c, "export to pdf takes forever for big tenants");
+    // Asked again: the first question becomes the newest, so the third replaces the second.
+    assert_eq!(learn(&mut c, "WHY does the PDF export time out?").key, None);
     let third = learn(&mut c, "what limits the invoice archive download");
     assert_eq!(
         third.replaced.as_deref(),
-        Some("Why does the PDF export time out?")
+        Some("export to pdf takes forever for big tenants")
     );
     let stored = c.get(&id).unwrap().unwrap();
     assert_eq!(
@@ -641,7 +643,7 @@ fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
         vec![
             "written key 0",
             "written key 1",
-            "export to pdf takes forever for big tenants",
+            "Why does the PDF export time out?",
             "what limits the invoice archive download"
         ]
     );
@@ -652,15 +654,25 @@ fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
         "why is AKIAIOSFODNN7EXAMPLE rejected by the export job",
     );
     assert_eq!(secret.key, None);
-    // A writer who replaces the keys keeps only the learned ones they kept.
-    let kept = vec![
-        "written key 0".to_string(),
-        "export to pdf takes forever for big tenants".to_string(),
-    ];
-    let replaced = c.set_keys(&id, &kept).unwrap();
+    // A writer who replaces the keys (`enrich`) keeps the learned ones, after theirs; a rule
+    // that redacts what follows `--password` does not reach into the next key.
+    let replaced = c
+        .set_keys(&id, &["psql -h reports --password".to_string()])
+        .unwrap();
     assert_eq!(
-        replaced.learned_keys(),
-        vec!["export to pdf takes forever for big tenants"]
+        replaced.keys(),
+        vec![
+            "psql -h reports --password",
+            "Why does the PDF export time out?",
+            "what limits the invoice archive download"
+        ]
+    );
+    assert_eq!(replaced.learned_keys().len(), 2);
+    let unlearned = c.unlearn(Some(&id)).unwrap();
+    assert_eq!((unlearned.memories, unlearned.keys), (1, 2));
+    assert_eq!(
+        c.get(&id).unwrap().unwrap().keys(),
+        vec!["psql -h reports --password"]
     );
     // A memory whose six keys a writer gave learns nothing.
     let full = c
