@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from cv_gates import figures, row_text, run, utility  # noqa: E402
+from cv_gates import figures, row_text, run, run_args, utility  # noqa: E402
 
 FULL = [0.35, 0.4, 0.45, 0.5]
 INDEX = [0.05, 0.1, 0.15, 0.2, 0.25, 1.01]
@@ -112,11 +112,7 @@ MODELS = ["today", "shared", "per-event index", "per-event"]
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "debug"))
-    ap.add_argument("--set", default=os.path.join(ROOT, "testdata", "eval", "dev-hooks"))
-    ap.add_argument("--keys")
-    ap.add_argument("--cache", default="/tmp/cv-gates")
-    ap.add_argument("--folds", type=int, default=5)
+    run_args(ap)
     ap.add_argument("--seeds", type=int, default=5)
     args = ap.parse_args()
     os.makedirs(args.cache, exist_ok=True)

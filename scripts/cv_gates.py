@@ -168,13 +168,18 @@ def dev_rows(features, folds):
             for full, index in [(f, i) for f in FULL for i in INDEX]}
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def run_args(ap):
+    """The arguments every script that runs the hook set per gate pair takes (`run`)."""
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "debug"))
     ap.add_argument("--set", default=os.path.join(ROOT, "testdata", "eval", "dev-hooks"))
     ap.add_argument("--keys")
     ap.add_argument("--cache", default="/tmp/cv-gates")
     ap.add_argument("--folds", type=int, default=5)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    run_args(ap)
     ap.add_argument("--dev-features", help="also the dev set's queries (`wt-memory eval --features`)")
     args = ap.parse_args()
     os.makedirs(args.cache, exist_ok=True)

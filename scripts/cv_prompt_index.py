@@ -31,7 +31,7 @@ from collections import Counter, defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from cv_gates import dev_relevances, dev_row, figures, row_text, run, utility  # noqa: E402
+from cv_gates import dev_relevances, dev_row, figures, row_text, run, run_args, utility  # noqa: E402
 from cv_event_tiers import cut, kind_of  # noqa: E402
 
 FULL = 0.45
@@ -46,12 +46,8 @@ def candidates():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "debug"))
-    ap.add_argument("--set", default=os.path.join(ROOT, "testdata", "eval", "dev-hooks"))
-    ap.add_argument("--keys")
-    ap.add_argument("--cache", default="/tmp/cv-gates")
+    run_args(ap)
     ap.add_argument("--dev-features", required=True)
-    ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=5)
     args = ap.parse_args()
     args.bin_dir = os.path.abspath(args.bin_dir)

@@ -149,8 +149,8 @@ fn append(project: &Project, entry: &Entry) -> Result<()> {
 }
 
 /// Store what waits in `project`'s spool (memories and learned keys), in order, then empty it.
-/// Returns how many memories were new. A line that no longer parses or checks is logged and dropped (it cannot become
-/// storable by waiting).
+/// Returns how many memories were new. A line that no longer parses or checks is logged and
+/// dropped (it cannot become storable by waiting).
 pub fn apply(store: &Store, project: &Project) -> Result<usize> {
     let file = path(project);
     if !waiting(project) {

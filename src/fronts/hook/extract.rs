@@ -68,23 +68,14 @@ pub struct Window {
     pub agent_saved: bool,
 }
 
-fn strip_reminders(s: &str) -> String {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(r"(?s)<system-reminder>.*?(</system-reminder>|$)").unwrap()
-    });
-    re.replace_all(s, "").trim().to_string()
-}
-
 fn one_line(s: &str, max: usize) -> String {
     let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
     crate::hygiene::truncate_with_ellipsis(&flat, max)
 }
 
 fn user_text(text: &str, w: &mut Window) {
-    let text = strip_reminders(text);
-    let is_command = text.starts_with("<command-") || text.starts_with("<local-command");
-    if is_command || text.chars().count() <= 5 || text.chars().count() >= 2000 {
+    let text = transcript::strip_reminders(text);
+    if transcript::is_wrapped(&text) || text.chars().count() <= 5 || text.chars().count() >= 2000 {
         return;
     }
     w.lines.push(format!("USER: {}", one_line(&text, 500)));

@@ -19,16 +19,6 @@ const MIN_WORDS: usize = 4;
 /// Longer prompts are task descriptions, not questions. Up to this length a prompt is learned as
 /// its first `record::KEY_CHARS` characters, which state the need.
 const MAX_CHARS: usize = 600;
-/// The tags Claude Code wraps around what it puts in a user entry itself (a command's name and
-/// output, a shell escape, a reminder): such an entry is no typed prompt.
-const WRAPPERS: &[&str] = &[
-    "<command-",
-    "<local-command-",
-    "<bash-",
-    "<system-reminder>",
-    "<user-prompt-submit-hook>",
-    "<task-notification>",
-];
 
 /// Learn from the turn that just ended; returns how many memories got a key.
 pub fn on_stop(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
@@ -102,8 +92,8 @@ fn last_turn(entries: &[Value]) -> Option<(String, String)> {
     turn
 }
 
-/// A user entry's text when the user typed it: not a tool result, a command's output, a skill
-/// body or a compaction summary.
+/// A user entry's text when the user typed it (reminders left out): not a tool result, a
+/// command's output, a skill body or a compaction summary.
 fn typed_prompt(e: &Value) -> Option<String> {
     if transcript::is_meta(e) {
         return None;
@@ -126,8 +116,8 @@ fn typed_prompt(e: &Value) -> Option<String> {
         }
         Content::None => return None,
     };
-    let text = text.trim();
-    (!text.is_empty() && !WRAPPERS.iter().any(|w| text.starts_with(w))).then(|| text.to_string())
+    let text = transcript::strip_reminders(&text);
+    (!text.is_empty() && !transcript::is_wrapped(&text)).then_some(text)
 }
 
 /// Worth keeping as a key: a question or request in words, not a slash command or a reply.
@@ -211,6 +201,13 @@ mod tests {
         assert_eq!(
             typed_prompt(&user("<command-name>/compact</command-name>")),
             None
+        );
+        let reminded = json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": "<system-reminder>Files changed.</system-reminder>"},
+            {"type": "text", "text": "Why does the export time out?"}]}});
+        assert_eq!(
+            typed_prompt(&reminded).as_deref(),
+            Some("Why does the export time out?")
         );
     }
 }

@@ -133,6 +133,28 @@ pub fn is_meta(e: &Value) -> bool {
     flag(e, "isMeta") || flag(e, "isCompactSummary") || flag(e, "isVisibleInTranscriptOnly")
 }
 
+/// `text` without the `<system-reminder>` blocks Claude Code adds to a user entry.
+pub fn strip_reminders(text: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"(?s)<system-reminder>.*?(</system-reminder>|$)").unwrap()
+    });
+    re.replace_all(text, "").trim().to_string()
+}
+
+/// A user entry's text that Claude Code wrote itself, in its own tags (a slash command's name
+/// and output, a shell escape, a hook's or a task's note), not the user's words.
+pub fn is_wrapped(text: &str) -> bool {
+    const WRAPPERS: &[&str] = &[
+        "<command-",
+        "<local-command-",
+        "<bash-",
+        "<user-prompt-submit-hook>",
+        "<task-notification>",
+    ];
+    WRAPPERS.iter().any(|w| text.starts_with(w))
+}
+
 /// `(skill, args)` of every `Skill` tool_use in an assistant entry.
 pub fn skill_calls(e: &Value) -> Vec<(String, String)> {
     if entry_type(e) != "assistant" {
