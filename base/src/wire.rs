@@ -16,8 +16,10 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// Version of the line protocol; a service speaking another one is not used.
-pub const PROTOCOL: u32 = 5;
+/// Version of the line protocol; a service speaking another one is not used. Raise it with every
+/// new or changed request: a service of the same crate version but an older build would otherwise
+/// be used, and answer a request it does not know with an error (6: `learn_key`, `unlearn`, `edit_keys`).
+pub const PROTOCOL: u32 = 6;
 
 /// The binary that links the engine: the full command line, and the service (`serve`).
 pub const ENGINE: &str = "wt-memory-engine";

@@ -289,6 +289,20 @@ impl Client {
         })
     }
 
+    /// Add and remove memory `id`'s retrieval keys by hand; returns its record.
+    pub fn edit_keys(
+        &mut self,
+        id: &str,
+        add: &[String],
+        remove: &[String],
+    ) -> Result<MemoryRecord> {
+        self.call(Request::EditKeys {
+            id: id.to_string(),
+            add: add.to_vec(),
+            remove: remove.to_vec(),
+        })
+    }
+
     /// Remove the keys learned from use from memory `id`, or from every memory.
     pub fn unlearn(&mut self, id: Option<&str>) -> Result<ops::Unlearned> {
         self.call(Request::Unlearn {

@@ -62,6 +62,12 @@ pub enum Request {
         id: String,
         prompt: String,
     },
+    /// Add and remove one memory's retrieval keys by hand (`wt-memory keys`).
+    EditKeys {
+        id: String,
+        add: Vec<String>,
+        remove: Vec<String>,
+    },
     /// Remove the keys learned from use from one memory, or from all.
     Unlearn {
         id: Option<String>,
@@ -159,6 +165,7 @@ impl Request {
             R::Get { .. } => "get",
             R::SetKeys { .. } => "set_keys",
             R::LearnKey { .. } => "learn_key",
+            R::EditKeys { .. } => "keys",
             R::Unlearn { .. } => "unlearn",
             R::FailedAgain { .. } => "failed_again",
             R::Supersede { .. } => "supersede",
@@ -534,6 +541,13 @@ pub fn execute_answer(direct: &mut Direct, caller: &Caller, req: &Request) -> Re
         R::LearnKey { id, prompt } => {
             let id = ops::checked_id("learn-key", id)?;
             match direct.change(|s| ops::learn_key(s, &id, prompt))? {
+                Some(done) => json(done),
+                None => Err(crate::error::not_found(format!("no memory {id}"))),
+            }
+        }
+        R::EditKeys { id, add, remove } => {
+            let id = ops::checked_id("keys", id)?;
+            match direct.change(|s| ops::edit_keys(s, &id, add, remove))? {
                 Some(done) => json(done),
                 None => Err(crate::error::not_found(format!("no memory {id}"))),
             }

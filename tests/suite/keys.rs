@@ -106,6 +106,36 @@ fn a_key_in_the_askers_words_lifts_recall_and_travels_with_export() {
 }
 
 #[test]
+fn keys_added_by_hand_lift_recall_and_a_bad_edit_changes_nothing() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("by-hand");
+    let id = env.remember(&repo, NOTE, "Learning", "");
+    let before = relevance_of(&env, &repo, ASKED, &id);
+    let keys = |args: &[&str]| {
+        let mut all = vec!["keys", &id[..8]];
+        all.extend_from_slice(args);
+        env.wt(&repo, &all, None)
+    };
+    let added = keys(&[
+        "--add",
+        "the archive download for a big customer dies after ten seconds",
+    ]);
+    assert!(added.status.success(), "{added:?}");
+    let shown: Value = serde_json::from_slice(&added.stdout).unwrap();
+    assert_eq!(shown["keys"].as_array().unwrap().len(), 1, "{shown}");
+    let after = relevance_of(&env, &repo, ASKED, &id);
+    assert!(after > before + 0.1, "{before} -> {after}");
+    // Removing a key the memory does not have: one line saying so, exit 1, keys as they were.
+    let refused = keys(&["--remove", "no such key"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert!(said.contains("has no key"), "{said}");
+    let listed: Value = serde_json::from_slice(&keys(&[]).stdout).unwrap();
+    assert_eq!(listed["keys"], shown["keys"]);
+}
+
+#[test]
 fn too_many_or_blank_keys_are_trimmed_not_refused() {
     let env = TestEnv::new();
     let repo = env.git_repo("r");

@@ -19,9 +19,10 @@ use support::{bin_path, fixtures_dir, git, TestEnv};
 type Client = RunningService<RoleClient, ()>;
 
 /// Every tool of issue 4's table.
-const ALL_TOOLS: [&str; 27] = [
+const ALL_TOOLS: [&str; 28] = [
     "remember",
     "supersede",
+    "edit_keys",
     "recall",
     "proactive_context",
     "forget",
@@ -788,7 +789,8 @@ async fn remember_keeps_a_title_for_the_hooks_index_and_refuses_a_long_one() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn remember_offers_the_memory_it_may_replace_and_supersede_stops_its_injection() {
+async fn remember_offers_the_memory_it_may_replace_supersede_stops_its_injection_and_keys_are_editable(
+) {
     let env = TestEnv::new();
     let repo = env.git_repo("proj");
     let old = env.remember(
@@ -814,6 +816,12 @@ async fn remember_offers_the_memory_it_may_replace_and_supersede_stops_its_injec
     );
     let refused = call(&client, "supersede", json!({"newer": new, "older": new})).await;
     assert!(is_error(&refused) && text(&refused).contains("cannot replace itself"));
+    // The agent can teach the memory a question it answers, in the asker's words.
+    let question = "why is last_login wrong for new users?";
+    let keyed = call_json(&client, "edit_keys", json!({"id": new, "add": [question]})).await;
+    assert_eq!(keyed["metadata"]["keys"], question, "{keyed}");
+    let empty = call(&client, "edit_keys", json!({"id": new})).await;
+    assert!(is_error(&empty) && text(&empty).contains("give `add` or `remove`"));
     client.cancel().await.unwrap();
 
     // A Read of the file injects the memory that holds now, not the one it replaced.

@@ -48,6 +48,15 @@ pub enum Cmd {
     Brain,
     /// Delete memories.
     Forget(ForgetArgs),
+    /// A memory's retrieval keys: print them, or --add a question it should answer (in the words
+    /// you would ask it) and --remove a key that finds it wrongly.
+    Keys {
+        id: String,
+        #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
+        add: Vec<String>,
+        #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
+        remove: Vec<String>,
+    },
     /// Remove the keys learned from use (prompts whose answer cited the memory) from one memory,
     /// or from every memory with --all; keys a writer gave stay.
     Unlearn {
@@ -172,6 +181,29 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             None => println!("{{}}"),
         },
         Cmd::Brain => print_json(&client.brain()?),
+        Cmd::Keys { id, add, remove } => {
+            let record = if add.is_empty() && remove.is_empty() {
+                client.get(&id)?.ok_or_else(|| {
+                    crate::error::not_found(format!("no memory {id} (see `wt-memory list`)"))
+                })?
+            } else {
+                client.edit_keys(&id, &add, &remove)?
+            };
+            let learned = record.learned_keys();
+            let (written, learned): (Vec<&str>, Vec<&str>) = record
+                .keys()
+                .into_iter()
+                .partition(|k| !learned.contains(k));
+            // Stored keys are redacted on write; output redacts again, as every record's does.
+            let redacted = |keys: Vec<&str>| -> Vec<String> {
+                keys.into_iter().map(crate::hygiene::redact).collect()
+            };
+            print_json(&serde_json::json!({
+                "id": record.id,
+                "keys": redacted(written),
+                "keys_learned": redacted(learned),
+            }));
+        }
         Cmd::Unlearn { id, .. } => {
             let done = client.unlearn(id.as_deref())?;
             println!(

@@ -158,6 +158,19 @@ pub struct SupersedeArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
+pub struct EditKeysArgs {
+    /// The memory's id (full, or a unique prefix of 8+ characters).
+    pub id: String,
+    /// Keys to add: questions it answers, files, commands or identifiers it is about.
+    #[serde(default)]
+    pub add: Vec<String>,
+    /// Keys to remove, as listed by get_memory.
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
 pub struct TodoIdArgs {
     /// The todo id or a unique prefix of it (8 characters are enough), from list_todos.
     pub id: String,

@@ -124,6 +124,30 @@ impl MemoryServer {
     }
 
     #[tool(
+        description = "Add or remove one memory's retrieval keys: `add` a question it answers, in the words a developer would ask it (when recall or the hooks missed it for that question), `remove` a key that finds it for the wrong questions. At most 6 keys. Returns the memory.",
+        annotations(
+            title = "Edit keys",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn edit_keys(
+        &self,
+        Parameters(args): Parameters<EditKeysArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = valid!(check_non_empty("id", &args.id)).to_string();
+        if args.add.is_empty() && args.remove.is_empty() {
+            return Ok(error_result(
+                "give `add` or `remove` (or both); get_memory shows the keys",
+            ));
+        }
+        self.json(move |c| c.edit_keys(&id, &args.add, &args.remove))
+            .await
+    }
+
+    #[tool(
         description = "Delete every memory carrying the given tags (no dry run: check with recall(tags=...) first). Returns {\"deleted_count\": N}.",
         annotations(
             title = "Forget by tags",

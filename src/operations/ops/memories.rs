@@ -907,6 +907,71 @@ fn write_learned(
         .map_err(|e| other(format!("learn-key failed, nothing changed: {e:#}")))
 }
 
+/// Add and remove a memory's retrieval keys by hand (`wt-memory keys ID --add/--remove`): a
+/// question the memory should answer, in the asker's words, or a key that finds it wrongly.
+/// Added keys are the writer's (a learned key added again becomes one); either list may name
+/// learned keys to remove. Refused, nothing changed, when a key to remove is not there or the
+/// writer's keys would pass [`record::MAX_KEYS`]. Returns the memory as stored.
+pub fn edit_keys(
+    store: &Store,
+    id: &str,
+    add: &[String],
+    remove: &[String],
+) -> Result<MemoryRecord> {
+    let memory = resolve_id(store, "keys", id)?
+        .and_then(|full| store.get(&full).ok().flatten())
+        .ok_or_else(|| not_found(format!("no memory {id}; nothing changed")))?;
+    let current = MemoryRecord::from_memory(&memory);
+    let mut learned: Vec<String> = current
+        .learned_keys()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let mut written: Vec<String> = current
+        .keys()
+        .into_iter()
+        .filter(|k| !learned.iter().any(|l| l == k))
+        .map(str::to_string)
+        .collect();
+    let same = |a: &str, b: &str| hygiene::normalize(a) == hygiene::normalize(b);
+    for r in remove {
+        let before = written.len() + learned.len();
+        written.retain(|k| !same(k, r));
+        learned.retain(|k| !same(k, r));
+        if written.len() + learned.len() == before {
+            return Err(bad_input(format!(
+                "memory {} has no key \"{}\"; nothing changed (its keys: `wt-memory keys {}`)",
+                current.id,
+                hygiene::truncate_chars(r, 80),
+                &current.id[..8.min(current.id.len())]
+            )));
+        }
+    }
+    for k in record::clean_keys(add) {
+        learned.retain(|l| !same(l, &k));
+        if !written.iter().any(|w| same(w, &k)) {
+            written.push(k);
+        }
+    }
+    if written.len() > record::MAX_KEYS {
+        return Err(bad_input(format!(
+            "a memory holds at most {} keys and {} would have {}; nothing changed (remove one with --remove)",
+            record::MAX_KEYS,
+            current.id,
+            written.len()
+        )));
+    }
+    if !remove.is_empty() {
+        take_snapshot(store, "keys")?;
+    }
+    let keys: Vec<String> = written.iter().chain(&learned).cloned().collect();
+    write_learned(store, &memory, &keys, &learned)?;
+    let updated = store
+        .get(&memory.id.0.to_string())?
+        .ok_or_else(|| other("the memory vanished while its keys were written"))?;
+    Ok(MemoryRecord::from_memory(&updated))
+}
+
 /// What [`unlearn`] removed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Unlearned {

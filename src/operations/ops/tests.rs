@@ -695,6 +695,58 @@ fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
 }
 
 #[test]
+fn keys_added_by_hand_find_the_memory_and_bad_edits_change_nothing() {
+    let f = fixture();
+    let mut c = client(&f);
+    let id = c
+        .remember(&Remember {
+            keys: vec!["tenant_cache invalidate".to_string()],
+            ..remember_req(
+                "Tenant settings are cached for 60 s in AppState; call tenant_cache.invalidate after an update",
+                "Learning",
+            )
+        })
+        .unwrap()
+        .id;
+    c.learn_key(&id, "why are tenant settings stale after saving")
+        .unwrap();
+    let question = "why do PDFs keep the old footer after a profile change?";
+    // Adding a learned key again makes it the writer's; a new question is appended.
+    let edited = c
+        .edit_keys(
+            &id,
+            &[
+                question.to_string(),
+                "Why are tenant settings stale after saving".to_string(),
+            ],
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        edited.keys(),
+        vec![
+            "tenant_cache invalidate",
+            question,
+            "Why are tenant settings stale after saving"
+        ]
+    );
+    assert!(edited.learned_keys().is_empty());
+    // A key to remove that is not there, or one key too many, is refused and changes nothing.
+    let err = c.edit_keys(&id, &[], &["no such key".into()]).unwrap_err();
+    assert!(err.to_string().contains("nothing changed"), "{err}");
+    let many: Vec<String> = (0..4).map(|i| format!("extra question {i}")).collect();
+    let err = c.edit_keys(&id, &many, &[]).unwrap_err();
+    assert!(err.to_string().contains("at most 6 keys"), "{err}");
+    assert_eq!(c.get(&id).unwrap().unwrap().keys().len(), 3);
+    // Removing matches case-insensitively and keeps the rest.
+    let edited = c
+        .edit_keys(&id, &[], &["TENANT_CACHE INVALIDATE".into()])
+        .unwrap();
+    assert_eq!(edited.keys().len(), 2);
+    assert!(!edited.keys().contains(&"tenant_cache invalidate"));
+}
+
+#[test]
 fn a_spooled_learned_key_is_learned_at_the_next_opening_and_a_secret_is_never_spooled() {
     let f = fixture();
     let id = {
