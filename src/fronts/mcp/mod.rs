@@ -285,7 +285,7 @@ mod tests {
     #[test]
     fn every_tool_has_an_object_schema_and_annotations() {
         let tools = MemoryServer::tools().list_all();
-        assert_eq!(tools.len(), 27);
+        assert_eq!(tools.len(), 28);
         for tool in &tools {
             assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
             let hints = tool.annotations.as_ref().expect("annotated");
