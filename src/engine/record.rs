@@ -86,6 +86,11 @@ pub fn split_keys(value: &str) -> impl Iterator<Item = &str> {
     value.lines().filter(|l| !l.trim().is_empty())
 }
 
+/// Whether two keys are the same question (case and spacing aside).
+pub fn same_key(a: &str, b: &str) -> bool {
+    hygiene::normalize(a) == hygiene::normalize(b)
+}
+
 /// Keys as stored: trimmed, non-empty, one line each, at most [`MAX_KEYS`], no repeats.
 pub fn clean_keys<S: AsRef<str>>(keys: &[S]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -260,6 +265,16 @@ impl MemoryRecord {
             .get(KEYS)
             .map(|k| split_keys(k).collect())
             .unwrap_or_default()
+    }
+
+    /// The keys a writer gave (`remember --keys`, extraction, `enrich`, `keys --add`): every key
+    /// but the learned ones, in order.
+    pub fn written_keys(&self) -> Vec<&str> {
+        let learned = self.learned_keys();
+        self.keys()
+            .into_iter()
+            .filter(|k| !learned.contains(k))
+            .collect()
     }
 
     /// The keys learned from use ([`LEARNED_KEYS`]), oldest first; only those still among

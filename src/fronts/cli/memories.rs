@@ -189,19 +189,14 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             } else {
                 client.edit_keys(&id, &add, &remove)?
             };
-            let learned = record.learned_keys();
-            let (written, learned): (Vec<&str>, Vec<&str>) = record
-                .keys()
-                .into_iter()
-                .partition(|k| !learned.contains(k));
             // Stored keys are redacted on write; output redacts again, as every record's does.
             let redacted = |keys: Vec<&str>| -> Vec<String> {
                 keys.into_iter().map(crate::hygiene::redact).collect()
             };
             print_json(&serde_json::json!({
                 "id": record.id,
-                "keys": redacted(written),
-                "keys_learned": redacted(learned),
+                "keys": redacted(record.written_keys()),
+                "keys_learned": redacted(record.learned_keys()),
             }));
         }
         Cmd::Unlearn { id, .. } => {

@@ -847,8 +847,7 @@ pub fn learn_key(store: &Store, id: &str, prompt: &str) -> Result<Learned> {
         .into_iter()
         .map(str::to_string)
         .collect();
-    let same = |k: &String| hygiene::normalize(k) == hygiene::normalize(&key);
-    if let Some(k) = keys.iter().find(|k| same(k)).cloned() {
+    if let Some(k) = keys.iter().find(|k| record::same_key(k, &key)).cloned() {
         // Asked again: a learned key becomes the newest (the last to be replaced); a writer's
         // key is left as it is.
         if learned.last() == Some(&k) || !learned.contains(&k) {
@@ -928,12 +927,11 @@ pub fn edit_keys(
         .map(str::to_string)
         .collect();
     let mut written: Vec<String> = current
-        .keys()
+        .written_keys()
         .into_iter()
-        .filter(|k| !learned.iter().any(|l| l == k))
         .map(str::to_string)
         .collect();
-    let same = |a: &str, b: &str| hygiene::normalize(a) == hygiene::normalize(b);
+    let same = record::same_key;
     for r in remove {
         let before = written.len() + learned.len();
         written.retain(|k| !same(k, r));
@@ -943,7 +941,7 @@ pub fn edit_keys(
                 "memory {} has no key \"{}\"; nothing changed (its keys: `wt-memory keys {}`)",
                 current.id,
                 hygiene::truncate_chars(r, 80),
-                &current.id[..8.min(current.id.len())]
+                record::short_id(&current.id)
             )));
         }
     }
@@ -1002,12 +1000,7 @@ pub fn unlearn(store: &Store, id: Option<&str>) -> Result<Unlearned> {
     take_snapshot(store, "unlearn")?;
     for r in learning {
         let learned = r.learned_keys();
-        let kept: Vec<String> = r
-            .keys()
-            .into_iter()
-            .filter(|k| !learned.contains(k))
-            .map(str::to_string)
-            .collect();
+        let kept: Vec<String> = r.written_keys().into_iter().map(str::to_string).collect();
         let Some(memory) = store.get(&r.id)? else {
             continue; // forgotten meanwhile
         };
