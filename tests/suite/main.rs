@@ -14,6 +14,7 @@ mod hook;
 mod init;
 mod integrity;
 mod keys;
+mod launcher_windows;
 mod mcp;
 mod metrics;
 mod plugin;
