@@ -4,6 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
+# CI=true (.ci/run): the real Claude Code sessions must run, so a CLI deps.sh could not install
+# (no pin for this platform in scripts/claude-cli.sh, or a failed download) fails here, at once.
+if [ "${CI:-}" = true ] && ! [ -x "${WT_CLAUDE_BIN:-}" ]; then
+  echo "ERROR: CI=true and no pinned Claude Code CLI (WT_CLAUDE_BIN=${WT_CLAUDE_BIN:-unset}; $(uname -sm)): tests/claude cannot run" >&2
+  exit 1
+fi
+# The suite measures the shipped configuration: a study's WT_MEMORY_TUNE_* left exported would
+# silently move every figure the tests and gates check, so none reaches them.
+while read -r v; do unset "$v"; done < <(compgen -e | grep '^WT_MEMORY_TUNE_' || true)
 have_docker=0
 if docker info >/dev/null 2>&1; then
   have_docker=1
@@ -30,7 +39,8 @@ cargo test -p wt-memory-base
 cargo test --no-fail-fast -- --test-threads=2
 # Real Claude Code sessions (the CLI pinned by deps.sh against a scripted Messages API on
 # loopback), wired by init and by the plugin: what reaches the model, and when (about a minute).
-python3 -m pytest tests/claude -q -rxX -p no:cacheprovider
+# -rs lists every skip; under CI=true a skip fails, and so does a wiring whose tests did not all pass.
+python3 -m pytest tests/claude -q -rsxX -p no:cacheprovider
 # The same suite on the direct path, every process opening the store itself (about 3 minutes).
 WT_MEMORY_DAEMON=0 cargo test --no-fail-fast -- --test-threads=2
 # What the hooks inject, scored on 60 real payloads (about a minute); floors in the script.
