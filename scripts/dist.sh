@@ -147,6 +147,7 @@ arch_name() {
 kind_of() {
   local file="$1" b
   b="$(od -An -tx1 -N32 -v "$file" 2>/dev/null | tr -s ' \n' '  ')"
+  # shellcheck disable=SC2086 # the bytes, one word each
   set -- $b
   if [ $# -ge 20 ] && [ "$1 $2 $3 $4" = "7f 45 4c 46" ]; then
     echo "ELF $(arch_name $((16#${20}${19})))"
@@ -155,7 +156,9 @@ kind_of() {
   elif [ $# -ge 8 ] && [ "$1 $2 $3 $4" = "ca fe ba be" ]; then
     local n=$((16#$5$6$7$8)) i archs=""
     [ "$n" -gt 8 ] && n=8
-    set -- $(od -An -tx1 -N$((8 + 20 * n)) -v "$file" 2>/dev/null | tr -s ' \n' '  ')
+    b="$(od -An -tx1 -N$((8 + 20 * n)) -v "$file" 2>/dev/null | tr -s ' \n' '  ')"
+    # shellcheck disable=SC2086 # the bytes, one word each
+    set -- $b
     shift 8
     for ((i = 0; i < n && $# >= 4; i++)); do
       archs="$archs $(arch_name $((16#$1$2$3$4)))"
