@@ -105,4 +105,4 @@ pub mod transcripts;
 #[path = "fronts/tui.rs"]
 pub mod tui;
 
-pub use wt_memory_base::{paths, project, wire};
+pub use wt_memory_base::{os, paths, project, wire};

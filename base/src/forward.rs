@@ -219,11 +219,12 @@ fn finish(done: Forwarded) -> ExitCode {
 /// input this process may already have read.
 fn run_engine(args: Vec<OsString>, stdin: &[u8]) -> ExitCode {
     use std::os::unix::process::CommandExt;
-    let Some(engine) = config::locate_binary(ENGINE) else {
-        eprintln!(
-            "wt-memory: {ENGINE} is neither next to this program nor on PATH; reinstall wt-memory (`cargo install --path .` installs both)"
-        );
-        return ExitCode::FAILURE;
+    let engine = match config::locate_engine() {
+        Ok(engine) => engine,
+        Err(why) => {
+            eprintln!("wt-memory: {why}");
+            return ExitCode::FAILURE;
+        }
     };
     let mut cmd = std::process::Command::new(&engine);
     cmd.arg0("wt-memory").args(args);

@@ -14,7 +14,7 @@
 
 use crate::config;
 use crate::hook_events::{self, Runs};
-use crate::wire::{self, Hello, HookDone, HookRun, ENGINE};
+use crate::wire::{self, Hello, HookDone, HookRun};
 use serde_json::Value;
 use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
@@ -95,20 +95,12 @@ pub fn input_deadline(started: Instant, event: &str) -> Instant {
 /// input ends at end of file or as soon as what was read is one whole JSON object; past the
 /// deadline, or beyond [`MAX_INPUT_BYTES`], there is no input (the hook stays silent).
 pub fn read_input(deadline: Instant) -> Result<Vec<u8>, String> {
-    use std::os::fd::FromRawFd;
     let (chunks, arrive) = mpsc::channel::<std::io::Result<Vec<u8>>>();
     // The reader may block for ever; it is never joined, and the process exits (or execs the
     // engine) around it. It reads a close-on-exec copy of stdin: once the engine's input is put
     // in place of stdin for the exec, a read still pending must not take that input away.
-    // SAFETY: fcntl on fd 0 has no memory effects; the new descriptor is owned by `stdin` alone.
-    let fd = unsafe { libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(format!(
-            "cannot read stdin: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    let mut stdin = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut stdin =
+        crate::os::files::stdin_copy().map_err(|e| format!("cannot read stdin: {e}"))?;
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
@@ -292,11 +284,9 @@ fn print_line(line: &str) {
 fn run_engine_detached(args: &[String], input: &[u8], event: &str) {
     use std::os::unix::process::CommandExt;
     use std::process::Stdio;
-    let Some(engine) = config::locate_binary(ENGINE) else {
-        return crate::log::error(
-            event,
-            &format!("{ENGINE} is neither next to wt-hook-memory nor on PATH; reinstall wt-memory"),
-        );
+    let engine = match config::locate_engine() {
+        Ok(engine) => engine,
+        Err(why) => return crate::log::error(event, &why),
     };
     let stdin = match crate::forward::replay(input) {
         Ok(file) => file,
@@ -309,13 +299,7 @@ fn run_engine_detached(args: &[String], input: &[u8], event: &str) {
         .stdin(stdin)
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe and touches no memory of this process.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    crate::os::process::detach(&mut cmd);
     match cmd.spawn() {
         // Never waited for: this process exits now and the worker is handed to init.
         Ok(_worker) => crate::log::debug(event, "extraction handed to a detached worker"),
@@ -327,11 +311,9 @@ fn run_engine_detached(args: &[String], input: &[u8], event: &str) {
 /// input. Nothing is printed if that fails: the hook stays silent and says why in its log.
 fn run_engine(flag: &str, args: &[String], input: &[u8], event: &str) {
     use std::os::unix::process::CommandExt;
-    let Some(engine) = config::locate_binary(ENGINE) else {
-        return crate::log::error(
-            event,
-            &format!("{ENGINE} is neither next to wt-hook-memory nor on PATH; reinstall wt-memory"),
-        );
+    let engine = match config::locate_engine() {
+        Ok(engine) => engine,
+        Err(why) => return crate::log::error(event, &why),
     };
     let mut cmd = std::process::Command::new(&engine);
     cmd.arg0("wt-hook-memory").arg(flag).args(args);

@@ -11,6 +11,7 @@ pub mod hook_events;
 pub mod hook_front;
 pub mod log;
 pub mod model;
+pub mod os;
 pub mod paths;
 pub mod project;
 pub mod vectors;

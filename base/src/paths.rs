@@ -83,12 +83,7 @@ pub fn age(path: &std::path::Path) -> Option<std::time::Duration> {
 
 /// May this process create files in `dir`?
 pub fn writable(dir: &std::path::Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `path` is a valid NUL-terminated string for the duration of the call.
-    unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+    crate::os::files::writable_dir(dir)
 }
 
 /// Narrow an existing directory of ours to 0700 (a store root made before, or by someone else's
@@ -110,7 +105,7 @@ pub fn open_private_append(path: &std::path::Path) -> std::io::Result<std::fs::F
         .create(true)
         .append(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(crate::os::files::NO_FOLLOW)
         .open(path)
 }
 
@@ -140,6 +135,5 @@ fn write_replacing(path: &std::path::Path, bytes: &[u8], sync: bool) -> std::io:
 
 /// This process's effective uid (the owner every private directory and socket must have).
 pub fn my_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() }
+    crate::os::process::effective_uid()
 }

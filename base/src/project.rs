@@ -143,8 +143,7 @@ impl Layout {
         let dot_git = toplevel.join(".git");
         let meta = std::fs::metadata(&dot_git).ok()?;
         let top = std::fs::metadata(toplevel).ok()?;
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
+        let me = crate::paths::my_uid();
         if meta.uid() != me || top.uid() != me {
             return None; // git's safe.directory rules decide
         }

@@ -279,6 +279,7 @@ impl Rows {
 }
 
 /// MiniLM-L6's dimension, the one the AVX-512 pass is built for.
+#[cfg(target_arch = "x86_64")]
 const MINILM_DIM: usize = 384;
 
 /// Integer dot product; with AVX2 where the CPU has it (checked once).

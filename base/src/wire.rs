@@ -59,8 +59,7 @@ pub fn store_key(store_dir: &Path) -> String {
     format!("{name}-{}", &crate::hex(&digest)[..12])
 }
 
-/// The longest socket path the system takes (`sun_path` is 108 bytes with its terminating NUL).
-const MAX_SOCKET_PATH: usize = 107;
+use crate::os::socket::MAX_SOCKET_PATH;
 
 /// The socket of the service of the store at `store_dir`: in [`daemon_dir`], or, when that path
 /// is too long for a socket (a long `XDG_RUNTIME_DIR`), under a short private folder of the
@@ -81,7 +80,7 @@ fn socket_in(daemon_dir: &Path, store_dir: &Path) -> PathBuf {
 
 /// Where sockets go whose path in [`daemon_dir`] would be too long.
 fn short_socket_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("wt-tools-{}-sockets", crate::paths::my_uid()))
+    crate::os::socket::short_socket_dir(crate::paths::my_uid())
 }
 
 /// Make the (private) folder `socket` goes in.
@@ -105,8 +104,7 @@ pub fn service_pid(store_dir: &Path) -> Option<u32> {
         .trim()
         .parse()
         .ok()?;
-    // SAFETY: signal 0 only checks that the process exists.
-    (unsafe { libc::kill(pid as i32, 0) } == 0).then_some(pid)
+    crate::os::process::exists(pid).then_some(pid)
 }
 
 /// The one line for a service that is there and does not answer.
@@ -221,27 +219,7 @@ fn build_of(path: &Path) -> String {
     )
 }
 
-/// The uid of the process at the other end of `stream` (`SO_PEERCRED`).
-pub fn peer_uid(stream: &UnixStream) -> Option<u32> {
-    use std::os::unix::io::AsRawFd;
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `cred`, a properly sized ucred.
-    let rc = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0).then_some(cred.uid)
-}
+pub use crate::os::socket::peer_uid;
 
 pub use crate::paths::my_uid;
 

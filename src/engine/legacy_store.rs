@@ -56,7 +56,6 @@ pub fn hint(dir: &Path) -> String {
 /// Is the store held by the previous system's service (`wt-memoryd`)? The engine's database
 /// takes an exclusive lock on `storage/LOCK` while open; a copy taken meanwhile could be torn.
 pub fn held(dir: &Path) -> bool {
-    use std::os::fd::AsRawFd;
     let Ok(file) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -64,12 +63,7 @@ pub fn held(dir: &Path) -> bool {
     else {
         return false;
     };
-    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-    lock.l_type = libc::F_WRLCK as _;
-    lock.l_whence = libc::SEEK_SET as _;
-    // F_GETLK asks without taking: nothing of ours is left on the original.
-    let asked = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) };
-    asked == 0 && lock.l_type != libc::F_UNLCK as libc::c_short
+    crate::os::files::write_locked_by_other(&file)
 }
 
 /// The old store's memories as an export document (every field as the engine keeps it), read

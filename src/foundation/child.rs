@@ -134,8 +134,7 @@ impl Child {
                 Ok(None) if Instant::now() >= deadline => {
                     if self.own_group {
                         for pid in handle.pids() {
-                            // SAFETY: signalling the process group we created for the child.
-                            unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+                            crate::os::process::kill_group(pid);
                         }
                     }
                     let _ = handle.kill();

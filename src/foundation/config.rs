@@ -30,6 +30,13 @@ fn configure_engine() -> Option<Assets> {
             std::env::set_var("ORT_DYLIB_PATH", &a.ort_lib);
         }
         None => {
+            // A runtime of another machine (a copied home, a mixed install) is refused before the
+            // engine could panic loading it; say so where every process can (a hook prints
+            // nothing), and the commands that need the model print the same line as their fix.
+            let why = model::why_missing();
+            if why != model::NONE_FOUND {
+                crate::log::write("warn", "model", &model::fix_hint());
+            }
             // A path that cannot exist, so the engine does not pick up stray model copies in
             // `./models` or `~/.cache` and then mix embedders.
             std::env::set_var("SHODH_MODEL_PATH", "/nonexistent/wt-memory-no-model");
@@ -37,7 +44,7 @@ fn configure_engine() -> Option<Assets> {
         }
     }
     if assets.is_some() {
-        with_stderr_silenced(|| shodh_memory::embeddings::minilm::pre_init_ort_runtime(true));
+        crate::os::files::with_stderr_silenced(|| shodh_memory::embeddings::minilm::pre_init_ort_runtime(true));
     }
     assets
 }
@@ -46,27 +53,8 @@ fn configure_engine() -> Option<Assets> {
 pub fn prepare_process() {
     // Everything these processes create (stores, logs, caches, spools, exports) is the user's
     // alone, whatever the umask or the directories above it.
-    // SAFETY: umask has no preconditions.
-    unsafe { libc::umask(0o077) };
+    crate::os::process::set_umask(0o077);
     get();
     engine_assets();
 }
 
-/// Run `f` with file descriptor 2 pointed at /dev/null (only from [`prepare_process`], before any
-/// other thread exists).
-fn with_stderr_silenced<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: plain descriptor duplication; fd 2 is restored before returning.
-    unsafe {
-        let saved = libc::dup(2);
-        let devnull = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
-        if saved < 0 || devnull < 0 {
-            return f();
-        }
-        libc::dup2(devnull, 2);
-        libc::close(devnull);
-        let out = f();
-        libc::dup2(saved, 2);
-        libc::close(saved);
-        out
-    }
-}

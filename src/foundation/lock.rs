@@ -7,7 +7,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -31,9 +30,8 @@ pub fn store_lock_path(project: &crate::project::Project) -> PathBuf {
     lock_path(&root, &project.name)
 }
 
-fn try_flock(file: &File) -> bool {
-    // SAFETY: flock on a valid, owned descriptor.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+fn try_flock(file: &File) -> std::io::Result<bool> {
+    crate::os::files::try_lock_exclusive(file)
 }
 
 /// PID recorded by the current holder, if any.
@@ -47,7 +45,7 @@ pub fn holder_pid(path: &Path) -> Option<u32> {
 pub fn is_free(path: &Path) -> bool {
     match File::open(path) {
         Ok(f) => {
-            let free = try_flock(&f);
+            let free = try_flock(&f).unwrap_or(false);
             // Dropping `f` closes the descriptor, which releases a lock we may just have taken.
             free
         }
@@ -71,19 +69,12 @@ pub fn exclusive(path: &Path, wait: Duration, poll: Duration) -> std::io::Result
         .create(true)
         .truncate(false)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(crate::os::files::NO_FOLLOW)
         .open(path)?;
     let deadline = Instant::now() + wait;
     loop {
-        if try_flock(&file) {
+        if try_flock(&file)? {
             return Ok(Some(file));
-        }
-        let err = std::io::Error::last_os_error();
-        if !matches!(
-            err.raw_os_error(),
-            Some(libc::EWOULDBLOCK) | Some(libc::EINTR)
-        ) {
-            return Err(err);
         }
         if Instant::now() >= deadline {
             return Ok(None);

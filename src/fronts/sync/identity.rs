@@ -46,15 +46,7 @@ pub fn sanitize_machine(raw: &str) -> String {
 }
 
 fn hostname() -> Option<String> {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its whole length; gethostname NUL-terminates within it or
-    // truncates, and we stop at the first NUL.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return None;
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+    crate::os::process::hostname()
 }
 
 fn login_name() -> Option<String> {

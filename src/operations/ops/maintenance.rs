@@ -109,8 +109,8 @@ pub fn semantic_line(assets: Option<&Assets>) -> String {
     match assets {
         Some(a) => format!("semantic (MiniLM-L6 from {})", a.source),
         None => format!(
-            "NOT semantic: no embedding model found, recall falls back to hash embeddings; fix: {}",
-            model::FIX_HINT
+            "NOT semantic: recall falls back to hash embeddings; {}",
+            model::fix_hint()
         ),
     }
 }

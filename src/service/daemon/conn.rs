@@ -270,13 +270,11 @@ pub fn stop(project: &Project) -> Option<u32> {
         Found::Nothing => return None,
         Found::Stuck(_) => owner(project)?,
     };
-    for signal in [libc::SIGCONT, libc::SIGTERM] {
-        // SAFETY: signalling a pid of this user's service.
-        unsafe { libc::kill(pid as i32, signal) };
-    }
+    use crate::os::process::{signal, Signal};
+    signal(pid, Signal::Continue);
+    signal(pid, Signal::Terminate);
     if !wait_until_gone(pid, Duration::from_secs(3)) {
-        // SAFETY: as above.
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        signal(pid, Signal::Kill);
         wait_until_gone(pid, Duration::from_secs(3));
     }
     Some(pid)
@@ -327,7 +325,6 @@ impl Drop for Started {
 /// Start `wt-memory serve` for `project`, detached (own session, output to its log), with the
 /// store root and project name it must serve passed so they cannot be misread.
 fn start(project: &Project) -> Result<Started> {
-    use std::os::unix::process::CommandExt;
     let bin = config::locate_binary(ENGINE).ok_or_else(|| {
         unanswered(format!(
             "{ENGINE} is neither next to this program nor on PATH"
@@ -350,13 +347,7 @@ fn start(project: &Project) -> Result<Started> {
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
-    // SAFETY: setsid is async-signal-safe; it detaches the service from our terminal and group.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    crate::os::process::detach(&mut cmd);
     let child = cmd.spawn()?;
     Ok(Started {
         child: Some(child),

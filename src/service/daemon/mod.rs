@@ -267,19 +267,7 @@ fn not_answering(project: &Project, pid: Option<u32>) -> Error {
     unanswered(wire::not_answering(&project.store_dir, pid))
 }
 
-/// Is `pid` a live process (a zombie, killed and not yet reaped, is not)?
-fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let exists = unsafe { libc::kill(pid as i32, 0) == 0 };
-    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-            Some(state == 'Z' || state == 'X')
-        })
-        .unwrap_or(false);
-    exists && !zombie
-}
+use crate::os::process::alive;
 
 fn wait_gone(pid: u32, deadline: Instant) {
     while alive(pid) && Instant::now() < deadline {

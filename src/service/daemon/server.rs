@@ -6,7 +6,7 @@ use super::*;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_signal(_: libc::c_int) {
+extern "C" fn on_signal(_: crate::os::process::SignalNumber) {
     STOP.store(true, Ordering::SeqCst);
 }
 
@@ -56,49 +56,11 @@ fn log(msg: &str) {
     );
 }
 
-/// A query at 10^5 memories allocates megabytes of per-memory scores and frees them. By default
-/// glibc maps blocks that large afresh each time and hands freed heap back to the system, so
-/// every query paid page faults and zeroing (measured: docs/performance.md, "2026-11-27, midday:
-/// 10^5 memories, second session", "Freed query buffers kept"). Keep up to 64 MB freed.
-fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets allocator parameters; called before the service's threads start.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
-    }
-}
-
-fn rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn answer(stream: &mut UnixStream, line: &Line) -> std::io::Result<()> {
     match line {
         Line::Err(e) => wire::write_line(stream, &Line::Err(e.clone().clipped(MAX_ERROR_CHARS))),
         line => wire::write_line(stream, line),
     }
-}
-
-/// Has the client of `stream` hung up (closed, or withdrawn its request by shutting down its
-/// side)? Asked when a request's turn comes: a withdrawn request is not carried out.
-fn client_gone(stream: &UnixStream) -> bool {
-    use std::os::unix::io::AsRawFd;
-    let mut fd = libc::pollfd {
-        fd: stream.as_raw_fd(),
-        events: libc::POLLIN | libc::POLLRDHUP,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, no wait.
-    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
-    ready > 0 && fd.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }
 
 /// Counts a service's open connections; one slot per connection thread.
@@ -150,9 +112,10 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
         if !greeted && !matches!(parsed, Ok(Line::Hello(_))) {
             let _ = answer(
                 &mut writer,
-                &Line::Err(daemon_err(
-                    "memory service: say hello first (`{\"hello\": …}`, protocol version 5)",
-                )),
+                &Line::Err(daemon_err(format!(
+                    "memory service: say hello first (`{{\"hello\": …}}`, protocol version {})",
+                    wire::PROTOCOL
+                ))),
             );
             return;
         }
@@ -168,7 +131,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     version: env!("CARGO_PKG_VERSION").into(),
                     uptime_secs: shared.started.elapsed().as_secs(),
                     requests: shared.requests.load(Ordering::SeqCst),
-                    rss_kb: rss_kb(),
+                    rss_kb: crate::os::process::resident_kb(),
                     idle_exit_secs: config::get().daemon_idle.as_secs(),
                     store: shared.store_dir.clone(),
                     service: shared
@@ -281,7 +244,7 @@ trait Requester {
 
 impl Requester for UnixStream {
     fn start(&mut self) -> bool {
-        !client_gone(self) && answer(self, &Line::Started(())).is_ok()
+        !crate::os::socket::peer_hung_up(self) && answer(self, &Line::Started(())).is_ok()
     }
 }
 
@@ -431,13 +394,8 @@ pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -
     }
     listener.set_nonblocking(true)?;
     let socket_inode = inode(&socket);
-    keep_freed_memory();
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
+    crate::os::alloc::keep_freed_memory();
+    crate::os::process::on_stop_signals(on_signal);
     let mut direct = Direct::new(
         project.clone(),
         OpenOptions::default(),
@@ -608,14 +566,7 @@ pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -
 /// Block until a connection is waiting or `timeout` passes (the accept loop's only wait, so a
 /// new connection is taken at once).
 fn wait_readable(listener: &UnixListener, timeout: Duration) {
-    use std::os::unix::io::AsRawFd;
-    let mut fd = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call.
-    unsafe { libc::poll(&mut fd, 1, timeout.as_millis() as libc::c_int) };
+    crate::os::socket::wait_readable(listener, timeout)
 }
 
 fn inode(path: &Path) -> Option<u64> {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Does the code build for every platform we ship (Linux and macOS, x86_64 and arm64)? The cheap
+# check CI runs (seconds, no C compiler for other targets): everything that differs per system
+# lives in base/src/os/ and only there calls libc (the root crate does not depend on it), so
+# checking the engine-free crate for each target, warnings as errors, catches a Linux-only call;
+# and the root crate must name no system of its own (no `cfg(target_os)`, no `std::os::linux`).
+# The linked cross builds of the whole project are scripts/cross-build.sh (hours, not CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+targets=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-apple-darwin aarch64-apple-darwin)
+installed="$(rustup target list --installed)"
+for t in "${targets[@]}"; do
+  grep -qx "$t" <<<"$installed" || rustup target add "$t" >/dev/null
+done
+status=0
+if grep -rnE 'cfg\((all\()?target_os|std::os::linux|libc::' src; then
+  echo "check-targets: the lines above name a system outside base/src/os/: move them there" >&2
+  status=1
+fi
+if grep -rnE 'cfg\((all\()?target_os|std::os::linux|libc::' base/src --include=*.rs | grep -v '^base/src/os/'; then
+  echo "check-targets: the lines above name a system outside base/src/os/: move them there" >&2
+  status=1
+fi
+for t in "${targets[@]}"; do
+  echo "check-targets: $t" >&2
+  RUSTFLAGS="-D warnings" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/check-targets" \
+    cargo check -q -p wt-memory-base --all-targets --target "$t" || status=1
+done
+exit $status
