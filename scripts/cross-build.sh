@@ -4,7 +4,9 @@
 #
 #   scripts/cross-build.sh [TARGET...]     default: all four release targets
 #
-# Linux targets are linked against glibc 2.17, so one archive runs on any current distribution.
+# Linux targets are linked against glibc 2.28 (2018: Debian 10, RHEL 8, Ubuntu 20.04), so one
+# archive runs on any current distribution; 2.28 and not older because the ONNX Runtime the model
+# needs is itself built for manylinux_2_28.
 # The binaries land in target/<TARGET>/release; scripts/dist.sh --target <TARGET> --bin-dir …
 # packs them. Not part of CI (a target's clean build takes 20-40 minutes on 2 cores); the cheap
 # per-target check CI runs is scripts/check-targets.sh. Measured results: docs/platforms.md.
@@ -37,7 +39,7 @@ for t in "${targets[@]}"; do
   grep -qx "$t" <<<"$installed" || rustup target add "$t"
   env=()
   case "$t" in
-    *-linux-gnu) zig_target="$t.2.17" ;;
+    *-linux-gnu) zig_target="$t.2.28" ;;
     *-apple-darwin)
       zig_target="$t"
       # An empty archive in place of jemalloc (see the top of this file).
