@@ -72,7 +72,7 @@ pub const ENV_VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "ORT_DYLIB_PATH",
-        meaning: "with SHODH_MODEL_PATH: libonnxruntime.so",
+        meaning: "with SHODH_MODEL_PATH: the ONNX Runtime library (libonnxruntime.so, .dylib on macOS)",
     },
     EnvVar {
         name: "WT_MEMORY_DAEMON",
