@@ -19,8 +19,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT="$PWD"
 
-# Pins of the tools installed from PyPI here.
-ZIGLANG=0.15.2
+# Pins of the tools installed from PyPI here (the versions scripts/cross-build.sh builds with here).
+ZIGLANG=0.17.1
 CARGO_ZIGBUILD=0.24.1
 # The oldest glibc the Linux binaries need: that of the ONNX Runtime they load (manylinux_2_28).
 GLIBC=2.28
