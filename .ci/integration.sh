@@ -36,4 +36,9 @@ export WT_BASE_IMAGE="${WT_BASE_IMAGE:-debian:bookworm-slim}"
 log "cargo test -p wt-memory-integration"
 timeout "${WT_INTEGRATION_TIMEOUT:-1800}" \
   cargo test -p wt-memory-integration --tests -- --test-threads "${WT_INTEGRATION_THREADS:-2}"
+# Install to first injection with the real Claude Code, in a container with nothing to build
+# (docs/platforms.md): the plugin's archive over HTTP, then two real sessions (about a minute).
+log "python3 -m pytest tests/install"
+WT_INSTALL_TIMING="${CARGO_TARGET_DIR:-$ROOT/target}/install-timing.json" timeout 600 \
+  python3 -m pytest tests/install -q -rs -p no:cacheprovider
 log "integration tests passed in $(( $(date +%s) - start ))s"

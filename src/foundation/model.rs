@@ -88,6 +88,8 @@ pub fn setup(opts: &SetupOptions) -> anyhow::Result<Assets> {
             for file in files {
                 let _ = std::fs::remove_file(cache.join(file.file));
             }
+            // Gone once empty (another setup may be using it).
+            let _ = std::fs::remove_dir(&cache);
         }
         Ok(staging)
     });

@@ -206,7 +206,7 @@ def test_plugin_install_to_first_injection_with_nothing_to_build(machine):
     assert p1.returncode == 0, f"{p1.stdout}\n{p1.stderr}\n{debug1.read_text(errors='replace')[-3000:]}"
     assert first_session, "the first session sent no request"
     told = "\n".join(system_messages(first_session[0])) or context_text(first_session[0])
-    session_start = told.split("SessionStart hook additional context:", 1)[1][:400] if "SessionStart hook additional context:" in told else ""
+    session_start = told.split("SessionStart hook additional context:", 1)[1].strip().split("\n\n")[0][:400] if "SessionStart hook additional context:" in told else ""
     saved = [r for r in first_session if PREFIX + "remember" in json.dumps(r["body"].get("messages", [])[-1:])]
     assert saved, f"the agent's remember call never came back:\n{debug1.read_text(errors='replace')[-3000:]}"
     result = last_tool_result(saved[0])
