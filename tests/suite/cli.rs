@@ -1441,9 +1441,11 @@ fn eval_on_dev_set_does_not_regress() {
     let report = env.wt_json(env.path(), &["eval", set.to_str().unwrap(), "--json"], None);
     let overall = &report["overall"];
     let r5 = overall["recall_at_5"].as_f64().unwrap();
+    let mrr = overall["mrr"].as_f64().unwrap();
     let abstain = overall["abstention"].as_f64().unwrap();
     eprintln!("dev eval: {overall}");
     assert!(r5 >= MIN_RECALL_AT_5, "recall@5 {r5} < {MIN_RECALL_AT_5}");
+    assert!(mrr >= MIN_MRR, "MRR {mrr} < {MIN_MRR}");
     // Candidate generation (int8 pass, exact rescoring of the few) keeps every exact top 5.
     assert_eq!(report["candidate_misses"], 0, "{report}");
     assert!(
@@ -1452,8 +1454,11 @@ fn eval_on_dev_set_does_not_regress() {
     );
 }
 
-/// Levels reached on testdata/eval/dev (see docs/evaluation.md, "Retrieval quality"); a drop fails the build.
-const MIN_RECALL_AT_5: f64 = 0.74;
+/// Levels reached on testdata/eval/dev (docs/evaluation.md, "Retrieval quality": recall@5 0.78,
+/// 0.76 on a host with AVX-512 VNNI; MRR 0.83; abstention 0.71) minus a noise margin of at most
+/// 0.02; a drop fails the build, and raising a figure raises its floor in the same change.
+const MIN_RECALL_AT_5: f64 = 0.76;
+const MIN_MRR: f64 = 0.81;
 const MIN_ABSTENTION: f64 = 0.70;
 
 #[test]

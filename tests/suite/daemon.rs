@@ -204,7 +204,8 @@ fn a_stale_socket_is_replaced_and_another_copy_of_one_version_shares_the_service
     let name = project_name(&env, &repo);
     let wt = |args: &[&str], stdin: Option<&str>| {
         let mut cmd = Command::new(bin.join("wt-memory"));
-        cmd.current_dir(&repo)
+        support::clean_env(&mut cmd)
+            .current_dir(&repo)
             .env("WT_MEMORY_DAEMON", "1")
             .args(args);
         for (k, v) in env.envs() {
@@ -323,9 +324,10 @@ fn hooks_mcp_and_cli_share_one_daemon_and_see_writes_at_once() {
 
 #[test]
 fn another_user_gets_no_answer() {
-    // SAFETY: getuid has no preconditions.
-    if unsafe { libc::getuid() } != 0 {
-        eprintln!("SKIPPED another_user_gets_no_answer: needs root to run a client as another uid");
+    if !support::root_or_skipped(
+        "another_user_gets_no_answer",
+        "to run a client as another uid",
+    ) {
         return;
     }
     let env = TestEnv::new();
@@ -863,10 +865,13 @@ fn a_frozen_service_holds_no_prompt_and_loses_no_hook_write() {
     let (repo, name, pid) =
         one_note_through_a_daemon(&env, "Login sessions are stored in an HttpOnly cookie");
     kill(pid, "-STOP");
-    // The prompt hook gives up on memory within its budget, silently.
+    // The prompt hook gives up on memory within its budget, silently; its log says why (this
+    // silence is a missed budget, which `support::assert_silent` would refuse).
+    let log = support::HookLog::mark(&env);
     let (said, took) = prompt_hook(&env, &repo, "how are login sessions stored?", "1");
     assert_eq!(said, "");
     assert!(took < Duration::from_millis(1500), "prompt held {took:?}");
+    assert!(!log.trouble().is_empty(), "{:?}", log.lines());
     // The same with the service bypassed: it still holds the store.
     let (said, took) = prompt_hook(&env, &repo, "how are login sessions stored?", "0");
     assert_eq!(said, "");
@@ -1033,11 +1038,6 @@ fn bypassing_a_live_service_uses_it_instead_of_waiting_for_its_lock() {
 
 // ---- The service's socket and files: private and bounded (issue 28) ----
 
-fn as_root() -> bool {
-    // SAFETY: getuid has no preconditions.
-    unsafe { libc::getuid() == 0 }
-}
-
 fn chown(path: &Path, uid: u32) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid C string path.
@@ -1069,8 +1069,10 @@ fn without_runtime_dir(env: &TestEnv, bin: &str, cwd: &Path, tmp: &Path) -> Comm
 
 #[test]
 fn a_runtime_directory_another_user_made_is_refused_and_ours_is_narrowed() {
-    if !as_root() {
-        eprintln!("SKIPPED a_runtime_directory_another_user_made_is_refused: needs root to make a directory of another uid");
+    if !support::root_or_skipped(
+        "a_runtime_directory_another_user_made_is_refused_and_ours_is_narrowed",
+        "to make a directory of another uid",
+    ) {
         return;
     }
     let env = TestEnv::new();
@@ -1117,8 +1119,10 @@ fn a_runtime_directory_another_user_made_is_refused_and_ours_is_narrowed() {
 
 #[test]
 fn a_listener_of_another_user_is_told_nothing() {
-    if !as_root() {
-        eprintln!("SKIPPED a_listener_of_another_user_is_told_nothing: needs root to listen as another uid");
+    if !support::root_or_skipped(
+        "a_listener_of_another_user_is_told_nothing",
+        "to listen as another uid",
+    ) {
         return;
     }
     let env = TestEnv::new();
@@ -1384,7 +1388,9 @@ fn two_installations_of_one_version_share_one_service() {
             bin_path("wt-memory").parent().unwrap().to_path_buf(),
         ] {
             let mut cmd = Command::new(dir.join("wt-memory"));
-            cmd.current_dir(&repo).env("WT_MEMORY_DAEMON", "1");
+            support::clean_env(&mut cmd)
+                .current_dir(&repo)
+                .env("WT_MEMORY_DAEMON", "1");
             for (k, v) in env.envs() {
                 cmd.env(k, v);
             }
@@ -1494,7 +1500,9 @@ fn a_saved_ranking_view_survives_kill_9_mid_write_and_answers_as_a_fresh_build()
         // Writes in flight when the service is killed: some done, one maybe half-way, some
         // after (their clients start a new service or write in-process).
         let mut writer = Command::new("sh");
-        writer.current_dir(&repo).envs(env.envs());
+        support::clean_env(&mut writer)
+            .current_dir(&repo)
+            .envs(env.envs());
         let script = format!(
             "for j in 1 2 3 4 5 6; do echo \"Round {round} write $j about {} and stripe retries\" | '{}' remember --type Learning >/dev/null 2>&1; done",
             topics[round as usize],

@@ -116,6 +116,8 @@ fn the_guard_warns_before_repeats_and_stays_quiet_otherwise() {
 
     let (mut repeats, mut hits, mut quiet_cases, mut false_warnings) = (0, 0, 0, 0);
     let mut misses = Vec::new();
+    // A guard that failed open would pass for a quiet one: the log tells them apart.
+    let log = support::HookLog::mark(&env);
     for (i, p) in set["probes"].as_array().unwrap().iter().enumerate() {
         let command = p["command"].as_str().unwrap();
         let said = before(
@@ -143,6 +145,7 @@ fn the_guard_warns_before_repeats_and_stays_quiet_otherwise() {
             }
         }
     }
+    log.assert_clean("the guard on the probes");
     let hit_rate = hits as f64 / repeats as f64;
     let false_rate = false_warnings as f64 / quiet_cases as f64;
     eprintln!(
@@ -283,7 +286,9 @@ fn a_form_that_works_is_stored_as_the_fix_and_shown_with_the_warning() {
         "terraform apply -auto-approve -var-file=prod.tfvars",
     );
     assert!(said.contains("skips the plan review"), "{said}");
-    assert_eq!(before(&env, &repo, "s3", "t7", "terraform fmt"), "");
+    support::assert_silent(&env, "terraform fmt", || {
+        before(&env, &repo, "s3", "t7", "terraform fmt")
+    });
 }
 
 /// The guard stops a repeat once per session, before it runs; the same command tried again in
@@ -299,10 +304,9 @@ fn a_repeat_is_stopped_once_per_session_with_the_line_that_names_the_error() {
                  npm ERR! code ELIFECYCLE";
     fail(&env, &repo, "s1", "t1", "npm run build", error);
     // The session that saw the failure is not stopped from trying again: it has the error.
-    assert_eq!(
-        before(&env, &repo, "s1", "t2", "npm run build -- --debug"),
-        ""
-    );
+    support::assert_silent(&env, "a retry in the session that saw the failure", || {
+        before(&env, &repo, "s1", "t2", "npm run build -- --debug")
+    });
     succeed(
         &env,
         &repo,
@@ -327,7 +331,9 @@ fn a_repeat_is_stopped_once_per_session_with_the_line_that_names_the_error() {
     );
     assert!(said.contains("run the same command again"), "{said}");
     // The agent read it and runs the command anyway: not stopped twice in one session.
-    assert_eq!(before(&env, &repo, "s2", "t4", "npm run build"), "");
+    support::assert_silent(&env, "the same command again in that session", || {
+        before(&env, &repo, "s2", "t4", "npm run build")
+    });
     // ...and it worked: the stop was a false fire.
     succeed(&env, &repo, "s2", "t4", "npm run build");
     // Another session is stopped again.

@@ -204,7 +204,9 @@ fn post_tool_use_read_injects_exactly_once_per_session() {
     assert_eq!(out, expected_json("PostToolUse", &expected));
 
     // Same query again in the same session: deduplicated.
-    assert_eq!(hook(&env, &p, "post_tool_use.read.json"), "");
+    support::assert_silent(&env, "the same Read again in the session", || {
+        hook(&env, &p, "post_tool_use.read.json")
+    });
     assert_eq!(cache_keys(&env, SESSION).len(), 1);
 }
 
@@ -297,7 +299,7 @@ fn post_tool_use_scope_read_and_bash_only() {
         "post_tool_use.agent.json",
         "post_tool_use.task.json",
     ] {
-        assert_eq!(hook(&env, &p, quiet), "", "{quiet} must not inject");
+        support::assert_silent(&env, quiet, || hook(&env, &p, quiet));
     }
     // Nor do they create memories.
     assert_eq!(all_memories(&env, &p.repo).len(), 3);
@@ -413,19 +415,22 @@ fn stored_memory_reaches_the_next_matching_prompt_with_rules_first() {
     assert!(ctx.ends_with("\n=== END ==="), "{ctx}");
     assert!(ctx.chars().count() <= 1500);
 
-    assert_eq!(hook(&env, &p, "user_prompt_submit.empty.json"), "");
+    support::assert_silent(&env, "an empty prompt", || {
+        hook(&env, &p, "user_prompt_submit.empty.json")
+    });
     // An async subagent's completion re-enters as a prompt Claude Code writes (issue 44): no
     // recall on its XML, even when it names what a memory is about.
     let notification = "<task-notification>\n<task-id>a1b2</task-id>\n<status>completed</status>\n\
         <summary>Agent \"Explore sync push\" completed</summary>\n<result>Sync push retries once with a \
         short backoff in src/sync/push.rs</result>\n</task-notification>";
-    let out = hook_json(
-        &env,
-        &p,
-        "UserPromptSubmit",
-        serde_json::json!({"prompt": notification}),
-    );
-    assert_eq!(out, "", "{out}");
+    support::assert_silent(&env, "a task notification", || {
+        hook_json(
+            &env,
+            &p,
+            "UserPromptSubmit",
+            serde_json::json!({"prompt": notification}),
+        )
+    });
 }
 
 /// Compaction (issue 44): PreCompact's plain output asks the summariser to keep the ids of the
@@ -469,17 +474,14 @@ fn compaction_keeps_the_ids_and_lets_memories_come_back() {
     };
     let prompt =
         serde_json::json!({"prompt": "How does sync push retry when the remote rejects it?"});
-    assert_eq!(
-        run("PreCompact", serde_json::json!({"trigger": "auto"})),
-        ""
-    );
+    support::assert_silent(&env, "PreCompact before any injection", || {
+        run("PreCompact", serde_json::json!({"trigger": "auto"}))
+    });
     let first = run("UserPromptSubmit", prompt.clone());
     assert!(first.contains(&mem_id(&id)), "{first}");
-    assert_eq!(
-        run("UserPromptSubmit", prompt.clone()),
-        "",
-        "once per session"
-    );
+    support::assert_silent(&env, "the same prompt again: once per session", || {
+        run("UserPromptSubmit", prompt.clone())
+    });
     let keep = run(
         "PreCompact",
         serde_json::json!({"trigger": "manual", "custom_instructions": ""}),
@@ -578,7 +580,9 @@ fn hungarian_prompt_is_handled_on_character_boundaries() {
         "Learning",
         "auth",
     );
+    let log = support::HookLog::mark(&env);
     let out = hook(&env, &p, "user_prompt_submit.hungarian.json");
+    log.assert_clean("a Hungarian prompt");
     if !out.is_empty() {
         let ctx = context_of(&out, "UserPromptSubmit");
         assert!(ctx.contains("=== PROJECT MEMORY"), "{ctx}");
@@ -661,7 +665,9 @@ fn pre_tool_use_bash_injects_for_the_command() {
         "{ctx}"
     );
     assert!(ctx.contains(&format!("[MEM#{}]", mem_id(&id))), "{ctx}");
-    assert_eq!(hook(&env, &p, "pre_tool_use.bash.json"), "", "deduplicated");
+    support::assert_silent(&env, "the same command again: deduplicated", || {
+        hook(&env, &p, "pre_tool_use.bash.json")
+    });
 }
 
 #[test]
@@ -702,7 +708,7 @@ fn post_tool_use_failure_recalls_past_fixes_and_skips_noise() {
         "post_tool_use_failure.bash_exit_code_only.json",
         "post_tool_use_failure.bash_short_error.json",
     ] {
-        assert_eq!(hook(&env, &p, skipped), "", "{skipped}");
+        support::assert_silent(&env, skipped, || hook(&env, &p, skipped));
     }
 }
 
@@ -725,7 +731,9 @@ fn subagent_start_uses_the_parent_task_and_subagent_stop_prints_nothing() {
     // In full or, below the full floor, in the index (`[MEM#<8 hex>]`, which starts the same).
     assert!(ctx.contains(&format!("[MEM#{}", mem_id(&id))), "{ctx}");
 
-    assert_eq!(hook(&env, &p, "subagent_stop.explore.json"), "");
+    support::assert_silent(&env, "SubagentStop", || {
+        hook(&env, &p, "subagent_stop.explore.json")
+    });
 }
 
 #[test]
@@ -743,7 +751,7 @@ fn stop_events_print_nothing() {
         "stop.hook_active.json",
         "stop.plain_session.json",
     ] {
-        assert_eq!(hook(&env, &p, f), "", "{f}");
+        support::assert_silent(&env, f, || hook(&env, &p, f));
     }
 }
 
@@ -767,6 +775,7 @@ fn eight_parallel_post_tool_use_hooks_keep_all_cache_keys() {
             serde_json::to_vec(&payload).unwrap()
         })
         .collect();
+    let log = support::HookLog::mark(&env);
     let outputs: Vec<(Output, Duration)> = std::thread::scope(|s| {
         let handles: Vec<_> = payloads
             .iter()
@@ -782,6 +791,7 @@ fn eight_parallel_post_tool_use_hooks_keep_all_cache_keys() {
         }
     }
     assert_eq!(cache_keys(&env, SESSION).len(), 8, "{}", log_text(&env));
+    log.assert_clean("eight parallel PostToolUse hooks");
 }
 
 #[test]
@@ -964,15 +974,17 @@ fn huge_tool_response_is_handled_quickly_and_not_stored() {
     let env = TestEnv::new();
     let p = project(&env, "hugeproj");
     let payload = p.payload("bad", "huge_tool_response.json");
-    let (out, took) = run_hook(&env, &p.repo, Some("PostToolUse"), &payload, &[]);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(out.stdout.is_empty());
+    let (_, took) = support::assert_silent(&env, "a 2 MB tool response", || {
+        run_hook(&env, &p.repo, Some("PostToolUse"), &payload, &[])
+    });
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(all_memories(&env, &p.repo).is_empty());
 }
 
 /// Another process holds the store for longer than the event's deadline: the hook waits only as
-/// long as its deadline allows, prints nothing, exits 0 in time and logs why.
+/// long as its deadline allows, prints nothing, exits 0 in time and logs why. That silence is a
+/// failure, not "nothing to say", and the silence check every quiet hook goes through
+/// (`support::assert_silent`) says so from the log.
 #[test]
 fn a_busy_store_gives_exit_0_and_no_output_inside_the_deadline() {
     // Each process opens the store itself here (no daemon, which would be the holder and serve).
@@ -986,8 +998,16 @@ fn a_busy_store_gives_exit_0_and_no_output_inside_the_deadline() {
     let holder = env.hold_store_lock(&p.repo);
     let payload = p.hook_payload("post_tool_use.read.json");
     let direct = [("WT_MEMORY_DAEMON", "0")];
-    let (out, took) = run_hook(&env, &p.repo, Some("PostToolUse"), &payload, &direct);
+    let mut ran = None;
+    let check = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        support::assert_silent(&env, "a hook on a busy store", || {
+            let run = run_hook(&env, &p.repo, Some("PostToolUse"), &payload, &direct);
+            ran = Some(run.clone());
+            run
+        })
+    }));
     drop(holder);
+    let (out, took) = ran.expect("the hook ran");
     assert_eq!(out.status.code(), Some(0));
     assert!(
         out.stdout.is_empty(),
@@ -1002,6 +1022,14 @@ fn a_busy_store_gives_exit_0_and_no_output_inside_the_deadline() {
         log_text(&env).contains("lock timeout"),
         "{}",
         log_text(&env)
+    );
+    let said = check
+        .err()
+        .and_then(|e| e.downcast::<String>().ok())
+        .expect("the silence check let a hook that failed open pass");
+    assert!(
+        said.contains("logged an error") && said.contains("lock timeout"),
+        "{said}"
     );
 }
 
@@ -1172,14 +1200,13 @@ fn without_the_model_hooks_inject_only_what_shares_the_query_terms() {
         lines[0].contains(&mem_id(mkcert["id"].as_str().unwrap())),
         "{ctx}"
     );
-    assert_eq!(
+    // A prompt sharing no word with any memory injects nothing.
+    support::assert_silent(&env, "a prompt sharing no word with any memory", || {
         hook_with(
             "UserPromptSubmit",
-            serde_json::json!({"prompt": "container killed for running out of RAM"})
-        ),
-        "",
-        "a prompt sharing no word with any memory injects nothing"
-    );
+            serde_json::json!({"prompt": "container killed for running out of RAM"}),
+        )
+    });
 }
 
 #[test]

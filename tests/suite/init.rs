@@ -923,14 +923,23 @@ fn written_hook_commands_run_with_each_event_fixture() {
     for (event, matcher, command, _, _) in all {
         let input = fixture_for(&event, &matcher, &repo);
         let mut cmd = std::process::Command::new("sh");
-        cmd.arg("-c").arg(&command).current_dir(&repo);
+        support::clean_env(&mut cmd)
+            .arg("-c")
+            .arg(&command)
+            .current_dir(&repo);
         for (k, v) in h.env.envs() {
             cmd.env(k, v);
         }
+        // A HOME of its own, the model where `wt-memory setup` put it: without the model every
+        // hook failed open here, silently, which the log check below now sees.
         cmd.env("CLAUDE_PROJECT_DIR", &repo)
             .env("HOME", h.env.path().join("home"))
+            .env("XDG_DATA_HOME", support::model_data_home())
             .env("PATH", path_with_bins());
+        let log = support::HookLog::mark(&h.env);
         let out = run(&mut cmd, Some(&input));
+        // Silent or not, no hook of the written commands failed on the way.
+        log.assert_clean(&format!("`{command}` with the {event} fixture"));
         assert!(
             out.status.success(),
             "`{command}` with the {event} fixture exited {:?}: {}",
@@ -1207,9 +1216,7 @@ fn init_without_the_model_says_so_and_still_wires_the_project() {
     assert!(settings(&repo)["hooks"]["UserPromptSubmit"].is_array());
     // With the model (the `wt-memory setup` cache of the user running the tests; the harness
     // gives init a HOME of its own), init says nothing about it.
-    let real_data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"));
+    let real_data = support::model_data_home();
     let repo2 = h.env.git_repo("with-model");
     let out = h.project_env(&repo2, &["init"], true, &[("XDG_DATA_HOME", &real_data)]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("no embedding model"));

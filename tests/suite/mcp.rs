@@ -68,6 +68,9 @@ async fn start(env: &TestEnv, launch: Launch<'_>) -> Client {
             .env_remove("SHODH_STORAGE")
             .env_remove("WT_MEMORY_BIN")
             .env_remove("WT_MCP_TIMEOUT_SECS");
+        for k in support::leaked_vars() {
+            c.env_remove(k);
+        }
         for (k, v) in env.envs() {
             c.env(k, v);
         }
@@ -1216,6 +1219,9 @@ impl RawServer {
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr_file).unwrap())
             .kill_on_drop(true);
+        for k in support::leaked_vars() {
+            cmd.env_remove(k);
+        }
         for (k, v) in env.envs() {
             cmd.env(k, v);
         }

@@ -97,16 +97,18 @@ fn a_scripted_session_shows_injections_abstentions_and_the_one_cited_memory() {
         .find(|s| webhook.replace('-', "").starts_with(s.as_str()))
         .unwrap_or_else(|| panic!("{webhook} among {ids:?}"))
         .clone();
-    let silent = hook(
-        &env,
-        &repo,
-        &prompt(
+    // Nothing relevant: the hook abstains.
+    support::assert_silent(&env, "an unrelated prompt", || {
+        hook(
+            &env,
             &repo,
-            "Write a haiku about autumn leaves falling on a quiet pond",
-        ),
-        &[],
-    );
-    assert_eq!(silent, "", "nothing relevant: the hook abstains");
+            &prompt(
+                &repo,
+                "Write a haiku about autumn leaves falling on a quiet pond",
+            ),
+            &[],
+        )
+    });
 
     // The transcript: the agent cites the webhook memory; another injected memory is not used.
     let transcript = repo.join("t.jsonl");

@@ -3,8 +3,8 @@
 //! charts, not a blank page. `WT_SAVE_REPORT_SCREENSHOT=1` also copies the screenshot to
 //! `docs/report.png` for the user guide.
 
+use crate::support;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -257,11 +257,9 @@ fn pixels(png_path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
 #[test]
 fn report_renders_in_chromium() {
     if which::which("chromium").is_err() {
-        // Straight to the stderr handle: the test harness swallows eprintln! from passing tests.
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n\n*** SKIPPED: chromium not installed (scripts/deps.sh installs it), \
-             so the HTML report was NOT checked in a browser ***\n"
+        support::skipped(
+            "report_renders_in_chromium",
+            "chromium not installed (scripts/deps.sh installs it), so the HTML report was not checked in a browser",
         );
         return;
     }

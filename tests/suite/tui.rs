@@ -135,18 +135,19 @@ fn tmux_installed() -> bool {
 #[test]
 fn browse_open_forget_search_and_quit_in_a_real_terminal() {
     if !tmux_installed() {
-        eprintln!(
-            "SKIPPED: tmux not installed: the real-terminal test of `wt-memory tui` did not run"
+        support::skipped(
+            "browse_open_forget_search_and_quit_in_a_real_terminal",
+            "tmux not installed (scripts/deps.sh installs it)",
         );
         return;
     }
     let env = TestEnv::new();
     let repo = project(&env);
     // The isolated environment, as `env.cmd` gives it, through `env` in tmux's shell command.
-    let mut command = vec![
-        "env".to_string(),
-        "-u SHODH_STORAGE -u CLAUDE_PROJECT_DIR".into(),
-    ];
+    let mut command = vec!["env".to_string()];
+    for k in support::leaked_vars() {
+        command.push(format!("-u {k}"));
+    }
     for (k, v) in env.envs() {
         command.push(format!("{k}={}", quoted(&v)));
     }

@@ -60,8 +60,7 @@ impl TestEnv {
         for (k, v) in self.envs() {
             c.env(k, v);
         }
-        c.env_remove("SHODH_STORAGE")
-            .env_remove("CLAUDE_PROJECT_DIR");
+        clean_env(&mut c);
         c
     }
 
@@ -228,6 +227,206 @@ pub fn hold_lock(lock: &Path) -> LockHolder {
         std::thread::sleep(std::time::Duration::from_millis(25));
     }
     panic!("flock never took {}", lock.display());
+}
+
+/// Variables of the environment the tests run in that would change what a test measures: the
+/// shipped product reads the `WT_MEMORY_TUNE_*` tuning variables (base/src/config.rs), so one left
+/// exported by a study would silently move every score; and a store or project of the caller's.
+/// A test that tunes on purpose sets its variable on the command after this (`cmd.env(...)` wins).
+/// `WT_MEMORY_DAEMON` is kept: `scripts/test.sh` runs the suite a second time with it set to 0.
+pub fn leaked_vars() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| {
+            k.starts_with("WT_MEMORY_TUNE_")
+                || matches!(
+                    k.as_str(),
+                    "SHODH_STORAGE"
+                        | "CLAUDE_PROJECT_DIR"
+                        | "CLAUDE_PLUGIN_ROOT"
+                        | "CLAUDE_PLUGIN_DATA"
+                        | "WT_HOOK_DISABLED"
+                        | "WT_HOOK_DEBUG"
+                        | "WT_MEMORY_USE_PRIOR"
+                        | "WT_MEMORY_METRICS"
+                        | "WT_MEMORY_LOCK_WAIT_SECS"
+                        | "WT_MEMORY_MACHINE"
+                        | "WT_MEMORY_DAEMON_IDLE_SECS"
+                )
+        })
+        .collect()
+}
+
+/// Remove [`leaked_vars`] from a command of ours (every `TestEnv::cmd` gets this).
+pub fn clean_env(cmd: &mut Command) -> &mut Command {
+    for k in leaked_vars() {
+        cmd.env_remove(k);
+    }
+    cmd
+}
+
+/// The tools' log (`$XDG_STATE_HOME/wt-tools/wt-hook-memory.log`, base/src/log.rs): a hook is
+/// fail-open, so when it errs or misses its budget it exits 0 and prints nothing, exactly as when
+/// it has nothing to say; this log is the only place that tells the two apart. A mark remembers
+/// where the log ended, so what a run added can be read on its own.
+pub struct HookLog {
+    path: PathBuf,
+    start: u64,
+}
+
+impl HookLog {
+    /// The log of `env` as it is now (the service `env` starts logs there too).
+    pub fn mark(env: &TestEnv) -> HookLog {
+        let path = env.path().join("state/wt-tools/wt-hook-memory.log");
+        let start = std::fs::metadata(&path).map_or(0, |m| m.len());
+        HookLog { path, start }
+    }
+
+    /// The lines written since the mark (all of the file if it was rotated meanwhile).
+    pub fn lines(&self) -> Vec<String> {
+        let bytes = std::fs::read(&self.path).unwrap_or_default();
+        let from = if (bytes.len() as u64) < self.start {
+            0
+        } else {
+            self.start as usize
+        };
+        String::from_utf8_lossy(&bytes[from..])
+            .lines()
+            .map(String::from)
+            .collect()
+    }
+
+    /// The lines since the mark that say a hook failed or missed its budget ([`is_trouble`]).
+    pub fn trouble(&self) -> Vec<String> {
+        self.lines().into_iter().filter(|l| is_trouble(l)).collect()
+    }
+
+    /// Require that nothing since the mark says a hook failed or missed its budget.
+    pub fn assert_clean(&self, what: &str) {
+        let trouble = self.trouble();
+        assert!(
+            trouble.is_empty(),
+            "{what}: the hook logged an error or a missed budget ({}):\n{}",
+            self.path.display(),
+            trouble.join("\n")
+        );
+    }
+}
+
+/// Words of the messages a hook logs when it runs out of time or the store did not answer in its
+/// budget (src/fronts/hook/{mod,memory}.rs, base/src/hook_front.rs): some are INFO lines (a write
+/// spooled for later), the rest ERROR.
+const BUDGET_WORDS: &[&str] = &[
+    "deadline",
+    "budget",
+    "spooled",
+    "did not answer",
+    "no time left",
+    "lock timeout",
+    "timed out",
+];
+
+/// Is this log line (`<time> pid=<pid> <event> <LEVEL>: <message>`) an error, a warning or a
+/// missed budget? Only INFO and DEBUG lines free of [`BUDGET_WORDS`] are not; a line not in that
+/// shape counts as trouble too.
+pub fn is_trouble(line: &str) -> bool {
+    let mut parts = line.splitn(4, ' ');
+    let (Some(_time), Some(pid), Some(_event), Some(rest)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return !line.trim().is_empty();
+    };
+    let Some((level, message)) = rest.split_once(": ") else {
+        return true;
+    };
+    !pid.starts_with("pid=")
+        || !matches!(level, "INFO" | "DEBUG")
+        || BUDGET_WORDS.iter().any(|w| message.contains(w))
+}
+
+/// What a hook run gave back, as [`assert_silent`] reads it.
+pub trait HookRun {
+    /// The exit status, when this value still holds it (a wrapper that returns stdout alone has
+    /// checked it already).
+    fn status(&self) -> Option<std::process::ExitStatus> {
+        None
+    }
+    fn stdout(&self) -> &[u8];
+}
+
+impl HookRun for Output {
+    fn status(&self) -> Option<std::process::ExitStatus> {
+        Some(self.status)
+    }
+    fn stdout(&self) -> &[u8] {
+        &self.stdout
+    }
+}
+
+impl HookRun for String {
+    fn stdout(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl<T: HookRun> HookRun for (T, std::time::Duration) {
+    fn status(&self) -> Option<std::process::ExitStatus> {
+        self.0.status()
+    }
+    fn stdout(&self) -> &[u8] {
+        self.0.stdout()
+    }
+}
+
+/// The one check of a hook that must stay silent: `run` (one hook run, or several) exits 0, prints
+/// nothing, and leaves no error, warning or missed budget in the hook's log ([`HookLog`]). Exit 0
+/// and an empty stdout alone cannot tell "nothing to say" from a hook that failed open. Returns
+/// what `run` returned.
+pub fn assert_silent<R: HookRun>(env: &TestEnv, what: &str, run: impl FnOnce() -> R) -> R {
+    let log = HookLog::mark(env);
+    let out = run();
+    if let Some(status) = out.status() {
+        assert_eq!(status.code(), Some(0), "{what}: exit {status:?}");
+    }
+    assert!(
+        out.stdout().is_empty(),
+        "{what}: must print nothing, printed {:?}",
+        String::from_utf8_lossy(out.stdout())
+    );
+    log.assert_clean(what);
+    out
+}
+
+/// A test that cannot run here (a missing tool, or not root for a second uid): say so where it
+/// cannot be missed, past the harness's capture of a passing test's output, and fail under
+/// `CI=true` (`.ci/run`), where every test must run. Call it and return.
+pub fn skipped(test: &str, why: &str) {
+    let line = format!("SKIPPED {test}: {why}: this test did NOT run");
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{line}, and CI=true requires it to run");
+    }
+    use std::io::Write;
+    let bar = "#".repeat(100);
+    let _ = writeln!(std::io::stderr(), "\n{bar}\n# {line}\n{bar}");
+}
+
+/// Does this process run as root, as the cross-user tests need (a client, a directory or a
+/// listener of another uid)? When not, [`skipped`] says so and the caller returns.
+pub fn root_or_skipped(test: &str, why: &str) -> bool {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        return true;
+    }
+    skipped(test, &format!("needs root {why}"));
+    false
+}
+
+/// The data home where `wt-memory setup` put the model for the user running the tests, for a
+/// command given a HOME of its own (without it, such a command's hooks find no model and fail).
+pub fn model_data_home() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"))
 }
 
 /// Path of a binary built by this package (cargo sets CARGO_BIN_EXE_* only for the test's own
