@@ -213,7 +213,9 @@ impl Config {
             Some(dir) => dir.join("wt-tools"),
             // Checked to be ours and private before use (`paths::ensure_private_dir`): another
             // user may have made it first.
-            None => std::env::temp_dir().join(format!("wt-tools-{}", crate::os::process::real_uid())),
+            None => {
+                std::env::temp_dir().join(format!("wt-tools-{}", crate::os::process::real_uid()))
+            }
         };
         let claude_config_dir = abs_dir("CLAUDE_CONFIG_DIR");
         let claude_user_config = match &claude_config_dir {

@@ -44,7 +44,9 @@ fn configure_engine() -> Option<Assets> {
         }
     }
     if assets.is_some() {
-        crate::os::files::with_stderr_silenced(|| shodh_memory::embeddings::minilm::pre_init_ort_runtime(true));
+        crate::os::files::with_stderr_silenced(|| {
+            shodh_memory::embeddings::minilm::pre_init_ort_runtime(true)
+        });
     }
     assets
 }
@@ -57,4 +59,3 @@ pub fn prepare_process() {
     get();
     engine_assets();
 }
-

@@ -68,7 +68,9 @@ pub fn setup(opts: &SetupOptions) -> anyhow::Result<Assets> {
             return Ok(a);
         }
     }
-    let parent = dest.parent().ok_or_else(|| anyhow!("{} has no parent folder", dest.display()))?;
+    let parent = dest
+        .parent()
+        .ok_or_else(|| anyhow!("{} has no parent folder", dest.display()))?;
     std::fs::create_dir_all(parent)?;
     // The model and runtime are public files, not memory: they get the usual umask, not the
     // tools' private one (container images share them between users).
@@ -110,7 +112,9 @@ pub fn setup(opts: &SetupOptions) -> anyhow::Result<Assets> {
 /// files by name: air-gapped machines, tests), else PyPI.
 fn source_url(file: &Download) -> String {
     match std::env::var("WT_MEMORY_MODEL_MIRROR") {
-        Ok(mirror) if !mirror.is_empty() => format!("{}/{}", mirror.trim_end_matches('/'), file.file),
+        Ok(mirror) if !mirror.is_empty() => {
+            format!("{}/{}", mirror.trim_end_matches('/'), file.file)
+        }
         _ => file.url.to_string(),
     }
 }
@@ -135,7 +139,10 @@ fn fetch(file: &Download, cache: &Path) -> anyhow::Result<PathBuf> {
         .call()
         .map_err(|e| anyhow!("cannot download {url}: {e}; check the network (or HTTPS_PROXY), then run `wt-memory setup` again"))?;
     let resumed = response.status() == 206;
-    let total = response.body().content_length().map(|n| n + if resumed { have } else { 0 });
+    let total = response
+        .body()
+        .content_length()
+        .map(|n| n + if resumed { have } else { 0 });
     let mut out = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
@@ -227,8 +234,14 @@ struct Progress {
 impl Progress {
     fn new(name: &'static str, total: Option<u64>, from: u64) -> Progress {
         use std::io::IsTerminal;
-        let size = total.map(|t| format!(" ({:.1} MB)", t as f64 / 1e6)).unwrap_or_default();
-        let resume = if from > 0 { format!(", resuming at {:.1} MB", from as f64 / 1e6) } else { String::new() };
+        let size = total
+            .map(|t| format!(" ({:.1} MB)", t as f64 / 1e6))
+            .unwrap_or_default();
+        let resume = if from > 0 {
+            format!(", resuming at {:.1} MB", from as f64 / 1e6)
+        } else {
+            String::new()
+        };
         eprintln!("wt-memory setup: downloading {name}{size}{resume}");
         Progress {
             name,
@@ -242,7 +255,11 @@ impl Progress {
         let Some(total) = self.total.filter(|t| *t > 0) else {
             return;
         };
-        let step = if self.terminal { total / 100 } else { total / 4 };
+        let step = if self.terminal {
+            total / 100
+        } else {
+            total / 4
+        };
         if got < self.shown + step.max(1) && got < total {
             return;
         }
@@ -295,7 +312,9 @@ fn install_with_uv(target: &str, staging: &Path) -> anyhow::Result<()> {
         "x86_64-unknown-linux-gnu" => "x86_64-manylinux_2_28",
         "aarch64-apple-darwin" => "aarch64-apple-darwin",
         "x86_64-apple-darwin" => "x86_64-apple-darwin",
-        _ => bail!("there is no {WHEEL_SPEC} wheel for {target}; run `wt-memory setup` without --uv"),
+        _ => {
+            bail!("there is no {WHEEL_SPEC} wheel for {target}; run `wt-memory setup` without --uv")
+        }
     };
     let out = duct::cmd!(
         &uv,

