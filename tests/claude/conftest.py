@@ -117,7 +117,7 @@ def pytest_sessionfinish(session, exitstatus):
     """Under CI=true: every test collected for each wiring passed, and each wiring has tests."""
     if not in_ci():
         return
-    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")  # its stats: the reports
     collected = getattr(session.config, "_wt_collected", {})
     passed = {w: 0 for w in WIRINGS}
     for rep in (tr.stats.get("passed", []) if tr else []):
@@ -132,16 +132,17 @@ def pytest_sessionfinish(session, exitstatus):
         if (collected.get(w, 0) == 0 and not narrowed) or passed[w] != collected.get(w, 0)
     ]
     counts = ", ".join(f"{w} {passed[w]}/{collected.get(w, 0)}" for w in WIRINGS)
-    if tr:
-        tr.ensure_newline()
-        tr.write_line(f"real Claude Code, per wiring (CI=true): {counts} passed")
-    if bad and session.exitstatus == 0:
-        if tr:
-            tr.write_line("FAILED: under CI=true every test of both wirings must pass: " + "; ".join(bad), red=True)
-        session.exitstatus = 1
+    session.config._wt_wirings = [f"real Claude Code, per wiring (CI=true): {counts} passed"]
+    if bad:
+        session.config._wt_wirings.append(
+            "FAILED: under CI=true every test of both wirings must pass: " + "; ".join(bad))
+        if session.exitstatus == 0:
+            session.exitstatus = 1
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
+    for line in getattr(config, "_wt_wirings", []):
+        terminalreporter.write_line(line, red=line.startswith("FAILED"))
     if not MEASURED:
         return
     tr = terminalreporter
