@@ -41,14 +41,19 @@ pub const SYSTEM: &str = if cfg!(target_os = "macos") {
     "Linux"
 };
 
+/// How much of a file's start [`binary_kind`] reads: an ELF header's machine is at byte 18, and
+/// a universal Mach-O lists up to 16 machines in its first 328 bytes. (The hook's front asks this
+/// of the ONNX Runtime library on every event: one small read.)
+const HEADER_BYTES: usize = 512;
+
 /// The machine code in the file at `path`: `None` when it is neither ELF nor Mach-O (a script)
-/// or cannot be read. Reads the first 4 KiB at most.
+/// or cannot be read.
 pub fn binary_kind(path: &std::path::Path) -> Option<Binary> {
     use std::io::Read;
-    let mut head = Vec::with_capacity(4096);
+    let mut head = Vec::with_capacity(HEADER_BYTES);
     std::fs::File::open(path)
         .ok()?
-        .take(4096)
+        .take(HEADER_BYTES as u64)
         .read_to_end(&mut head)
         .ok()?;
     parse_header(&head)
