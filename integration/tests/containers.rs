@@ -948,9 +948,12 @@ async fn plugin_runs_from_a_pinned_archive_in_a_fresh_data_dir() -> Result<()> {
 
 /// The real Claude Code in a container (issue 44): the pinned CLI runs `claude -p` sessions
 /// against the scripted Messages API, inside the image of `.ci/images.sh claude-tests`, with the
-/// project's hooks and MCP server wired by `wt-project init` there: the prompt's memory reaches the
-/// model, an MCP remember/recall round trip lands in the store, the guard stops a repeat, and the
-/// Stop extraction is stored after `claude -p` has exited.
+/// project's hooks and MCP server wired both ways there, by `wt-project init` and as the plugin
+/// from this checkout's marketplace (issue 54): the prompt's memory reaches the model, an MCP
+/// remember/recall round trip lands in the store, the guard stops a repeat, and the Stop
+/// extraction is stored after `claude -p` has exited. The checkout's `tests/claude`,
+/// `.claude-plugin` and `plugin` go in on stdin (no bind mount, so a remote daemon works too); the
+/// run is `CI=true`, so nothing may skip and every selected test of each wiring must pass.
 #[tokio::test]
 async fn real_claude_code_sessions_in_container() -> Result<()> {
     if !docker_or_skip("real_claude_code_sessions_in_container").await {
@@ -958,24 +961,25 @@ async fn real_claude_code_sessions_in_container() -> Result<()> {
     }
     let image = std::env::var("WT_CLAUDE_TESTS_IMAGE")
         .unwrap_or_else(|_| "wt-memory-claude-tests:latest".into());
-    let selected = "init and (memory_reaches or remember_then_recall or guard or stop_extracts)";
+    let selected =
+        "(init or plugin) and (memory_reaches or remember_then_recall or guard or stop_extracts)";
+    let script = format!(
+        "set -e; mkdir /tmp/co; tar -x -C /tmp/co; \
+         exec python3 -m pytest /tmp/co/tests/claude -q -rs -p no:cacheprovider -k '{selected}'"
+    );
+    let pipeline = format!(
+        "tar -C '{}' --exclude=__pycache__ -cf - tests/claude .claude-plugin plugin \
+         | docker run -i --rm -e CI=true '{image}' sh -c \"{script}\"",
+        repo_root().display()
+    );
     let out = tokio::time::timeout(
-        Duration::from_secs(300),
-        tokio::process::Command::new("docker")
-            .args(["run", "--rm", "-e", "CI=true", &image])
-            .args([
-                "python3",
-                "-m",
-                "pytest",
-                "/opt/wt-tests/claude",
-                "-q",
-                "-rs",
-            ])
-            .args(["-p", "no:cacheprovider", "-k", selected])
+        Duration::from_secs(420),
+        tokio::process::Command::new("bash")
+            .args(["-o", "pipefail", "-c", &pipeline])
             .output(),
     )
     .await
-    .context("the real-Claude-Code tests in the container took over 5 minutes")??;
+    .context("the real-Claude-Code tests in the container took over 7 minutes")??;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -983,8 +987,12 @@ async fn real_claude_code_sessions_in_container() -> Result<()> {
     );
     assert!(out.status.success(), "pytest in {image} failed:\n{text}");
     assert!(
-        text.contains("4 passed"),
-        "expected 4 real sessions to pass:\n{text}"
+        text.contains("8 passed"),
+        "expected 8 real sessions to pass, 4 per wiring:\n{text}"
+    );
+    assert!(
+        text.contains("init 4/4, plugin 4/4 passed"),
+        "both wirings, 4 each:\n{text}"
     );
     assert!(!text.contains("skipped"), "{text}");
     Ok(())
