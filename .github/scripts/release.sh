@@ -127,6 +127,10 @@ test_suite() {
       cargo test --locked --no-run
       cargo test --locked -p wt-memory-base
       "${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup
+      # tests/suite/setup.rs serves this platform's pinned files from a local mirror.
+      WT_TEST_WHEELS="$PWD/${CARGO_TARGET_DIR:-target}/test-wheels"
+      export WT_TEST_WHEELS
+      "${CARGO_TARGET_DIR:-target}/debug/wt-memory" setup --download-to "$WT_TEST_WHEELS" >/dev/null
       cargo test --locked --no-fail-fast -- --test-threads=2 ${skip[@]+"${skip[@]}"}
       WT_MEMORY_DAEMON=0 cargo test --locked --no-fail-fast -- --test-threads=2 ${skip[@]+"${skip[@]}"}
       ;;

@@ -45,6 +45,9 @@ pub fn setup(opts: &SetupOptions) -> anyhow::Result<Assets> {
         None => cache_dir(),
     };
     let foreign = target != crate::os::platform::TARGET;
+    if foreign && opts.into.is_none() {
+        bail!("--target {target} fetches another platform's files: give --into DIR (or --download-to DIR), not this machine's cache");
+    }
     let lib_name = if target.contains("apple") {
         "libonnxruntime.dylib"
     } else {
@@ -106,6 +109,15 @@ pub fn setup(opts: &SetupOptions) -> anyhow::Result<Assets> {
     }
     std::fs::rename(staging.keep(), &dest)?;
     found(&dest).ok_or_else(|| anyhow!("model files vanished from {}", dest.display()))
+}
+
+/// Download the pinned files for `target` (this platform's when `None`) into `dir`, each checked
+/// against its sha256, without unpacking them: a mirror for `WT_MEMORY_MODEL_MIRROR` (air-gapped
+/// machines, the tests' local server). A file already there with the pinned sha256 is kept.
+pub fn download_to(target: Option<&str>, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let target = target.unwrap_or(crate::os::platform::TARGET);
+    let files = downloads(target).ok_or_else(|| anyhow!("no pinned model files for {target}"))?;
+    files.iter().map(|file| fetch(file, dir)).collect()
 }
 
 /// Where `file` is fetched from: the mirror named by `WT_MEMORY_MODEL_MIRROR` (a URL holding the

