@@ -226,6 +226,24 @@ def text_after_tool_result(req: dict) -> str:
 
 
 # --- the world --------------------------------------------------------------------------------
+def onboard(home: Path, repo: Path) -> None:
+    """A Claude Code home with onboarding done, no tips or release notes, and `repo` trusted, so
+    `claude -p` never prompts."""
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "lastOnboardingVersion": "2.1.332",
+                "lastReleaseNotesSeen": "2.1.332",
+                "numStartups": 1,
+                "autoUpdates": False,
+                "projects": {str(repo): {"hasTrustDialogAccepted": True, "allowedTools": []}},
+            },
+            indent=2,
+        )
+    )
+
+
 class World:
     """A throwaway HOME, git repository and memory store, and the scripted API."""
 
@@ -248,20 +266,7 @@ class World:
             d.mkdir(parents=True, exist_ok=True)
         self.runtime.chmod(0o700)
         (self.shim / "claude").symlink_to(self.claude)
-        # Onboarding done, no tips or release notes, the project trusted: `-p` never prompts.
-        (self.home / ".claude.json").write_text(
-            json.dumps(
-                {
-                    "hasCompletedOnboarding": True,
-                    "lastOnboardingVersion": "2.1.332",
-                    "lastReleaseNotesSeen": "2.1.332",
-                    "numStartups": 1,
-                    "autoUpdates": False,
-                    "projects": {str(self.repo): {"hasTrustDialogAccepted": True, "allowedTools": []}},
-                },
-                indent=2,
-            )
-        )
+        onboard(self.home, self.repo)
         self.wiring: str | None = None
         self.path_prefix: list[Path] = []
         self.extra_env: dict[str, str] = {}

@@ -35,8 +35,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claude"))
 
 import harness  # noqa: E402
-from harness import context_text, last_tool_result, system_messages  # noqa: E402
-from mock_api import MockApi, tool_result_text  # noqa: E402
+from harness import context_text, last_tool_result, system_messages, tool_use_ids  # noqa: E402
+from mock_api import MockApi, last_user_message, tool_result_text, tool_results  # noqa: E402
 
 REPO = harness.REPO
 BASE_IMAGE = os.environ.get("WT_BASE_IMAGE", "debian:bookworm-slim")
@@ -123,18 +123,7 @@ def machine(tmp_path):
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "init"], check=True)
-    (home / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "lastOnboardingVersion": "2.1.332",
-                "lastReleaseNotesSeen": "2.1.332",
-                "numStartups": 1,
-                "autoUpdates": False,
-                "projects": {str(repo): {"hasTrustDialogAccepted": True, "allowedTools": []}},
-            }
-        )
-    )
+    harness.onboard(home, repo)
     files = Files(dist)
     with MockApi(log_path=tmp_path / "api.jsonl") as api:
         name = f"wt-install-{os.getpid()}-{int(time.time())}"
@@ -207,7 +196,11 @@ def test_plugin_install_to_first_injection_with_nothing_to_build(machine):
     assert first_session, "the first session sent no request"
     told = "\n".join(system_messages(first_session[0])) or context_text(first_session[0])
     session_start = told.split("SessionStart hook additional context:", 1)[1].strip().split("\n\n")[0][:400] if "SessionStart hook additional context:" in told else ""
-    saved = [r for r in first_session if PREFIX + "remember" in json.dumps(r["body"].get("messages", [])[-1:])]
+    saved = [
+        r
+        for r in first_session
+        if any(b.get("tool_use_id") in tool_use_ids(r["body"], PREFIX + "remember") for b in tool_results(last_user_message(r["body"])))
+    ]
     assert saved, f"the agent's remember call never came back:\n{debug1.read_text(errors='replace')[-3000:]}"
     result = last_tool_result(saved[0])
     assert not result.get("is_error"), f"remember failed: {tool_result_text(result)}"

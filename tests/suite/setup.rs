@@ -275,6 +275,21 @@ fn foreign_binary(path: &Path) -> &'static str {
     }
 }
 
+/// Run `hook` (a `wt-hook-memory UserPromptSubmit`) on a prompt in `repo`: it must exit 0 and print
+/// nothing at all (its log says why).
+fn prompt_hook_stays_silent(hook: &mut std::process::Command, repo: &Path) {
+    let payload = serde_json::json!({
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "s-other-machine",
+        "cwd": repo,
+        "prompt": "how do we deploy the service?",
+    })
+    .to_string();
+    let out = run(hook, Some(&payload));
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+}
+
 #[test]
 fn a_runtime_of_another_machine_is_named_with_its_fix_and_a_hook_stays_silent_and_logs_it() {
     let env = TestEnv::new();
@@ -319,16 +334,7 @@ fn a_runtime_of_another_machine_is_named_with_its_fix_and_a_hook_stays_silent_an
     let mut hook = env.cmd("wt-hook-memory", &repo);
     hook.arg("UserPromptSubmit");
     with_copy(&mut hook);
-    let payload = serde_json::json!({
-        "hook_event_name": "UserPromptSubmit",
-        "session_id": "s-arch",
-        "cwd": repo,
-        "prompt": "how do we deploy the service?",
-    })
-    .to_string();
-    let out = run(&mut hook, Some(&payload));
-    assert!(out.status.success());
-    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    prompt_hook_stays_silent(&mut hook, &repo);
     assert!(
         log.lines()
             .iter()
@@ -373,16 +379,7 @@ fn an_engine_of_another_machine_is_named_instead_of_run_by_the_shell() {
         hook.env(k, v);
     }
     clean_env(&mut hook);
-    let payload = serde_json::json!({
-        "hook_event_name": "UserPromptSubmit",
-        "session_id": "s-engine",
-        "cwd": repo,
-        "prompt": "how do we deploy the service?",
-    })
-    .to_string();
-    let out = run(&mut hook, Some(&payload));
-    assert!(out.status.success());
-    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    prompt_hook_stays_silent(&mut hook, &repo);
     assert!(
         log.lines()
             .iter()
