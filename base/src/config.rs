@@ -384,24 +384,6 @@ pub fn locate_binary(name: &str) -> Option<PathBuf> {
         .or_else(|| which::which(name).ok())
 }
 
-/// The engine binary (`wt-memory-engine`) beside this one or on PATH, checked to be built for this
-/// machine: a program of another would not start, or, worse, be run by the shell as a script.
-/// `Err` is the one line to show or log.
-pub fn locate_engine() -> Result<PathBuf, String> {
-    let engine = crate::wire::ENGINE;
-    let path = locate_binary(engine).ok_or_else(|| {
-        format!("{engine} is neither next to this program nor on PATH; reinstall wt-tools (`cargo install --path .` installs it)")
-    })?;
-    crate::os::platform::check_native(&path).map_err(|why| {
-        format!(
-            "{} is {why}; reinstall wt-tools for this machine (release target {})",
-            path.display(),
-            crate::os::platform::TARGET
-        )
-    })?;
-    Ok(path)
-}
-
 /// The project directory a hook or the MCP server works on, and where it came from.
 #[derive(Debug, Clone)]
 pub struct ProjectDir {

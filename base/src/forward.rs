@@ -215,11 +215,29 @@ fn finish(done: Forwarded) -> ExitCode {
     ExitCode::from(done.code)
 }
 
+/// The engine binary (`wt-memory-engine`) beside this one or on PATH, checked to be built for this
+/// machine: a program of another would not start, or, worse, be run by the shell as a script.
+/// `Err` is the one line to show or log.
+pub fn locate_engine() -> Result<std::path::PathBuf, String> {
+    let engine = ENGINE;
+    let path = config::locate_binary(engine).ok_or_else(|| {
+        format!("{engine} is neither next to this program nor on PATH; reinstall wt-tools (`cargo install --path .` installs it)")
+    })?;
+    crate::os::platform::check_native(&path).map_err(|why| {
+        format!(
+            "{} is {why}; reinstall wt-tools for this machine (release target {})",
+            path.display(),
+            crate::os::platform::TARGET
+        )
+    })?;
+    Ok(path)
+}
+
 /// Replace this process with the engine binary, run with the same arguments and the standard
 /// input this process may already have read.
 fn run_engine(args: Vec<OsString>, stdin: &[u8]) -> ExitCode {
     use std::os::unix::process::CommandExt;
-    let engine = match config::locate_engine() {
+    let engine = match locate_engine() {
         Ok(engine) => engine,
         Err(why) => {
             eprintln!("wt-memory: {why}");

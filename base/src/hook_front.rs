@@ -284,7 +284,7 @@ fn print_line(line: &str) {
 fn run_engine_detached(args: &[String], input: &[u8], event: &str) {
     use std::os::unix::process::CommandExt;
     use std::process::Stdio;
-    let engine = match config::locate_engine() {
+    let engine = match crate::forward::locate_engine() {
         Ok(engine) => engine,
         Err(why) => return crate::log::error(event, &why),
     };
@@ -311,7 +311,7 @@ fn run_engine_detached(args: &[String], input: &[u8], event: &str) {
 /// input. Nothing is printed if that fails: the hook stays silent and says why in its log.
 fn run_engine(flag: &str, args: &[String], input: &[u8], event: &str) {
     use std::os::unix::process::CommandExt;
-    let engine = match config::locate_engine() {
+    let engine = match crate::forward::locate_engine() {
         Ok(engine) => engine,
         Err(why) => return crate::log::error(event, &why),
     };
