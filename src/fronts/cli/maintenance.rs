@@ -317,6 +317,8 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             into,
             download_to: None,
         } => {
+            // Files put elsewhere (packaging) are not what this machine's recall uses.
+            let for_this_machine = into.is_none();
             let assets = model::setup(&model::SetupOptions {
                 force,
                 with_uv: uv,
@@ -325,7 +327,9 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             })?;
             println!("Model installed: {}", assets.model_dir.display());
             println!("ONNX Runtime:    {}", assets.ort_lib.display());
-            println!("Recall is semantic (MiniLM-L6).");
+            if for_this_machine {
+                println!("Recall is semantic (MiniLM-L6).");
+            }
         }
         Cmd::Doctor => print_doctor(&doctor::run(client)),
         Cmd::Serve => crate::daemon::serve(
