@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Latency and memory figures for the hot paths (a benchmark, not a test): a cold `wt-memory recall`
 # and `proactive` on a seeded store, `wt-hook-memory` PostToolUse (Read) and UserPromptSubmit end
-# to end, and MCP `recall`/`remember` round trips over stdio (scripts/bench_mcp.py).
+# to end, and MCP `recall`/`remember` round trips over stdio (bench/mcp.py). The other benchmarks
+# and this one's helpers are in bench/ (bench/README.md).
 # Usage: scripts/bench.sh [runs]   (default 30)   (build first: cargo build --bins; model: wt-memory setup)
 # By default this measures the resident service (WT_MEMORY_DAEMON=0: every process opens the store),
 # warm, plus a cold first call
@@ -53,7 +54,7 @@ while IFS= read -r note; do printf "%s" "$note" | "$bin/wt-memory" remember --ty
 # WT_BENCH_SIZE=N (> 209): grow the store to N with variants of the dev memories, through import.
 if [ "$size" -gt "$(wc -l < "$tmp/notes.txt")" ]; then
   "$bin/wt-memory" export --output "$tmp/seed.json"
-  python3 "$OLDPWD/scripts/grow_store.py" "$tmp/seed.json" "$size" > "$tmp/grown.json"
+  python3 "$OLDPWD/bench/grow_store.py" "$tmp/seed.json" "$size" > "$tmp/grown.json"
   start=$(date +%s%N)
   "$bin/wt-memory" import "$tmp/grown.json" >/dev/null
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -119,15 +120,15 @@ if [ "${WT_MEMORY_DAEMON:-1}" != 0 ]; then
   measure "cold first hook (UserPromptSubmit)" sh -c "'$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
   before=""; runs=$runs_saved
 fi
-python3 "$OLDPWD/scripts/bench_mcp.py" "$bin/wt-mcp-server" "$repo" "$runs"
+python3 "$OLDPWD/bench/mcp.py" "$bin/wt-mcp-server" "$repo" "$runs"
 mkdir -p "$tmp/payloads"
 for f in post_tool_use.read user_prompt_submit.normal; do
   sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/$f.json" > "$tmp/payloads/$f.json"
 done
-python3 "$OLDPWD/scripts/bench_burst.py" "$bin" "$repo" "$tmp/payloads"
+python3 "$OLDPWD/bench/burst.py" "$bin" "$repo" "$tmp/payloads"
 "$bin/wt-memory" metrics --since 1d | head -8
 # The metrics log's cost to a hook, metrics on and off interleaved (issue 16 allows 1 ms of p50).
-python3 "$OLDPWD/scripts/bench_metrics.py" "$runs" "$bin"
+python3 "$OLDPWD/bench/metrics.py" "$runs" "$bin"
 # What being installed costs every session, from the real Claude Code's recorded requests
 # (tests/claude: the pinned CLI against the scripted API; WT_CLAUDE_BIN from scripts/deps.sh).
 if [ -x "${WT_CLAUDE_BIN:-}" ]; then

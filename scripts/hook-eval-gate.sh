@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regression gate on what the hooks inject (issue 15): replays the 60 real hook payloads of
-# testdata/eval/dev-hooks (a copy of shared/eval/dev-hooks, with its scorer hook_eval.py) against the
+# testdata/eval/dev-hooks (a copy of shared/eval/dev-hooks; its scorer is eval/hook_eval.py) against the
 # 209 dev memories and fails when hit (in full), precision, abstention or hit_any (in full or in
 # the index) drop below the floors, or when any
 # hook breaks silence or the output contract.
@@ -17,7 +17,7 @@ MIN_HIT=0.63 MIN_PRECISION=0.93 MIN_ABSTAIN=0.91 MIN_HIT_ANY=0.68
 while read -r v; do [ -n "$v" ] && unset "$v"; done < <(compgen -e | grep '^WT_MEMORY_TUNE_' || true)
 bin="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)"
 out="$(mktemp)"; trap 'rm -f "$out"' EXIT
-python3 testdata/eval/hook_eval.py testdata/eval/dev-hooks/cases.jsonl \
+python3 eval/hook_eval.py testdata/eval/dev-hooks/cases.jsonl \
   --memories testdata/eval/dev/memories.jsonl --bin-dir "$bin" --clean | tee "$out"
 python3 - "$out" "$MIN_HIT" "$MIN_PRECISION" "$MIN_ABSTAIN" "$MIN_HIT_ANY" <<'PY'
 import re, sys

@@ -505,7 +505,7 @@ fn compaction_keeps_the_ids_and_lets_memories_come_back() {
 /// A new user's store (issue 43): three memories of the dev set, and a prompt (dev-hooks d001) whose
 /// answer ranks first at a score far below the floors. In a store this small nothing is a near
 /// miss of something else, so the answer is listed in the index (the small-store index floor,
-/// chosen by cross-validation in scripts/small_store_eval.py), and nothing else is.
+/// chosen by cross-validation in eval/fit/small_store_eval.py), and nothing else is.
 #[test]
 fn a_new_users_store_lists_the_answer_that_scores_low() {
     let env = TestEnv::new();

@@ -3,7 +3,7 @@
 memories from near misses better than the raw score alone? (A study, stdlib only.)
 
     wt-memory eval testdata/eval/dev --features /tmp/feat.jsonl
-    python3 scripts/study_background.py /tmp/feat.jsonl
+    python3 -m studies.background /tmp/feat.jsonl
 
 Each row of the features file is a query with its top 10 (memory, raw score) and the mean and
 standard deviation of the raw score over every memory. For each feature set below, a logistic

@@ -9,7 +9,7 @@ rule "closest older memory of the same type, cosine >= T" finds and how many fal
 counting near-duplicate pairs (`dupgroup:N`, the same fact twice) apart: linking a duplicate hides
 a copy of the same fact, which costs nothing.
 
-Usage: study_supersede.py [BIN_DIR] [SET_DIR]   (defaults: target/debug, testdata/eval/dev)
+Usage: python3 -m studies.supersede [BIN_DIR] [SET_DIR]   (defaults: target/debug, testdata/eval/dev)
 """
 import json
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Warm hooks of two builds side by side, on one store kept by scripts/bench.sh.
 
-    WT_BENCH_KEEP=DIR python3 scripts/bench_hooks_ab.py BIN_A BIN_B [RUNS] [ROUNDS]
+    WT_BENCH_KEEP=DIR python3 bench/hooks_ab.py BIN_A BIN_B [RUNS] [ROUNDS]
 
 DIR is a store scripts/bench.sh built and kept (`WT_BENCH_KEEP=DIR WT_BENCH_SIZE=N`). The builds
 take turns, ROUNDS times (default 3): each starts its own service, warms it with one call, then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Learning from use, simulated on the dev hook set (stdlib only; issue 47).
 
-    python3 scripts/use_simulation.py [--bin-dir target/debug] [--set testdata/eval/dev-hooks]
+    python3 -m studies.use_simulation [--bin-dir target/debug] [--set testdata/eval/dev-hooks]
                                       [--rounds 4]
 
 The real hooks and service on one store of the dev memories. Each round replays every case of
@@ -24,10 +24,8 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "testdata", "eval"))
-from hook_eval import load_jsonl, make_env, make_repo, run  # noqa: E402
+from eval import DATA, ROOT
+from eval.hook_eval import load_jsonl, make_env, make_repo, run
 
 PLACEHOLDER = "/path/to/proj"
 LINE = re.compile(r"^\s*([-~]) \[MEM#([0-9a-f]+)\]")
@@ -47,7 +45,7 @@ def shown(stdout):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "debug"))
-    ap.add_argument("--set", default=os.path.join(ROOT, "testdata", "eval", "dev-hooks"))
+    ap.add_argument("--set", default=os.path.join(DATA, "dev-hooks"))
     ap.add_argument("--rounds", type=int, default=4)
     a = ap.parse_args()
     # The replay itself writes (commits, failures), so round 2 differs from round 1 even without

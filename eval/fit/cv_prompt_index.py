@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Should a prompt list more of its near misses? Chosen by cross-validation (stdlib only; issue 47).
 
-    python3 scripts/cv_prompt_index.py --dev-features F [--bin-dir target/debug]
-                                       [--set testdata/eval/dev-hooks] [--cache DIR]
-                                       [--folds 5] [--seeds 5]
+    python3 -m eval.fit.cv_prompt_index --dev-features F [--bin-dir target/debug]
+                                        [--set testdata/eval/dev-hooks] [--cache DIR]
+                                        [--folds 5] [--seeds 5]
 
 A prompt's right memory is often among its first few results but below the full floor, and the
 index (`~ [MEM#…] title` lines, shown only when nothing went in full) is where such a memory can
@@ -25,14 +25,10 @@ import argparse
 import json
 import os
 import random
-import sys
 from collections import Counter, defaultdict
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-from cv_gates import dev_relevances, dev_row, figures, row_text, run, run_args, utility  # noqa: E402
-from cv_event_tiers import cut, kind_of  # noqa: E402
+from eval.fit.cv_event_tiers import cut, kind_of
+from eval.fit.cv_gates import dev_relevances, dev_row, figures, row_text, run, run_args, utility
 
 FULL = 0.45
 FLOORS = [0.05, 0.1, 0.15, 0.2, 0.25, 1.01]

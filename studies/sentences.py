@@ -1,18 +1,17 @@
 #!/usr/bin/env python3
 """Would a vector per sentence (of the memory, or of the query) rank better than one per text? Plain
-MiniLM cosine on the dev set, as scripts/study_embedders.py (same model, same metrics; its docstring
+MiniLM cosine on the dev set, as studies/embedders.py (same model, same metrics; its docstring
 has the setup: a venv with numpy, onnxruntime and tokenizers). Issue 47: a paraphrased prompt often
 matches one sentence of its answer, and a whole memory's vector might dilute it.
 
-    /tmp/venv/bin/python scripts/study_sentences.py
+    /tmp/venv/bin/python -m studies.sentences
 
 A memory (or query) scores its best sentence, or that mixed with the whole text's cosine; AUC is the
 separation of answerable from abstain queries by their top cosine. Results: docs/research.md.
 """
 import os, re, statistics, sys
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np
-from study_embedders import MiniLM, load, evaluate, auc, KINDS
+from studies.embedders import MiniLM, load, evaluate, auc, KINDS
 d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "testdata/eval/dev")
 mems, queries = load(os.path.join(d, "memories.jsonl")), load(os.path.join(d, "queries.jsonl"))
 ids = [m["id"] for m in mems]

@@ -2,8 +2,8 @@
 """Choose the floor of index entries shown beside memories injected in full, by cross-validation
 on the hook-level dev set (stdlib only).
 
-    python3 scripts/cv_beside.py [--bin-dir target/debug] [--set testdata/eval/dev-hooks]
-                                 [--cache DIR] [--folds 5]
+    python3 -m eval.fit.cv_beside [--bin-dir target/debug] [--set testdata/eval/dev-hooks]
+                                  [--cache DIR] [--folds 5]
 
 Each floor of the grid (1.01 = none beside full memories, today's rule before issue 43) is run
 once through `hook_eval.py` with `WT_MEMORY_TUNE_BESIDE` (the real hooks, the real service;
@@ -20,10 +20,8 @@ import subprocess
 import sys
 from collections import defaultdict
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-from cv_gates import cross_validate, figures, folds_by, row_text, utility  # noqa: E402
+from eval import DATA, HOOK_EVAL, ROOT
+from eval.fit.cv_gates import cross_validate, figures, folds_by, row_text, utility
 
 GRID = [1.01, 0.3, 0.35, 0.4, 0.45, 0.5]
 TODAY = 1.01
@@ -32,7 +30,7 @@ TODAY = 1.01
 def run(args, floor):
     path = os.path.join(args.cache, f"beside-{floor}.jsonl")
     if not os.path.exists(path):
-        cmd = [sys.executable, os.path.join(args.set, "..", "hook_eval.py"),
+        cmd = [sys.executable, HOOK_EVAL,
                os.path.join(args.set, "cases.jsonl"), "--memories",
                os.path.join(args.set, "..", "dev", "memories.jsonl"),
                "--bin-dir", args.bin_dir, "--out", path]
@@ -45,7 +43,7 @@ def run(args, floor):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "debug"))
-    ap.add_argument("--set", default=os.path.join(ROOT, "testdata", "eval", "dev-hooks"))
+    ap.add_argument("--set", default=os.path.join(DATA, "dev-hooks"))
     ap.add_argument("--cache", default="/tmp/cv-beside")
     ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The hooks' rules on a new user's store: three memories, not 209 (stdlib only).
 
-    python3 scripts/small_store_eval.py [--bin-dir target/debug] [--cache DIR] [--folds 5]
+    python3 -m eval.fit.small_store_eval [--bin-dir target/debug] [--cache DIR] [--folds 5]
 
 Small stores are made from the dev hook set: for each case, a store of three memories of the
 dev set, the case's expected ones (at most two) and others drawn at random (seeded by the case),
@@ -22,16 +22,13 @@ import random
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-from cv_gates import cross_validate, figures, folds_by, row_text, utility  # noqa: E402
+from eval import DATA, HOOK_EVAL, ROOT
+from eval.fit.cv_gates import cross_validate, figures, folds_by, row_text, utility
 
 GRID = [(beside, small, index) for beside in (1.01, 0.3) for small in (0.5, 0.0)
         for index in (0.25, 0.15, 0.1, 0.07, 0.05, 0.03)
         if index in (0.25, 0.03) or (beside, small) == (1.01, 0.5)]
 TODAY = (1.01, 0.5, 0.25)
-EVAL = os.path.join(ROOT, "testdata", "eval")
 
 
 def small_store(case, memories, ids):
@@ -57,7 +54,7 @@ def run_case(args, case, store, rule):
             f.writelines(json.dumps(m) + "\n" for m in store)
         env = dict(os.environ, WT_MEMORY_TUNE_BESIDE=str(beside),
                    WT_MEMORY_TUNE_SMALL_RELATIVE=str(small), WT_MEMORY_TUNE_SMALL_INDEX=str(index))
-        subprocess.run([sys.executable, os.path.join(EVAL, "hook_eval.py"), cases_file,
+        subprocess.run([sys.executable, HOOK_EVAL, cases_file,
                         "--memories", mem_file, "--bin-dir", args.bin_dir, "--out", path,
                         "--no-warmup"], env=env, check=True, stdout=subprocess.DEVNULL)
     return json.loads(open(path).readline())
@@ -71,9 +68,9 @@ def main():
     ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args()
     os.makedirs(args.cache, exist_ok=True)
-    memories = {m["id"]: m for m in map(json.loads, open(os.path.join(EVAL, "dev", "memories.jsonl")))}
+    memories = {m["id"]: m for m in map(json.loads, open(os.path.join(DATA, "dev", "memories.jsonl")))}
     ids = sorted(memories)
-    cases = [json.loads(l) for l in open(os.path.join(EVAL, "dev-hooks", "cases.jsonl"))]
+    cases = [json.loads(l) for l in open(os.path.join(DATA, "dev-hooks", "cases.jsonl"))]
     cases = [c for c in cases if not c.get("must_be_silent")]
     small = {rule: {} for rule in GRID}
     for n, case in enumerate(cases):

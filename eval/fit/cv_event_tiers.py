@@ -2,8 +2,8 @@
 """Should each event have its own tiers? Chosen by cross-validation on the hook-level dev set
 (stdlib only; issue 47).
 
-    python3 scripts/cv_event_tiers.py [--bin-dir target/debug] [--set testdata/eval/dev-hooks]
-                                      [--cache DIR] [--folds 5] [--seeds 5]
+    python3 -m eval.fit.cv_event_tiers [--bin-dir target/debug] [--set testdata/eval/dev-hooks]
+                                       [--cache DIR] [--folds 5] [--seeds 5]
 
 A hook's tiers have three parameters: the full floor, the index floor and the index size (how
 many entries it lists). Every (full floor, index floor) pair of the grid is run once through
@@ -27,13 +27,9 @@ import argparse
 import json
 import os
 import random
-import sys
 from collections import Counter, defaultdict
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-from cv_gates import figures, row_text, run, run_args, utility  # noqa: E402
+from eval.fit.cv_gates import figures, row_text, run, run_args, utility
 
 FULL = [0.35, 0.4, 0.45, 0.5]
 INDEX = [0.05, 0.1, 0.15, 0.2, 0.25, 1.01]

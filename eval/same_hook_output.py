@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Do two builds print the same bytes for the same hook inputs on the same store? (stdlib only)
 
-    python3 scripts/same_hook_output.py OLD_BIN_DIR NEW_BIN_DIR [--set testdata/eval/dev-hooks]
+    python3 -m eval.same_hook_output OLD_BIN_DIR NEW_BIN_DIR [--set testdata/eval/dev-hooks]
 
 For a refactoring that must not change what the hooks print (issue 45: the hooks the service runs
 answered in-process). One store is made with the dev memories; a snapshot of the whole temp home is
@@ -21,10 +21,8 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "testdata", "eval"))
-from hook_eval import load_jsonl, make_env, make_repo, run  # noqa: E402
+from eval import DATA, ROOT
+from eval.hook_eval import load_jsonl, make_env, make_repo, run
 
 PLACEHOLDER = "/path/to/proj"
 
@@ -74,7 +72,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("old")
     ap.add_argument("new")
-    ap.add_argument("--set", default=os.path.join(ROOT, "testdata", "eval", "dev-hooks"))
+    ap.add_argument("--set", default=os.path.join(DATA, "dev-hooks"))
     a = ap.parse_args()
     home = tempfile.mkdtemp(prefix="same-output-")
     snapshot = home + ".snapshot"

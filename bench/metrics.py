@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the metrics log costs a hook (issue 16: at most 1 ms of p50).
 
-    python3 scripts/bench_metrics.py [RUNS] [BIN_DIR]
+    python3 bench/metrics.py [RUNS] [BIN_DIR]
 
 Seeds a temp store with the 209 dev memories, then runs the same two hooks (a prompt that injects,
 a Read that abstains) alternately with metrics on and off (WT_MEMORY_METRICS=0), through the

@@ -3,7 +3,7 @@
 it was not fitted on?
 
     wt-memory eval testdata/eval/dev --features /tmp/feat.jsonl
-    python3 scripts/cv_calibration.py /tmp/feat.jsonl [--folds 5]
+    python3 -m eval.fit.cv_calibration /tmp/feat.jsonl [--folds 5]
 
 The features file is `tune_rank.py`'s (per query: its kind, relevant ids, the top 10 memories with
 their raw score). Each candidate calibration is fitted on k-1 folds of the queries (folds dealt
@@ -20,15 +20,11 @@ Candidates: one curve per query kind pulled towards the all-kinds fit (8 paramet
 one curve for every kind (2), and one slope with a midpoint per kind (5).
 """
 import argparse
+import json
 import math
-import os
-import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tune_rank import fit, fit_kinds, points  # noqa: E402
-
-import json  # noqa: E402
+from eval.fit.tune_rank import fit, fit_kinds, points
 
 KINDS = ["prompt", "path", "command", "error"]
 FLOOR = 0.3

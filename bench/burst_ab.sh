@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Two builds side by side on the burst (a benchmark, not a test): one store of SIZE memories is
 # built once (the dev memories, then variants of them through `import`), and each round runs the
-# burst (scripts/bench_burst.py) on a fresh copy of it with build A, then with build B, so both
+# burst (bench/burst.py) on a fresh copy of it with build A, then with build B, so both
 # meet the same store and the same moment of a noisy machine. After each burst it prints the
 # daemon's service times per request.
-# Usage: scripts/bench_ab.sh BIN_DIR_A BIN_DIR_B [rounds (3)] [size (10000)]
+# Usage: bench/burst_ab.sh BIN_DIR_A BIN_DIR_B [rounds (3)] [size (10000)]
 # (Copy each build's target/debug/wt-* binaries into a directory of its own first.)
 set -euo pipefail
 A="$(cd "$1" && pwd)"; B="$(cd "$2" && pwd)"; rounds="${3:-3}"; size="${4:-10000}"
@@ -20,7 +20,7 @@ for line in open(sys.argv[1]): print(json.loads(line)["content"].replace("\n", "
   cd "$repo"
   while IFS= read -r note; do printf '%s' "$note" | "$B/wt-memory" remember --type Learning >/dev/null 2>&1; done < "$base/notes.txt"
   "$B/wt-memory" export --output "$base/seed.json"
-  python3 "$OLDPWD/scripts/grow_store.py" "$base/seed.json" "$size" > "$base/grown.json"
+  python3 "$OLDPWD/bench/grow_store.py" "$base/seed.json" "$size" > "$base/grown.json"
   "$B/wt-memory" import "$base/grown.json" >/dev/null
   echo "store: $("$B/wt-memory" stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])') memories"
   "$B/wt-memory" daemon stop >/dev/null
@@ -36,7 +36,7 @@ for r in $(seq "$rounds"); do
     export WT_MEMORY_HOME="$run/store" XDG_STATE_HOME="$run/state" XDG_RUNTIME_DIR="$run/run"
     (cd "$repo" && "$bin/wt-memory" recall warm-up >/dev/null 2>&1; sleep 2)
     echo "== $v, round $r"
-    python3 scripts/bench_burst.py "$bin" "$repo" "$base/payloads" | sed -n 1,4p
+    python3 bench/burst.py "$bin" "$repo" "$base/payloads" | sed -n 1,4p
     (cd "$repo" && "$bin/wt-memory" daemon status | grep -E "^  (command_line|proactive|recall|remember) ")
     (cd "$repo" && "$bin/wt-memory" daemon stop >/dev/null 2>&1 || true)
     sleep 1; rm -rf "$run"

@@ -4,7 +4,7 @@
 one project. Reports writes refused (non-zero exit or tool error), writes lost (acknowledged but
 absent afterwards) and writer latency (min/median/p95), hook deadline misses and MCP failures.
 
-Usage: bench_burst.py BIN_DIR PROJECT_DIR PAYLOAD_DIR   (environment inherited: store, runtime)
+Usage: bench/burst.py BIN_DIR PROJECT_DIR PAYLOAD_DIR   (environment inherited: store, runtime)
 """
 import json
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keys learned from use, simulated on the dev sets (stdlib only; issue 47).
 
-    python3 scripts/learn_simulation.py [--bin-dir target/debug] [--teach 0,3] [--out KEYS.jsonl]
+    python3 -m studies.learn_simulation [--bin-dir target/debug] [--teach 0,3] [--out KEYS.jsonl]
 
 A project's earlier sessions ask about its memories in their own words; the agent finds a memory
 (a hook shows it, in full or in the index, or the `recall` tool has it among its first 5) and
@@ -28,10 +28,8 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "testdata", "eval"))
-from hook_eval import load_jsonl, make_env, make_repo, run  # noqa: E402
+from eval import DATA, HOOK_EVAL, ROOT
+from eval.hook_eval import load_jsonl, make_env, make_repo, run
 
 LINE = re.compile(r"^\s*[-~] \[MEM#([0-9a-f]+)\]")
 
@@ -54,7 +52,7 @@ def teach(bins, keys_file, positions):
     repo = make_repo(home, "tallybook", e)
     e["CLAUDE_PROJECT_DIR"] = repo
     wm, hook = os.path.join(bins, "wt-memory"), os.path.join(bins, "wt-hook-memory")
-    memories = load_jsonl(os.path.join(ROOT, "testdata", "eval", "dev", "memories.jsonl"))
+    memories = load_jsonl(os.path.join(DATA, "dev", "memories.jsonl"))
     for m in memories:
         r = run([wm, "remember", "--type", m["type"], "--tags", "eval:" + m["id"]], repo, e,
                 stdin=m["content"])
@@ -109,8 +107,7 @@ def teach(bins, keys_file, positions):
 
 
 def hook_figures(bins, keys_path):
-    cmd = [sys.executable, os.path.join(ROOT, "testdata", "eval", "hook_eval.py"),
-           os.path.join(ROOT, "testdata", "eval", "dev-hooks"), "--bin-dir", bins]
+    cmd = [sys.executable, HOOK_EVAL, os.path.join(DATA, "dev-hooks"), "--bin-dir", bins]
     if keys_path:
         cmd += ["--keys", keys_path]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -122,7 +119,7 @@ def hook_figures(bins, keys_path):
 def dev_figures(bins, keys):
     """`wt-memory eval` on the dev set with `keys` stored with each memory."""
     d = tempfile.mkdtemp(prefix="learn-dev-")
-    src = os.path.join(ROOT, "testdata", "eval", "dev")
+    src = os.path.join(DATA, "dev")
     with open(os.path.join(d, "memories.jsonl"), "w") as f:
         for m in load_jsonl(os.path.join(src, "memories.jsonl")):
             if keys.get(m["id"]):

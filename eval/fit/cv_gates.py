@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Choose the hooks' two gates by cross-validation on a hook-level set (stdlib only).
 
-    python3 scripts/cv_gates.py [--bin-dir target/debug] [--set testdata/eval/dev-hooks]
-                                [--keys FILE] [--cache DIR] [--folds 5]
+    python3 -m eval.fit.cv_gates [--bin-dir target/debug] [--set testdata/eval/dev-hooks]
+                                 [--keys FILE] [--cache DIR] [--folds 5]
 
 Each (full floor, index floor) pair of the grid is run once through `hook_eval.py` with
 `WT_MEMORY_TUNE_GATES` (the real hooks, the real service; results cached in --cache). Then, for
@@ -24,8 +24,8 @@ import subprocess
 import sys
 from collections import defaultdict
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from eval import DATA, HOOK_EVAL, ROOT
+
 FULL = [0.3, 0.35, 0.4, 0.45, 0.5]
 INDEX = [0.1, 0.15, 0.2, 0.25, 1.01]
 TODAY = (0.3, 0.2)
@@ -35,7 +35,7 @@ def run(args, full, index):
     tag = f"{full}-{index}" + ("-keys" if args.keys else "")
     path = os.path.join(args.cache, f"{tag}.jsonl")
     if not os.path.exists(path):
-        cmd = [sys.executable, os.path.join(args.set, "..", "hook_eval.py"), args.set,
+        cmd = [sys.executable, HOOK_EVAL, args.set,
                "--bin-dir", args.bin_dir, "--out", path]
         if args.keys:
             cmd += ["--keys", args.keys]
@@ -129,10 +129,9 @@ def dev_relevances(features, folds):
     """The dev set's queries and, per query id, [(memory, relevance)] best first, each query
     scored with curves fitted on the other folds (`tune_rank.fit_kinds`), so the curves never
     saw the query they score."""
-    sys.path.insert(0, HERE)
     import math
-    from tune_rank import fit_kinds
-    from cv_calibration import folds_of
+    from eval.fit.tune_rank import fit_kinds
+    from eval.fit.cv_calibration import folds_of
     queries = [json.loads(line) for line in open(features)]
     fold = folds_of(queries, folds)
     relevances = {}
@@ -171,7 +170,7 @@ def dev_rows(features, folds):
 def run_args(ap):
     """The arguments every script that runs the hook set per gate pair takes (`run`)."""
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "debug"))
-    ap.add_argument("--set", default=os.path.join(ROOT, "testdata", "eval", "dev-hooks"))
+    ap.add_argument("--set", default=os.path.join(DATA, "dev-hooks"))
     ap.add_argument("--keys")
     ap.add_argument("--cache", default="/tmp/cv-gates")
     ap.add_argument("--folds", type=int, default=5)

@@ -2,17 +2,17 @@
 """Fit the rare-term weight of src/engine/rank.rs (QueryKind::rare_weight: the weight of the rarest
 query term a memory holds) per query kind on an evaluation set, by grid search (stdlib only).
 
-    python3 scripts/tune_rare.py [BIN_DIR] [SET_DIR]   (defaults: target/debug, testdata/eval/dev)
+    python3 -m eval.fit.tune_rare [BIN_DIR] [SET_DIR]   (defaults: target/debug, testdata/eval/dev)
 
 For each weight, `wt-memory eval --features F` ranks every query with that weight for every kind
 (WT_MEMORY_TUNE_RANK); the
-calibration is refitted per query kind on those scores (scripts/tune_rank.py), so each weight is
+calibration is refitted per query kind on those scores (eval/fit/tune_rank.py), so each weight is
 judged with the curves it would ship with. Printed per kind and weight: recall@5 and MRR (the
 ranking, over the top 10), abstention and coverage at the hooks' floor 0.3 (the gate). Each
 kind's weight maximises their sum; ties go to the smaller weight. Then refit the calibration
-with the chosen weights (`wt-memory eval SET --features F`, scripts/tune_rank.py F).
+with the chosen weights (`wt-memory eval SET --features F`, `python3 -m eval.fit.tune_rank F`).
 
-    python3 scripts/tune_rare.py --hooks [BIN_DIR] [SET_DIR]
+    python3 -m eval.fit.tune_rare --hooks [BIN_DIR] [SET_DIR]
 
 also breaks a tie on the hook-level set (testdata/eval/dev-hooks): where several weights score
 the same on the set (the dev set's error queries are short and clean, so it cannot tell them
@@ -20,15 +20,11 @@ apart), each tied weight is run through the real hooks with the calibration refi
 (WT_MEMORY_TUNE_RANK), and the one with the best hit + precision + abstention on that kind's
 hook event wins; ties still go to the smaller weight.
 """
-import os, re, subprocess, sys, tempfile
+import json, os, re, subprocess, sys, tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tune_rank import fit_kinds, gated  # noqa: E402
-import json  # noqa: E402
-
-HOOK_EVAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "eval")
-sys.path.insert(0, HOOK_EVAL_DIR)
-from hook_eval import summarise  # noqa: E402  (the hook-level scorer's own counts)
+from eval import DATA, HOOK_EVAL
+from eval.fit.tune_rank import fit_kinds, gated
+from eval.hook_eval import summarise  # (the hook-level scorer's own counts)
 
 HOOK_EVENT = {"prompt": ("UserPromptSubmit", None), "path": ("PostToolUse", "Read"),
               "command": ("PostToolUse", "Bash"), "error": ("PostToolUseFailure", None)}
@@ -60,8 +56,8 @@ def hook_score(bin_dir, set_dir, kind, weight, tmp):
     slope, midpoint = fits[kind]
     out = os.path.join(tmp, f"hook-{kind}-{weight}.jsonl")
     tune = {"WT_MEMORY_TUNE_RANK": f"{kind}:{weight}:{slope:.4f}:{midpoint:.4f}"}
-    subprocess.run([sys.executable, os.path.join(HOOK_EVAL_DIR, "hook_eval.py"),
-                    os.path.join(HOOK_EVAL_DIR, "dev-hooks", "cases.jsonl"),
+    subprocess.run([sys.executable, HOOK_EVAL,
+                    os.path.join(DATA, "dev-hooks", "cases.jsonl"),
                     "--memories", os.path.join(set_dir, "memories.jsonl"), "--bin-dir", bin_dir,
                     "--out", out], capture_output=True, text=True, env=dict(os.environ, **tune), check=True)
     event, tool = HOOK_EVENT[kind]

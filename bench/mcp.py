@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Round-trip latency of MCP tool calls over stdio (a benchmark, not a test).
 
-Usage: bench_mcp.py SERVER_BINARY PROJECT_DIR RUNS
+Usage: bench/mcp.py SERVER_BINARY PROJECT_DIR RUNS
 Starts the server with CLAUDE_PROJECT_DIR=PROJECT_DIR (the environment is inherited), does the
 MCP handshake, then times RUNS `recall` calls and RUNS `remember` calls, one at a time, each
 from the request's write to the response's read. Prints one line per tool: min/median/p95 in ms.
