@@ -67,21 +67,17 @@ pub mod store;
 #[path = "engine/todo.rs"]
 pub mod todo;
 
-// operations: the typed operations, the metrics log, the spool
+// operations: the typed operations (with the spool of hook writes), the metrics log
 #[path = "operations/metrics/mod.rs"]
 pub mod metrics;
 #[path = "operations/ops/mod.rs"]
 pub mod ops;
-#[path = "operations/spool.rs"]
-pub mod spool;
 
 // service: one way in: `execute`, the resident service, the `Client`
 #[path = "service/client.rs"]
 pub mod client;
 #[path = "service/daemon/mod.rs"]
 pub mod daemon;
-#[path = "service/service.rs"]
-pub mod service;
 
 // fronts: what people and Claude Code call
 #[path = "fronts/claude_memory.rs"]

@@ -96,11 +96,11 @@ pub const ENV_VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "WT_MEMORY_TUNE_RANK",
-        meaning: "tuning only (scripts/tune_rare.py): `kind:rare-weight[:slope:midpoint]`, comma-separated, replaces a query kind's fitted ranking parameters in the process that ranks (the resident service, when one runs)",
+        meaning: "tuning only (eval/fit/tune_rare.py): `kind:rare-weight[:slope:midpoint]`, comma-separated, replaces a query kind's fitted ranking parameters in the process that ranks (the resident service, when one runs)",
     },
     EnvVar {
         name: "WT_MEMORY_TUNE_GATES",
-        meaning: "tuning only (scripts/cv_gates.py): `full-floor:index-floor`, replaces the hooks' relevance gates in the process that ranks",
+        meaning: "tuning only (eval/fit/cv_gates.py): `full-floor:index-floor`, replaces the hooks' relevance gates in the process that ranks",
     },
 ];
 

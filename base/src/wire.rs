@@ -18,8 +18,9 @@ use std::time::SystemTime;
 
 /// Version of the line protocol; a service speaking another one is not used. Raise it with every
 /// new or changed request: a service of the same crate version but an older build would otherwise
-/// be used, and answer a request it does not know with an error (6: `learn_key`, `unlearn`, `edit_keys`).
-pub const PROTOCOL: u32 = 6;
+/// be used, and answer a request it does not know with an error (7: every request is
+/// `{"op": name, "args": …}`, one type per operation).
+pub const PROTOCOL: u32 = 7;
 
 /// The binary that links the engine: the full command line, and the service (`serve`).
 pub const ENGINE: &str = "wt-memory-engine";

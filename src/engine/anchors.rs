@@ -193,6 +193,15 @@ pub fn check(value: &str, root: &Path, hasher: &mut Hasher) -> Freshness {
     out
 }
 
+/// A memory whose code anchors changed or vanished (`audit --stale`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StaleMemory {
+    pub id: String,
+    pub preview: String,
+    pub changed: Vec<String>,
+    pub gone: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,7 +110,7 @@ impl QueryKind {
     }
 
     /// Weight of the rarest query term a memory holds ([`Corpus::rare_all`]), fitted per kind on
-    /// `testdata/eval/dev` by `scripts/tune_rare.py --hooks`, which breaks the set's ties on the
+    /// `testdata/eval/dev` by `eval/fit/tune_rare.py --hooks`, which breaks the set's ties on the
     /// hook-level set: the dev set's commands, and its short, clean errors, score the same over a
     /// range of weights, while real tool output is long and its one rare identifier
     /// (`ExpiredSignature`, `40P01`) decides. Paths gain nothing. A prompt counts only its
@@ -129,7 +129,7 @@ impl QueryKind {
     }
 
     /// `(slope, midpoint)` of `relevance = logistic(slope * (raw - midpoint))`, fitted per kind on
-    /// `testdata/eval/dev` by `scripts/tune_rank.py`.
+    /// `testdata/eval/dev` by `eval/fit/tune_rank.py`.
     pub fn calibration(self) -> (f64, f64) {
         if let Some(curve) = self.tuning().and_then(|t| t.curve) {
             return curve;
@@ -406,7 +406,7 @@ impl Candidate<'_> {
 #[derive(Debug, Clone)]
 pub struct Scored {
     pub index: usize,
-    /// Score before calibration (what `scripts/tune_rank.py` fits the calibration on).
+    /// Score before calibration (what `eval/fit/tune_rank.py` fits the calibration on).
     pub raw: f64,
     pub relevance: f64,
     pub semantic: f64,

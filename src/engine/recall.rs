@@ -12,14 +12,14 @@ use std::sync::Arc;
 /// between "answers the query" and "near miss" (`rank.rs`), and the floor of `wt-memory eval`.
 pub const RELEVANCE_FLOOR: f64 = 0.3;
 /// Proactive results (what a hook injects in full) below this relevance are dropped ...
-/// Chosen with the index floor by cross-validation over both dev sets (`scripts/cv_gates.py`;
+/// Chosen with the index floor by cross-validation over both dev sets (`eval/fit/cv_gates.py`;
 /// the choice per fold: docs/evaluation.md, "The gates, chosen by cross-validation").
 pub const PROACTIVE_FLOOR: f64 = 0.45;
 /// ... and so are results below this fraction of the best one.
 pub const PROACTIVE_RELATIVE: f64 = 0.5;
 /// In a store no larger than what a hook injects, the fraction of the best score a memory must
 /// reach to be injected in full (chosen by cross-validation on small stores made from the dev
-/// sets, `scripts/small_store_eval.py`).
+/// sets, `eval/fit/small_store_eval.py`).
 pub const SMALL_STORE_RELATIVE: f64 = 0.5;
 
 /// A store of at most this many memories is a new user's (not fitted: what the first days of
@@ -27,7 +27,7 @@ pub const SMALL_STORE_RELATIVE: f64 = 0.5;
 pub const SMALL_STORE: usize = 10;
 
 /// The index floor in a store of at most [`SMALL_STORE`] memories (chosen by cross-validation on
-/// small stores made from the dev sets, `scripts/small_store_eval.py`).
+/// small stores made from the dev sets, `eval/fit/small_store_eval.py`).
 pub const SMALL_STORE_INDEX_FLOOR: f64 = 0.03;
 
 fn small_store_index_floor() -> f64 {

@@ -232,7 +232,7 @@ pub fn import(client: &mut Client, dir: &Path) -> Result<Report> {
             dir.display()
         ))
     })?;
-    let known: Vec<MemoryRecord> = client.recall(&ops::Recall {
+    let known: Vec<MemoryRecord> = client.run(ops::Recall {
         limit: 100_000,
         tags: vec![SOURCE_TAG.to_string()],
         tags_only: true,
@@ -248,7 +248,7 @@ pub fn import(client: &mut Client, dir: &Path) -> Result<Report> {
             Some(m) if m.metadata.get(HASH_KEY) == Some(&topic.sha256) => report.unchanged += 1,
             Some(m) => {
                 // The same text (only the file's bytes around it changed) is the same memory.
-                let done = client.remember(&topic.request())?;
+                let done = client.run(topic.request())?;
                 if done.id == m.id {
                     report.unchanged += 1;
                 } else {
@@ -257,7 +257,7 @@ pub fn import(client: &mut Client, dir: &Path) -> Result<Report> {
                 }
             }
             None => {
-                client.remember(&topic.request())?;
+                client.run(topic.request())?;
                 report.added += 1;
             }
         }
@@ -272,7 +272,7 @@ pub fn import(client: &mut Client, dir: &Path) -> Result<Report> {
 }
 
 fn forget(client: &mut Client, id: &str) -> Result<()> {
-    client.forget(&ops::Forget {
+    client.run(ops::Forget {
         id: Some(id.to_string()),
         ..ops::Forget::default()
     })?;

@@ -90,13 +90,13 @@ pub fn run(client: &mut Client) -> Vec<Section> {
     if let Some(past) = crate::transcripts::hint(&project) {
         store.push(Check::info(&past));
     }
-    let spooled = crate::spool::count(&project);
+    let spooled = crate::ops::spool::count(&project);
     if spooled > 0 && daemon.is_none() {
         store.push(Check::new(
             false,
             format!(
                 "{spooled} hook write(s) wait in the spool ({})",
-                crate::spool::path(&project).display()
+                crate::ops::spool::path(&project).display()
             ),
             "wt-memory status (any command that opens the store stores them)",
         ));
@@ -117,7 +117,7 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         "wait for the other wt-memory process, or stop it",
     ));
     if free {
-        match client.store_checks() {
+        match client.run(ops::StoreChecks) {
             Ok(Some(StoreChecks(checks))) => store.extend(checks),
             Ok(None) => store.push(Check::info(
                 "no store yet (created by the first `wt-memory remember`)",

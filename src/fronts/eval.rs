@@ -1,6 +1,6 @@
 //! `wt-memory eval <set-dir>`: load an evaluation set (format of `testdata/eval/*/README.md`) into a
 //! throwaway store, run every query through the same `recall` path the hooks and MCP use, and score
-//! it with the definitions of `testdata/eval/score.py`.
+//! it with the definitions of `eval/score.py`.
 
 use crate::project::Project;
 use crate::rank::QueryKind;
@@ -97,7 +97,7 @@ pub fn run(set_dir: &Path, floor: f64) -> anyhow::Result<EvalReport> {
 }
 
 /// Like [`run`]; with `features`, also writes the raw ranking features of every (query, memory)
-/// pair as JSONL, for refitting the constants in `rank.rs` (`scripts/tune_rank.py`).
+/// pair as JSONL, for refitting the constants in `rank.rs` (`eval/fit/tune_rank.py`).
 pub fn run_with_features(
     set_dir: &Path,
     floor: f64,

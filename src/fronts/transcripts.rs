@@ -412,7 +412,7 @@ pub fn extract(
             crate::llm::run_claude(bin, &prompt, crate::llm::LLM_TIMEOUT, &std::env::temp_dir())
                 .map_err(crate::error::other)?;
         for insight in x::parse_insights(&answer) {
-            let done = client.remember(&Remember {
+            let done = client.run(Remember {
                 content: insight.content.clone(),
                 memory_type: insight.ty.into(),
                 tags: crate::record::split_tags(&x::tags_for(&insight, state.change.as_deref())),
@@ -478,7 +478,7 @@ fn store(client: &mut Client, finding: &Finding, dry_run: bool, report: &mut Rep
             branch,
             at,
         } => {
-            let known = client.recall(&Recall {
+            let known = client.run(Recall {
                 tags: vec![guard::signature_tag(signature)],
                 tags_only: true,
                 limit: 4,
@@ -537,7 +537,7 @@ fn store(client: &mut Client, finding: &Finding, dry_run: bool, report: &mut Rep
         if let Some(at) = at {
             req.metadata.insert(OCCURRED_AT.into(), at.clone());
         }
-        let done = client.remember(req)?;
+        let done = client.run(req.clone())?;
         if done.duplicate {
             report.duplicates += 1;
             match finding {

@@ -70,8 +70,12 @@ pub fn run(client: &mut Client, args: &TuiArgs) -> Result<()> {
 
 fn load(client: &mut Client, args: &TuiArgs) -> Result<App> {
     let mut app = App::new(&client.project().name, args.days, args.interval, Utc::now());
-    app.set_memories(client.list(None, None)?);
-    app.set_metrics(client.metrics(args.days).map_err(|e| e.to_string()));
+    app.set_memories(client.run(ops::List::default())?);
+    app.set_metrics(
+        client
+            .run(ops::Metrics { days: args.days })
+            .map_err(|e| e.to_string()),
+    );
     Ok(app)
 }
 
@@ -102,7 +106,11 @@ fn browse(
             }
         }
         if Instant::now() >= metrics_due {
-            app.set_metrics(client.metrics(args.days).map_err(|e| e.to_string()));
+            app.set_metrics(
+                client
+                    .run(ops::Metrics { days: args.days })
+                    .map_err(|e| e.to_string()),
+            );
             metrics_due = Instant::now() + interval;
         }
         // Without a daemon this process opened the store: let hooks and other commands in.
@@ -115,7 +123,7 @@ fn perform(client: &mut Client, app: &mut App, action: Action) {
     let outcome = match action {
         Action::None | Action::Quit => Ok(()),
         Action::Search(query) => client
-            .recall(&ops::Recall {
+            .run(ops::Recall {
                 query: query.clone(),
                 limit: SEARCH_LIMIT,
                 ..Default::default()
@@ -123,7 +131,9 @@ fn perform(client: &mut Client, app: &mut App, action: Action) {
             .map(|results| app.set_search_results(&query, results)),
         Action::Forget(id) => forget(client, app, &id),
         Action::LoadDuplicates => {
-            match client.audit(DUPLICATE_THRESHOLD) {
+            match client.run(ops::Audit {
+                threshold: DUPLICATE_THRESHOLD,
+            }) {
                 Ok(audit) => app.set_duplicates(&audit),
                 // Kept, so the detail view says why and no later key asks again.
                 Err(e) => app.duplicates = Some(Err(e.to_string())),
@@ -131,11 +141,15 @@ fn perform(client: &mut Client, app: &mut App, action: Action) {
             app.message.clear();
             Ok(())
         }
-        Action::Reload => client.list(None, None).map(|records| {
+        Action::Reload => client.run(ops::List::default()).map(|records| {
             app.set_memories(records);
             // Found again when a detail view next needs them, among the memories as they are now.
             app.duplicates = None;
-            app.set_metrics(client.metrics(app.days).map_err(|e| e.to_string()));
+            app.set_metrics(
+                client
+                    .run(ops::Metrics { days: app.days })
+                    .map_err(|e| e.to_string()),
+            );
             app.message = "reloaded".into();
         }),
     };
@@ -145,13 +159,13 @@ fn perform(client: &mut Client, app: &mut App, action: Action) {
 }
 
 fn forget(client: &mut Client, app: &mut App, id: &str) -> Result<()> {
-    let done = client.forget(&ops::Forget {
+    let done = client.run(ops::Forget {
         id: Some(id.to_string()),
         ..Default::default()
     })?;
     let deleted = matches!(done, ops::Forgotten::One { deleted: true, .. });
     app.remove(id);
-    app.set_memories(client.list(None, None)?);
+    app.set_memories(client.run(ops::List::default())?);
     app.message = if deleted {
         format!("forgot {}", short_id(id))
     } else {

@@ -2,23 +2,16 @@
 //! all call these typed methods, and this is the only place that chooses how a request is carried
 //! out:
 //! - [`Backend::Direct`] opens the store in this process (under the project lock, only when an
-//!   operation needs it) and runs [`crate::service::execute`] here;
+//!   operation needs it) and runs the operation ([`Operation::run`]) here;
 //! - [`Backend::Daemon`] sends the request to the store's resident service (`wt-memory serve`,
-//!   see [`crate::daemon`]), which runs the same [`crate::service::execute`] on the store it keeps
-//!   open.
+//!   see [`crate::daemon`]), which runs the same [`Operation::run`] on the store it keeps open.
 
 use crate::daemon::Found;
-use crate::dedup::Audit;
 use crate::error::{other, Result};
-use crate::metrics;
-use crate::ops::{self, Caller, OpenOptions};
+pub use crate::ops::Holding;
+use crate::ops::{self, Caller, Direct, OpenOptions, Operation, Request};
 use crate::project::Project;
-use crate::rank::QueryKind;
-use crate::record::MemoryRecord;
-pub use crate::service::Holding;
-use crate::service::{execute, Direct, Request};
-use crate::store::{self, RepairReport};
-use serde::de::DeserializeOwned;
+use crate::store;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -28,7 +21,7 @@ use std::time::{Duration, Instant};
 /// never opened.
 pub fn count_of(project: &Project) -> Result<usize> {
     let value = match crate::daemon::running(project) {
-        Some(mut conn) => conn.call(&Caller::default(), &Request::Count)?,
+        Some(mut conn) => conn.call(&Caller::default(), &ops::Count)?,
         None if crate::legacy_store::is_legacy(&project.store_dir) => {
             return Err(crate::error::bad_input(
                 "a store of the previous wt-tools, not opened; `wt-memory migrate --from-legacy` in its repository brings it in",
@@ -44,7 +37,7 @@ pub fn count_of(project: &Project) -> Result<usize> {
                 ..OpenOptions::default()
             };
             let mut direct = Direct::new(project.clone(), options, Holding::UntilDropped);
-            execute(&mut direct, &Caller::default(), &Request::Count)?
+            return Operation::run(&ops::Count, &mut direct, &Caller::default());
         }
     };
     Ok(serde_json::from_value(value)?)
@@ -231,10 +224,12 @@ impl Client {
         }
     }
 
-    fn send(&mut self, caller: &Caller, req: &Request) -> Result<Value> {
+    fn send(&mut self, caller: &Caller, req: &dyn Request) -> Result<Value> {
         self.resolve();
         match &mut self.backend {
-            Backend::Direct(d) => execute(d, caller, req),
+            // Through JSON, as over the socket: records redact every field as they are
+            // serialised, so both ways give the same bytes.
+            Backend::Direct(d) => req.run(d, caller)?.into_value(),
             Backend::Daemon(c) => c.call(caller, req),
             Backend::InService(l) => l.call(caller, req),
             Backend::Unreachable(e) => Err(e.clone()),
@@ -242,8 +237,14 @@ impl Client {
         }
     }
 
-    /// Carry out one request and read its answer as `T`.
-    pub fn call<T: DeserializeOwned>(&mut self, req: Request) -> Result<T> {
+    /// Carry out `op` and answer what it answers: checked here, once, before it is sent.
+    pub fn run<O: Operation>(&mut self, op: O) -> Result<O::Answer> {
+        Operation::validate(&op)?;
+        let value = self.send_retrying(&op)?;
+        serde_json::from_value(value).map_err(|e| other(format!("unexpected answer: {e}")))
+    }
+
+    fn send_retrying(&mut self, req: &dyn Request) -> Result<Value> {
         let mut caller = if req.needs_caller() {
             self.caller
                 .get_or_insert_with(|| Caller::of(&self.project))
@@ -252,284 +253,25 @@ impl Client {
             Caller::default()
         };
         caller.source.clone_from(&self.source);
-        let value = match self.send(&caller, &req) {
-            // The daemon went away between calls (idle exit, upgrade): start over once.
+        match self.send(&caller, req) {
+            // The service went away between calls (idle exit, upgrade): start over once.
             Err(crate::error::Error::Daemon { .. }) if self.via_daemon() => {
                 self.backend = Backend::Pending;
-                self.send(&caller, &req)?
+                self.send(&caller, req)
             }
-            other => other?,
-        };
-        serde_json::from_value(value).map_err(|e| other(format!("unexpected answer: {e}")))
-    }
-
-    pub fn remember(&mut self, req: &ops::Remember) -> Result<ops::Remembered> {
-        req.precheck()?;
-        self.call(Request::Remember { req: req.clone() })
-    }
-
-    pub fn recall(&mut self, req: &ops::Recall) -> Result<Vec<MemoryRecord>> {
-        req.check()?;
-        self.call(Request::Recall { req: req.clone() })
-    }
-
-    /// Replace a memory's retrieval keys; returns its record.
-    pub fn set_keys(&mut self, id: &str, keys: &[String]) -> Result<MemoryRecord> {
-        self.call(Request::SetKeys {
-            id: id.to_string(),
-            keys: keys.to_vec(),
-        })
-    }
-
-    /// Give memory `id` the prompt whose answer cited it as a learned key.
-    pub fn learn_key(&mut self, id: &str, prompt: &str) -> Result<ops::Learned> {
-        self.call(Request::LearnKey {
-            id: id.to_string(),
-            prompt: prompt.to_string(),
-        })
-    }
-
-    /// Add and remove memory `id`'s retrieval keys by hand; returns its record.
-    pub fn edit_keys(
-        &mut self,
-        id: &str,
-        add: &[String],
-        remove: &[String],
-    ) -> Result<MemoryRecord> {
-        self.call(Request::EditKeys {
-            id: id.to_string(),
-            add: add.to_vec(),
-            remove: remove.to_vec(),
-        })
-    }
-
-    /// Remove the keys learned from use from memory `id`, or from every memory.
-    pub fn unlearn(&mut self, id: Option<&str>) -> Result<ops::Unlearned> {
-        self.call(Request::Unlearn {
-            id: id.map(str::to_string),
-        })
-    }
-
-    /// The failure record `id`'s command failed again, as `command`: count it, keep the form.
-    pub fn failed_again(&mut self, id: &str, command: &str) -> Result<MemoryRecord> {
-        self.call(Request::FailedAgain {
-            id: id.to_string(),
-            command: command.to_string(),
-        })
-    }
-
-    /// Mark memory `newer` as the replacement of memory `older` (ids or prefixes).
-    pub fn supersede(&mut self, newer: &str, older: &str) -> Result<ops::Superseded> {
-        self.call(Request::Supersede {
-            newer: newer.to_string(),
-            older: older.to_string(),
-        })
-    }
-
-    /// Memories worth injecting for `context`, a query of `kind` (None: inferred from its shape).
-    pub fn proactive(
-        &mut self,
-        context: &str,
-        kind: Option<QueryKind>,
-        limit: usize,
-    ) -> Result<Vec<MemoryRecord>> {
-        ops::check_query("proactive", context)?;
-        self.call(Request::Proactive {
-            context: context.to_string(),
-            limit,
-            kind,
-            use_prior: crate::config::get().use_prior,
-        })
-    }
-
-    /// What a hook shows for `context`: [`Self::proactive`]'s memories in full, and up to
-    /// `index` more to list by title.
-    pub fn tiers(
-        &mut self,
-        context: &str,
-        kind: Option<QueryKind>,
-        limit: usize,
-        index: usize,
-    ) -> Result<crate::recall::Tiers> {
-        ops::check_query("proactive", context)?;
-        self.call(Request::Tiers {
-            context: context.to_string(),
-            limit,
-            index,
-            kind,
-            use_prior: crate::config::get().use_prior,
-        })
-    }
-
-    pub fn list(
-        &mut self,
-        memory_type: Option<&str>,
-        limit: Option<usize>,
-    ) -> Result<Vec<MemoryRecord>> {
-        self.call(Request::List {
-            memory_type: memory_type.map(str::to_string),
-            limit,
-        })
-    }
-
-    /// One memory by full id or unique prefix of [`ops::MIN_ID_PREFIX`]+ hex digits.
-    pub fn get(&mut self, id: &str) -> Result<Option<MemoryRecord>> {
-        ops::checked_id("get", id)?;
-        self.call(Request::Get { id: id.to_string() })
-    }
-
-    pub fn forget(&mut self, req: &ops::Forget) -> Result<ops::Forgotten> {
-        req.check()?;
-        self.call(Request::Forget { req: req.clone() })
-    }
-
-    /// `None` when there is no store (the CLI prints `{}`).
-    pub fn context(&mut self, topic: Option<&str>) -> Result<Option<ops::ContextSummary>> {
-        if let Some(t) = topic {
-            ops::check_query("context", t)?;
+            other => other,
         }
-        self.call(Request::Context {
-            topic: topic.map(str::to_string),
-        })
     }
 
-    pub fn brain(&mut self) -> Result<ops::Brain> {
-        self.call(Request::Brain)
-    }
-
-    pub fn stats(&mut self) -> Result<ops::Stats> {
-        self.call(Request::Stats)
-    }
-
-    /// How many memories, of which types, about which topics (empty when there is no store).
-    pub fn map(&mut self) -> Result<ops::MemoryMap> {
-        self.call(Request::Map)
-    }
-
+    /// The store's state in one line for `status` (its count, read without opening the store
+    /// when no service holds it).
     pub fn status(&mut self) -> Result<ops::Status> {
-        let count = self.call(Request::Count)?;
+        let count = self.run(ops::Count)?;
         Ok(ops::status(self.project(), count))
-    }
-
-    /// Opens (or creates) the store: that it opens is half of the check.
-    pub fn health(&mut self) -> Result<ops::Health> {
-        self.call(Request::Health)
-    }
-
-    /// The engine's index report (`health --index`).
-    pub fn index_report(&mut self) -> Result<Value> {
-        self.call(Request::IndexReport)
-    }
-
-    /// Memories whose code anchors changed or vanished (`audit --stale`).
-    pub fn stale(&mut self) -> Result<Vec<ops::Stale>> {
-        self.call(Request::Stale)
-    }
-
-    pub fn audit(&mut self, threshold: f64) -> Result<Audit> {
-        ops::check_unit("threshold", threshold)?;
-        self.call(Request::Audit { threshold })
-    }
-
-    /// `None` when there is no store.
-    pub fn dedup(&mut self, threshold: f64, dry_run: bool) -> Result<Option<ops::Deduped>> {
-        ops::check_unit("threshold", threshold)?;
-        self.call(Request::Dedup { threshold, dry_run })
-    }
-
-    pub fn cleanup(
-        &mut self,
-        threshold: f32,
-        min_length: usize,
-        dry_run: bool,
-    ) -> Result<ops::Cleaned> {
-        ops::check_unit("threshold", threshold as f64)?;
-        self.call(Request::Cleanup {
-            threshold,
-            min_length,
-            dry_run,
-        })
-    }
-
-    /// The export document (`wt-memory-export`, version 1).
-    pub fn export(&mut self, exclude_private: bool) -> Result<Value> {
-        self.call(Request::Export { exclude_private })
-    }
-
-    pub fn import(&mut self, req: &ops::Import) -> Result<ops::Imported> {
-        ops::check_import(req)?;
-        self.call(Request::Import { req: req.clone() })
-    }
-
-    pub fn restore(&mut self, name: Option<&str>) -> Result<ops::RestoreOutcome> {
-        self.call(Request::Restore {
-            name: name.map(str::to_string),
-        })
-    }
-
-    pub fn migrate(&mut self) -> Result<Vec<ops::MigrationState>> {
-        self.call(Request::Migrate)
-    }
-
-    /// Re-embeds every memory; returns how many, and the embedder used.
-    pub fn reembed(&mut self) -> Result<(usize, String)> {
-        self.call(Request::Reembed)
-    }
-
-    /// `None` when there is no store to repair.
-    pub fn repair(&mut self, accept_loss: bool) -> Result<Option<RepairReport>> {
-        self.call(Request::Repair { accept_loss })
-    }
-
-    pub fn seed(&mut self, file: &std::path::Path, dry_run: bool) -> Result<ops::Seeded> {
-        let text = ops::read_seed_file(file)?;
-        ops::check_seed_text(&text, file)?;
-        self.call(Request::Seed {
-            text,
-            file: file.to_path_buf(),
-            dry_run,
-        })
-    }
-
-    pub fn todo_add(&mut self, text: &str, tags: &[String]) -> Result<String> {
-        ops::check_todo(text)?;
-        self.call(Request::TodoAdd {
-            text: text.to_string(),
-            tags: tags.to_vec(),
-        })
-    }
-
-    pub fn todo_list(&mut self) -> Result<Vec<MemoryRecord>> {
-        self.call(Request::TodoList)
-    }
-
-    pub fn todo_done(&mut self, id: &str) -> Result<MemoryRecord> {
-        self.call(Request::TodoDone { id: id.to_string() })
-    }
-
-    pub fn todo_clear(&mut self) -> Result<usize> {
-        self.call(Request::TodoClear)
-    }
-
-    /// For `doctor`: the store's own checks, when it exists and opens.
-    pub fn store_checks(&mut self) -> Result<Option<ops::checks::StoreChecks>> {
-        self.call(Request::StoreChecks)
     }
 
     /// Name this client's front end in the metrics log's writes (hook, extraction, mcp, sync).
     pub fn set_source(&mut self, source: &str) {
         self.source = Some(source.to_string());
-    }
-
-    /// Add `events` to the project's metrics log (nothing when metrics are off).
-    pub fn record(&mut self, events: Vec<metrics::Event>) -> Result<()> {
-        if events.is_empty() || !metrics::enabled() {
-            return Ok(());
-        }
-        self.call::<Value>(Request::Record { events }).map(drop)
-    }
-
-    pub fn metrics(&mut self, days: u32) -> Result<metrics::Report> {
-        self.call(Request::Metrics { days })
     }
 }

@@ -4,6 +4,7 @@ use super::Res;
 use crate::client::Client;
 use crate::enrich::{self, BATCH};
 use crate::error::{bad_input, other};
+use crate::ops;
 use clap::Subcommand;
 use std::process::ExitCode;
 
@@ -23,7 +24,7 @@ pub enum Cmd {
 
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     let Cmd::Enrich { limit, yes } = cmd;
-    let todo = enrich::without_keys(client.list(None, None)?, limit);
+    let todo = enrich::without_keys(client.run(ops::List::default())?, limit);
     if todo.is_empty() {
         println!("Every memory has retrieval keys: nothing to do.");
         return Ok(ExitCode::SUCCESS);
@@ -64,7 +65,10 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }
         };
         for (id, keys) in enrich::parse_answer(batch, &answer) {
-            client.set_keys(&id, &keys)?;
+            client.run(ops::SetKeys {
+                id: id.to_string(),
+                keys: keys.to_vec(),
+            })?;
             enriched += 1;
         }
     }

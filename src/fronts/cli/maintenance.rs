@@ -140,7 +140,7 @@ pub enum DaemonCmd {
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     match cmd {
         Cmd::Stats { json } => {
-            let stats = client.stats()?;
+            let stats = client.run(ops::Stats)?;
             if json {
                 print_json(&stats);
             } else {
@@ -184,7 +184,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         Cmd::Audit {
             json, stale: true, ..
         } => {
-            let stale = client.stale()?;
+            let stale = client.run(ops::Stale)?;
             if json {
                 print_json(&stale);
             } else if stale.is_empty() {
@@ -219,7 +219,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         Cmd::Audit {
             threshold, json, ..
         } => {
-            let report = client.audit(threshold)?;
+            let report = client.run(ops::Audit { threshold })?;
             if json {
                 print_json(&report);
             } else {
@@ -270,7 +270,10 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 }
             }
         }
-        Cmd::Dedup { threshold, dry_run } => match client.dedup(threshold, dry_run)? {
+        Cmd::Dedup { threshold, dry_run } => match client.run(ops::Dedup {
+            threshold,
+            dry_run,
+        })? {
             Some(done) => print_json(&done),
             None => print_json(&serde_json::json!({"deleted_count": 0, "merged_count": 0})),
         },
@@ -278,7 +281,11 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             threshold,
             min_length,
             dry_run,
-        } => print_json(&client.cleanup(threshold, min_length, dry_run)?),
+        } => print_json(&client.run(ops::Cleanup {
+            threshold,
+            min_length,
+            dry_run,
+        })?),
         Cmd::Migrate {
             from_legacy: Some(dir),
             dry_run,
@@ -288,7 +295,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             let states = if status {
                 ops::migration_status(client.project())
             } else {
-                client.migrate()?
+                client.run(ops::Migrate)?
             };
             for m in &states {
                 println!("{}: {} — {}", m.id, m.description, m.state);
@@ -298,7 +305,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }
         }
         Cmd::Reembed => {
-            let (n, label) = client.reembed()?;
+            let (n, label) = client.run(ops::Reembed)?;
             println!("Re-embedded {n} memories with {label}.");
         }
         Cmd::Setup {
@@ -369,7 +376,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
 
 fn daemon(client: &Client, action: DaemonCmd) -> Res {
     let project = client.project();
-    let spooled = crate::spool::count(project);
+    let spooled = crate::ops::spool::count(project);
     if let DaemonCmd::Stop = action {
         match crate::daemon::stop(project) {
             Some(pid) => println!("stopped the memory service (pid {pid})"),
@@ -401,7 +408,7 @@ fn daemon(client: &Client, action: DaemonCmd) -> Res {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_stats(stats: &ops::Stats) {
+fn print_stats(stats: &ops::StatsReport) {
     let counts: Vec<usize> = stats
         .importance_histogram
         .values()
@@ -429,12 +436,12 @@ fn print_stats(stats: &ops::Stats) {
 
 fn health(client: &mut Client, index: bool) -> Res {
     let checked = if index {
-        client.index_report().map(|report| {
+        client.run(ops::IndexReport).map(|report| {
             print_json(&report);
             true
         })
     } else {
-        client.health().map(|h| {
+        client.run(ops::Health).map(|h| {
             for line in &h.lines {
                 println!("{line}");
             }
@@ -456,7 +463,7 @@ fn health(client: &mut Client, index: bool) -> Res {
 }
 
 fn repair(client: &mut Client, accept_loss: bool) -> Res {
-    let Some(r) = client.repair(accept_loss)? else {
+    let Some(r) = client.run(ops::Repair { accept_loss })? else {
         println!(
             "no store for project {} yet: nothing to repair",
             client.project().name
@@ -541,7 +548,7 @@ fn from_legacy(
         dry_run,
         snapshot_as: Some("migrate --from-legacy".into()),
     };
-    let report = client.import(&req)?.report();
+    let report = client.run(req.clone())?.report();
     let verb = if dry_run { "would come in" } else { "came in" };
     println!(
         "{found} memories in {}: {} {verb}, {} already here, {} unusable.",

@@ -162,32 +162,45 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     match cmd {
         Cmd::Remember(a) => remember(client, a)?,
         Cmd::Supersede { newer, older } => {
-            let done = client.supersede(&newer, &older)?;
+            let done = client.run(ops::Supersede { newer, older })?;
             println!("{} now replaces {}", done.newer, done.older);
         }
-        Cmd::Recall(a) => print_json(&client.recall(&recall_request(a)?)?),
+        Cmd::Recall(a) => print_json(&client.run(recall_request(a)?)?),
         Cmd::Proactive {
             context,
             limit,
             kind,
-        } => print_json(&client.proactive(&context, parse_kind(kind.as_deref())?, limit)?),
-        Cmd::List { ty, limit } => print_json(&client.list(ty.as_deref(), limit)?),
-        Cmd::Get { id } => match client.get(&id)? {
+        } => print_json(&client.run(ops::Proactive::new(
+            &context,
+            parse_kind(kind.as_deref())?,
+            limit,
+        ))?),
+        Cmd::List { ty, limit } => print_json(&client.run(ops::List {
+            memory_type: ty,
+            limit,
+        })?),
+        Cmd::Get { id } => match client.run(ops::Get { id: id.to_string() })? {
             Some(r) => print_json(&r),
             None => println!("{{}}"),
         },
-        Cmd::Context { topic } => match client.context(topic.as_deref())? {
+        Cmd::Context { topic } => match client.run(ops::Context { topic })? {
             Some(summary) => print_json(&summary),
             None => println!("{{}}"),
         },
-        Cmd::Brain => print_json(&client.brain()?),
+        Cmd::Brain => print_json(&client.run(ops::Brain)?),
         Cmd::Keys { id, add, remove } => {
             let record = if add.is_empty() && remove.is_empty() {
-                client.get(&id)?.ok_or_else(|| {
-                    crate::error::not_found(format!("no memory {id} (see `wt-memory list`)"))
-                })?
+                client
+                    .run(ops::Get { id: id.to_string() })?
+                    .ok_or_else(|| {
+                        crate::error::not_found(format!("no memory {id} (see `wt-memory list`)"))
+                    })?
             } else {
-                client.edit_keys(&id, &add, &remove)?
+                client.run(ops::EditKeys {
+                    id: id.clone(),
+                    add,
+                    remove,
+                })?
             };
             // Stored keys are redacted on write; output redacts again, as every record's does.
             let redacted = |keys: Vec<&str>| -> Vec<String> {
@@ -200,7 +213,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }));
         }
         Cmd::Unlearn { id, .. } => {
-            let done = client.unlearn(id.as_deref())?;
+            let done = client.run(ops::Unlearn { id })?;
             println!(
                 "Removed {} learned key(s) from {} memor{}.",
                 done.keys,
@@ -222,7 +235,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 since: parse(&a.since, "--since")?,
                 until: parse(&a.until, "--until")?,
             };
-            print_json(&client.forget(&req)?);
+            print_json(&client.run(req)?);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -247,36 +260,27 @@ fn recall_request(a: RecallArgs) -> Result<Recall, Error> {
 /// The service's request for a `recall` or `proactive` command line the `wt-memory` front
 /// forwarded, checked as the client checks it (None: not such a command, or one the engine
 /// binary should refuse in its own words).
-pub(super) fn query_request(cmd: Cmd) -> Option<crate::service::Request> {
-    use crate::service::Request;
-    match cmd {
-        Cmd::Recall(a) => {
-            let req = recall_request(a).ok()?;
-            req.check().ok()?;
-            Some(Request::Recall { req })
-        }
+pub(super) fn query_request(cmd: Cmd) -> Option<Box<dyn ops::Request>> {
+    let request: Box<dyn ops::Request> = match cmd {
+        Cmd::Recall(a) => Box::new(recall_request(a).ok()?),
         Cmd::Proactive {
             context,
             limit,
             kind,
         } => {
-            ops::check_query("proactive", &context).ok()?;
             let kind = parse_kind(kind.as_deref()).ok()?;
-            Some(Request::Proactive {
-                context,
-                limit,
-                kind,
-                use_prior: crate::config::get().use_prior,
-            })
+            Box::new(ops::Proactive::new(&context, kind, limit))
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    request.validate().ok()?;
+    Some(request)
 }
 
 fn remember(client: &mut Client, a: RememberArgs) -> Result<(), Error> {
     let content = read_stdin()?;
     remember_with(
-        |req| client.remember(req),
+        |req| client.run(req.clone()),
         a,
         content,
         &mut std::io::stdout().lock(),

@@ -3,6 +3,7 @@
 use super::{print_json, Res};
 use crate::client::Client;
 use crate::error::{other, Error};
+use crate::ops;
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,7 +59,7 @@ fn parse_days(s: &str) -> Result<u32, String> {
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     match cmd {
         Cmd::Metrics { since, json } => {
-            let report = client.metrics(since)?;
+            let report = client.run(ops::Metrics { days: since })?;
             if json {
                 print_json(&report);
             } else {
@@ -66,7 +67,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }
         }
         Cmd::Report { since, out, open } => {
-            let report = client.metrics(since)?;
+            let report = client.run(ops::Metrics { days: since })?;
             let path = out.unwrap_or_else(|| {
                 crate::paths::log_dir().join("reports").join(format!(
                     "{}-{}.html",

@@ -17,9 +17,9 @@ mod transfer;
 use crate::client::{Client, Holding, Mode};
 use crate::daemon::ForwardedCommand;
 use crate::error::Error;
+use crate::ops::{answer_as_sent, Direct, Request};
 use crate::ops::{Caller, OpenOptions};
 use crate::project;
-use crate::service::{execute, Direct, Request};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Read;
 use std::path::PathBuf;
@@ -284,7 +284,7 @@ pub struct ForwardedRemember {
 /// session") is most of such a command at the service.
 pub struct ForwardedQuery {
     project: project::Project,
-    request: Request,
+    request: Box<dyn Request>,
 }
 
 /// A store's service runs only a command line for its own store.
@@ -313,7 +313,8 @@ impl ForwardedCommand for ForwardedQuery {
         let caller = Caller::of(&self.project);
         // Through the record type, as the client reads the answer, so that every field prints as
         // the engine binary prints it (an f32 importance as 0.3, not as its f64 widening).
-        let found = execute(direct, &caller, &self.request).and_then(|done| {
+        let found = self.request.run(direct, &caller).and_then(|done| {
+            let done = done.into_value()?;
             let records: Vec<crate::record::MemoryRecord> = serde_json::from_value(done)?;
             Ok(serde_json::to_string_pretty(&records)?)
         });
@@ -366,10 +367,10 @@ pub fn parse_forwarded(call: &Forward) -> Result<Box<dyn ForwardedCommand>, Erro
 }
 
 impl ForwardedCommand for ForwardedRemember {
-    /// The text the store will embed for it (see [`Request::texts_to_embed`]).
+    /// The text the store will embed for it (see [`crate::ops::Operation::texts_to_embed`]).
     fn texts_to_embed(&self) -> Vec<String> {
         match memories::remember_request(&self.args, self.content.clone()) {
-            Ok(req) => Request::Remember { req }.texts_to_embed(),
+            Ok(req) => Request::texts_to_embed(&req),
             Err(_) => Vec::new(),
         }
     }
@@ -383,9 +384,8 @@ impl ForwardedCommand for ForwardedRemember {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let sent = memories::remember_with(
             |req| {
-                req.precheck()?;
-                let done = execute(direct, &caller, &Request::Remember { req: req.clone() })?;
-                Ok(serde_json::from_value(done)?)
+                Request::validate(req)?;
+                answer_as_sent(req, direct, &caller)
             },
             this.args,
             this.content,

@@ -67,11 +67,14 @@ fn todo(client: &mut Client, action: TodoCmd) -> Result<(), crate::error::Error>
     match action {
         TodoCmd::Add { tags } => {
             let text = read_stdin()?;
-            client.todo_add(&text, &split_tags(&tags))?;
+            client.run(ops::TodoAdd {
+                text: text.to_string(),
+                tags: split_tags(&tags),
+            })?;
             println!("{}", ops::todo_saved(&text));
         }
         TodoCmd::List { json } => {
-            let todos = client.todo_list()?;
+            let todos = client.run(ops::TodoList)?;
             if json {
                 print_json(&todos);
             } else if todos.is_empty() {
@@ -96,13 +99,16 @@ fn todo(client: &mut Client, action: TodoCmd) -> Result<(), crate::error::Error>
             }
         }
         TodoCmd::Done { id } => {
-            println!("{}", ops::todo_done_line(&client.todo_done(&id)?.content))
+            println!(
+                "{}",
+                ops::todo_done_line(&client.run(ops::TodoDone { id: id.to_string() })?.content)
+            )
         }
         TodoCmd::Clear { confirm } => {
             if !confirm {
                 return Err(bad_input("todo clear deletes every todo; add --confirm"));
             }
-            println!("Cleared {} todos.", client.todo_clear()?);
+            println!("Cleared {} todos.", client.run(ops::TodoClear)?);
         }
     }
     Ok(())

@@ -3,6 +3,7 @@
 use super::{print_json, Res};
 use crate::client::Client;
 use crate::error::Error;
+use crate::ops;
 use crate::ops::Import;
 use crate::snapshot;
 use clap::Subcommand;
@@ -83,7 +84,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             output,
             exclude_private,
         } => {
-            let text = serde_json::to_string_pretty(&client.export(exclude_private)?)?;
+            let text = serde_json::to_string_pretty(&client.run(ops::Export { exclude_private })?)?;
             match output {
                 Some(path) => crate::paths::write_atomic(&path, text.as_bytes())
                     .map_err(|e| cannot_write(&path, e))?,
@@ -187,7 +188,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                     .files_root()
                     .join("wt/knowledge/memory-seed.yaml")
             });
-            let done = client.seed(&path, dry_run)?;
+            let done = client.run(ops::Seed::from_file(&path, dry_run)?)?;
             let verb = if dry_run { "Would import" } else { "Imported" };
             println!(
                 "{verb} {} seed(s), skipped {} duplicate(s) from {}",
@@ -227,7 +228,7 @@ fn restore(client: &mut Client, name: Option<String>, list: bool, json: bool) ->
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let done = client.restore(name.as_deref())?;
+    let done = client.run(ops::Restore { name: name.clone() })?;
     match &done.undo {
         Some(undo) => println!(
             "Snapshot of the current store: {} ({} memories; `wt-memory restore {}` undoes this)",
@@ -269,7 +270,7 @@ fn import_in_parts(
         Ok(doc) if !req.dry_run && doc.records.len() > IMPORT_PART => doc,
         // Small, a dry run (whose parts could not see each other's records) or unusable (the
         // request reports why): one request.
-        _ => return client.import(&req),
+        _ => return client.run(req.clone()),
     };
     let total = doc.records.len();
     let started = std::time::Instant::now();
@@ -292,7 +293,7 @@ fn import_in_parts(
                 None
             },
         };
-        let done = client.import(&part_req)?.report();
+        let done = client.run(part_req.clone())?.report();
         sum.imported += done.imported;
         sum.skipped += done.skipped;
         sum.errors += done.errors;

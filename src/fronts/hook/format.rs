@@ -203,7 +203,7 @@ pub const INDEX_CHARS: usize = 300;
 const TITLE_CHARS: usize = 80;
 /// The line above the index entries.
 /// Index entries shown beside memories injected in full must be at least this relevant (chosen by
-/// cross-validation, `scripts/cv_beside.py`). Above 1: none are.
+/// cross-validation, `eval/fit/cv_beside.py`). Above 1: none are.
 pub const BESIDE_FULL_FLOOR: f64 = 1.01;
 
 /// [`BESIDE_FULL_FLOOR`], or the value a tuning run sets (`WT_MEMORY_TUNE_BESIDE`).

@@ -59,7 +59,7 @@ fn mistake(
         after_guard,
     });
     if let Some(client) = ctx.client.borrow_mut().as_mut() {
-        if let Err(e) = client.record(vec![event]) {
+        if let Err(e) = super::metrics::send(client, vec![event]) {
             log::error(&ctx.event, &format!("metrics: {e}"));
         }
     }
@@ -137,7 +137,11 @@ pub fn record_failure(ctx: &Ctx, input: &HookInput) -> Result<(), String> {
         .find(|r| !r.has_tag(FIX_TAG));
     if let Some(record) = known {
         mistake(ctx, input, &signature, &command.head(), "repeated", guarded);
-        memory::failed_again(ctx, &record.id, &line)?;
+        let again = crate::ops::FailedAgain {
+            id: record.id.clone(),
+            command: line.clone(),
+        };
+        memory::run(ctx, again)?;
     } else {
         let req = failure_record(&line, &error_line, &signature, "source:hook");
         memory::remember_as(ctx, req, "failure")?;

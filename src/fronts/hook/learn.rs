@@ -54,13 +54,33 @@ pub fn on_stop(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
             }
             None => continue,
         };
-        match super::memory::learn_key(ctx, &id, &prompt) {
+        match learn(ctx, &id, &prompt) {
             Ok(true) => learned += 1,
             Ok(false) => {}
             Err(e) => super::log::error(&ctx.event, &format!("learning a key for {id}: {e}")),
         }
     }
     Ok(learned)
+}
+
+/// Give memory `id` the prompt whose answer cited it as a learned key; returns whether a key was
+/// added (false when the write was spooled for the next opening of the store).
+fn learn(ctx: &Ctx, id: &str, prompt: &str) -> Result<bool, String> {
+    let op = crate::ops::LearnKey {
+        id: id.to_string(),
+        prompt: prompt.to_string(),
+    };
+    match super::memory::run(ctx, op) {
+        Ok(done) => Ok(done.key.is_some()),
+        Err(e) if ctx.memory_down.borrow().is_some() => {
+            let project = super::memory::project_of(ctx);
+            crate::ops::spool::add_learned_key(&project, id, prompt)
+                .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
+            super::log::info(&ctx.event, &format!("{e}; the learned key is spooled"));
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The last prompt the user typed, and the agent's text after it (tool calls and results left

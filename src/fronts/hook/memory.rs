@@ -2,12 +2,12 @@
 //! in this process on first use (in the service, one that joins the service's queue directly).
 //! Memory gets [`MEMORY_BUDGET`] per call, and never past the event's deadline: a store that
 //! cannot answer in time makes a read fail (the hook stays silent), and a write go to the store's
-//! spool ([`crate::spool`]), which whoever opens the store next applies. Once memory has failed
+//! spool ([`crate::ops::spool`]), which whoever opens the store next applies. Once memory has failed
 //! to answer, this run asks it nothing more.
 
 use super::Ctx;
 use crate::client::{Client, Holding, Mode};
-use crate::ops::{OpenOptions, Recall, Remember};
+use crate::ops::{self, OpenOptions, Operation, Recall, Remember};
 use crate::rank::QueryKind;
 use crate::record::{split_tags, MemoryRecord};
 use std::time::{Duration, Instant};
@@ -104,7 +104,9 @@ pub fn proactive(
     traced(
         ctx,
         query,
-        with_client(ctx, "proactive", |c| c.proactive(query, Some(kind), limit)),
+        with_client(ctx, "proactive", |c| {
+            c.run(ops::Proactive::new(query, Some(kind), limit))
+        }),
     )
 }
 
@@ -117,7 +119,7 @@ pub fn tiers(
     index: usize,
 ) -> Result<crate::recall::Tiers, String> {
     let found = with_client(ctx, "proactive", |c| {
-        c.tiers(query, Some(kind), limit, index)
+        c.run(ops::Tiers::new(query, Some(kind), limit, index))
     });
     let mut trace = ctx.trace.borrow_mut();
     trace.query = Some(query.to_string());
@@ -146,12 +148,12 @@ pub fn import_claude_memory(
 
 /// The store at a glance (how many memories, of which types, about which topics).
 pub fn map(ctx: &Ctx) -> Result<crate::ops::MemoryMap, String> {
-    with_client(ctx, "map", |c| c.map())
+    run(ctx, ops::Map)
 }
 
 /// One memory by full id (None when it was forgotten since).
 pub fn get(ctx: &Ctx, id: &str) -> Result<Option<MemoryRecord>, String> {
-    with_client(ctx, "get", |c| c.get(id))
+    run(ctx, ops::Get { id: id.to_string() })
 }
 
 /// Hybrid recall, optionally restricted to memories carrying `tags`.
@@ -169,31 +171,20 @@ pub fn recall(
         kind: Some(kind),
         ..Recall::default()
     };
-    traced(ctx, query, with_client(ctx, "recall", |c| c.recall(&req)))
+    traced(
+        ctx,
+        query,
+        with_client(ctx, "recall", |c| c.run(req.clone())),
+    )
 }
 
-/// Count another failure of a failure record's command (see `ops::failed_again`).
-pub fn failed_again(ctx: &Ctx, id: &str, command: &str) -> Result<(), String> {
-    with_client(ctx, "failed_again", |c| c.failed_again(id, command)).map(drop)
-}
-
-/// Give memory `id` the prompt whose answer cited it as a learned key (see `ops::learn_key`);
-/// returns whether a key was added (false when the write was spooled for the next opening).
-pub fn learn_key(ctx: &Ctx, id: &str, prompt: &str) -> Result<bool, String> {
-    match with_client(ctx, "learn_key", |c| c.learn_key(id, prompt)) {
-        Ok(done) => Ok(done.key.is_some()),
-        Err(e) if ctx.memory_down.borrow().is_some() => {
-            crate::spool::add_learned_key(&project_of(ctx), id, prompt)
-                .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
-            super::log::info(&ctx.event, &format!("{e}; the learned key is spooled"));
-            Ok(false)
-        }
-        Err(e) => Err(e),
-    }
+/// Carry out `op` for this run, named in the hook's log by its operation.
+pub fn run<O: Operation>(ctx: &Ctx, op: O) -> Result<O::Answer, String> {
+    with_client(ctx, O::NAME, |c| c.run(op))
 }
 
 /// The project this run's memory belongs to.
-fn project_of(ctx: &Ctx) -> crate::project::Project {
+pub(super) fn project_of(ctx: &Ctx) -> crate::project::Project {
     match ctx.client.borrow().as_ref() {
         Some(client) => client.project().clone(),
         None => crate::project::resolve(&ctx.project_dir, None),
@@ -208,7 +199,7 @@ pub fn tagged(ctx: &Ctx, tag: &str, limit: usize) -> Result<Vec<MemoryRecord>, S
         limit,
         ..Recall::default()
     };
-    with_client(ctx, "tagged", |c| c.recall(&req))
+    with_client(ctx, "tagged", |c| c.run(req.clone()))
 }
 
 /// Store `content` with its retrieval `keys`; returns the id (the existing one when the same
@@ -236,7 +227,7 @@ pub fn remember(
 pub fn remember_as(ctx: &Ctx, req: Remember, source: &str) -> Result<(String, bool), String> {
     let stored = with_client(ctx, "remember", |c| {
         c.set_source(source);
-        c.remember(&req)
+        c.run(req.clone())
     });
     match stored {
         Ok(done) => Ok((done.id, done.duplicate)),
@@ -244,7 +235,7 @@ pub fn remember_as(ctx: &Ctx, req: Remember, source: &str) -> Result<(String, bo
         Err(e) if ctx.memory_down.borrow().is_some() => {
             let project = project_of(ctx);
             let branch = project.branch();
-            crate::spool::add(&project, &req, source, branch.as_deref())
+            crate::ops::spool::add(&project, &req, source, branch.as_deref())
                 .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
             super::log::info(&ctx.event, &format!("{e}; the write is spooled"));
             Ok((String::new(), false))

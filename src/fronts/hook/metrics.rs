@@ -107,7 +107,7 @@ pub fn record_run(
         outcome,
     };
     if let Some(client) = ctx.client.borrow_mut().as_mut() {
-        if let Err(e) = client.record(vec![Event::Run(run)]) {
+        if let Err(e) = send(client, vec![Event::Run(run)]) {
             log::error(&ctx.event, &format!("metrics: {e}"));
         }
     }
@@ -182,7 +182,19 @@ pub fn record_use(ctx: &Ctx, input: &HookInput) -> Result<usize, String> {
     });
     let events: Vec<Event> = shown.chain(used).collect();
     if let Some(client) = ctx.client.borrow_mut().as_mut() {
-        client.record(events).map_err(|e| format!("metrics: {e}"))?;
+        send(client, events).map_err(|e| format!("metrics: {e}"))?;
     }
     Ok(n)
+}
+
+/// Add `events` to the project's metrics log through `client` (nothing when there are none or
+/// metrics are off).
+pub(super) fn send(
+    client: &mut crate::client::Client,
+    events: Vec<Event>,
+) -> crate::error::Result<()> {
+    match crate::ops::Record::of(events) {
+        Some(record) => client.run(record),
+        None => Ok(()),
+    }
 }

@@ -20,7 +20,7 @@ fn health_report(client: &mut Client, project: &ProjectDir) -> (bool, serde_json
             json!({"error": "the wt-memory CLI is neither next to this server nor on PATH; install it with `cargo install --path .`"})
         }
     };
-    let healthy = match client.health() {
+    let healthy = match client.run(ops::Health) {
         Ok(h) => {
             report["health"] = json!(h.lines.join("\n"));
             h.ok
@@ -45,7 +45,7 @@ impl MemoryServer {
         annotations(title = "Memory stats", read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_stats(&self) -> Result<CallToolResult, ErrorData> {
-        self.json(|c| c.stats()).await
+        self.json(|c| c.run(ops::Stats)).await
     }
 
     #[tool(
@@ -61,7 +61,7 @@ impl MemoryServer {
         Parameters(args): Parameters<MetricsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let days = args.days.clamp(1, 3650);
-        self.json(move |c| c.metrics(days)).await
+        self.json(move |c| c.run(ops::Metrics { days })).await
     }
 
     #[tool(
@@ -106,9 +106,14 @@ impl MemoryServer {
         Parameters(args): Parameters<AuditArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         if args.stale {
-            return self.json(move |c| c.stale()).await;
+            return self.json(move |c| c.run(ops::Stale)).await;
         }
-        self.json(move |c| c.audit(args.threshold)).await
+        self.json(move |c| {
+            c.run(ops::Audit {
+                threshold: args.threshold,
+            })
+        })
+        .await
     }
 
     #[tool(
@@ -126,8 +131,14 @@ impl MemoryServer {
         Parameters(args): Parameters<CleanupArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let threshold = args.threshold as f32;
-        self.json(move |c| c.cleanup(threshold, ops::CLEANUP_MIN_LENGTH, args.dry_run))
-            .await
+        self.json(move |c| {
+            c.run(ops::Cleanup {
+                threshold,
+                min_length: ops::CLEANUP_MIN_LENGTH,
+                dry_run: args.dry_run,
+            })
+        })
+        .await
     }
 
     #[tool(
@@ -145,10 +156,15 @@ impl MemoryServer {
         Parameters(args): Parameters<DedupArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         self.json(move |c| {
-            Ok(match c.dedup(args.threshold, args.dry_run)? {
-                Some(done) => serde_json::to_value(done)?,
-                None => serde_json::json!({"deleted_count": 0, "merged_count": 0}),
-            })
+            Ok(
+                match c.run(ops::Dedup {
+                    threshold: args.threshold,
+                    dry_run: args.dry_run,
+                })? {
+                    Some(done) => serde_json::to_value(done)?,
+                    None => serde_json::json!({"deleted_count": 0, "merged_count": 0}),
+                },
+            )
         })
         .await
     }

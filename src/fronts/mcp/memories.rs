@@ -36,7 +36,7 @@ impl MemoryServer {
                 .collect(),
             ..ops::Remember::default()
         };
-        self.json(move |c| c.remember(&req)).await
+        self.json(move |c| c.run(req.clone())).await
     }
 
     #[tool(
@@ -62,7 +62,7 @@ impl MemoryServer {
             tags: tag_list(&args.tags),
             ..ops::Recall::default()
         };
-        self.json(move |c| c.recall(&req)).await
+        self.json(move |c| c.run(req.clone())).await
     }
 
     #[tool(
@@ -79,7 +79,8 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let limit = valid!(check_limit(args.limit));
         let context = valid!(check_non_empty("context", &args.context)).to_string();
-        self.json(move |c| c.proactive(&context, None, limit)).await
+        self.json(move |c| c.run(ops::Proactive::new(&context, None, limit)))
+            .await
     }
 
     #[tool(
@@ -101,7 +102,7 @@ impl MemoryServer {
             id: Some(id),
             ..ops::Forget::default()
         };
-        self.json(move |c| c.forget(&req)).await
+        self.json(move |c| c.run(req.clone())).await
     }
 
     #[tool(
@@ -120,7 +121,13 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let newer = valid!(check_non_empty("newer", &args.newer)).to_string();
         let older = valid!(check_non_empty("older", &args.older)).to_string();
-        self.json(move |c| c.supersede(&newer, &older)).await
+        self.json(move |c| {
+            c.run(ops::Supersede {
+                newer: newer.to_string(),
+                older: older.to_string(),
+            })
+        })
+        .await
     }
 
     #[tool(
@@ -143,8 +150,14 @@ impl MemoryServer {
                 "give `add` or `remove` (or both); get_memory shows the keys",
             ));
         }
-        self.json(move |c| c.edit_keys(&id, &args.add, &args.remove))
-            .await
+        self.json(move |c| {
+            c.run(ops::EditKeys {
+                id: id.to_string(),
+                add: args.add.to_vec(),
+                remove: args.remove.to_vec(),
+            })
+        })
+        .await
     }
 
     #[tool(
@@ -171,7 +184,7 @@ impl MemoryServer {
             tags,
             ..ops::Forget::default()
         };
-        self.json(move |c| c.forget(&req)).await
+        self.json(move |c| c.run(req.clone())).await
     }
 
     #[tool(
@@ -188,7 +201,13 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let limit = valid!(check_limit(args.limit));
         let ty = args.memory_type.map(|t| t.as_str());
-        self.json(move |c| c.list(ty, Some(limit))).await
+        self.json(move |c| {
+            c.run(ops::List {
+                memory_type: ty.map(str::to_string),
+                limit: Some(limit),
+            })
+        })
+        .await
     }
 
     #[tool(
@@ -201,7 +220,7 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let id = valid!(check_non_empty("id", &args.id)).to_string();
         self.json(move |c| {
-            Ok(match c.get(&id)? {
+            Ok(match c.run(ops::Get { id: id.to_string() })? {
                 Some(r) => serde_json::to_value(r)?,
                 None => serde_json::json!({}),
             })
@@ -223,10 +242,14 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let topic = Some(args.topic.trim().to_string()).filter(|t| !t.is_empty());
         self.json(move |c| {
-            Ok(match c.context(topic.as_deref())? {
-                Some(summary) => serde_json::to_value(summary)?,
-                None => serde_json::json!({}),
-            })
+            Ok(
+                match c.run(ops::Context {
+                    topic: topic.clone(),
+                })? {
+                    Some(summary) => serde_json::to_value(summary)?,
+                    None => serde_json::json!({}),
+                },
+            )
         })
         .await
     }
@@ -236,7 +259,7 @@ impl MemoryServer {
         annotations(title = "Brain state", read_only_hint = true, open_world_hint = false)
     )]
     async fn brain(&self) -> Result<CallToolResult, ErrorData> {
-        self.json(|c| c.brain()).await
+        self.json(|c| c.run(ops::Brain)).await
     }
 
     #[tool(
@@ -265,6 +288,6 @@ impl MemoryServer {
             Some(until).filter(|u| !u.is_empty()),
         )
         .map_err(|e| e.to_string()));
-        self.json(move |c| c.recall(&req)).await
+        self.json(move |c| c.run(req.clone())).await
     }
 }

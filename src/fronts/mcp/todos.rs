@@ -21,7 +21,10 @@ impl MemoryServer {
         let content = valid!(check_non_empty("content", &args.content)).to_string();
         let tags = tag_list(&args.tags);
         self.text(move |c| {
-            c.todo_add(&content, &tags)?;
+            c.run(ops::TodoAdd {
+                text: content.to_string(),
+                tags: tags.to_vec(),
+            })?;
             Ok(ops::todo_saved(&content))
         })
         .await
@@ -32,7 +35,7 @@ impl MemoryServer {
         annotations(title = "List todos", read_only_hint = true, open_world_hint = false)
     )]
     async fn list_todos(&self) -> Result<CallToolResult, ErrorData> {
-        self.json(|c| c.todo_list()).await
+        self.json(|c| c.run(ops::TodoList)).await
     }
 
     #[tool(
@@ -49,7 +52,11 @@ impl MemoryServer {
         Parameters(args): Parameters<TodoIdArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let id = valid!(check_non_empty("id", &args.id)).to_string();
-        self.text(move |c| Ok(ops::todo_done_line(&c.todo_done(&id)?.content)))
-            .await
+        self.text(move |c| {
+            Ok(ops::todo_done_line(
+                &c.run(ops::TodoDone { id: id.to_string() })?.content,
+            ))
+        })
+        .await
     }
 }

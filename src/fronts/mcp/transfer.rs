@@ -73,11 +73,13 @@ impl MemoryServer {
         let exclude_private = args.exclude_private;
         let file = args.file_path.trim();
         if file.is_empty() {
-            return self.json(move |c| c.export(exclude_private)).await;
+            return self
+                .json(move |c| c.run(ops::Export { exclude_private }))
+                .await;
         }
         let target = valid!(export_target(&self.project.path, file, args.overwrite));
         self.text(move |c| {
-            let text = serde_json::to_string_pretty(&c.export(exclude_private)?)?;
+            let text = serde_json::to_string_pretty(&c.run(ops::Export { exclude_private })?)?;
             crate::paths::write_atomic(&target, text.as_bytes()).map_err(|e| {
                 crate::error::other(format!("cannot write {}: {e}", target.display()))
             })?;
@@ -116,7 +118,7 @@ impl MemoryServer {
             dry_run: args.dry_run,
             snapshot_as: Some("import".into()),
         };
-        self.json(move |c| c.import(&req)).await
+        self.json(move |c| c.run(req.clone())).await
     }
 
     #[tool(

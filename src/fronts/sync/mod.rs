@@ -222,7 +222,11 @@ impl<'a> SyncContext<'a> {
 
     fn export(&self) -> Result<Value> {
         let doc = self
-            .with_store(|c| c.export(true))
+            .with_store(|c| {
+                c.run(ops::Export {
+                    exclude_private: true,
+                })
+            })
             .map_err(|e| anyhow!("export failed: {e}"))?;
         let bytes = serde_json::to_vec(&doc)?;
         validate_export(&bytes).context("export produced an unusable document")?;
@@ -396,7 +400,7 @@ impl<'a> SyncContext<'a> {
             dry_run: false,
             snapshot_as: take_snapshot.then(|| "sync-pull".to_string()),
         };
-        match self.with_store(|c| c.import(&req)) {
+        match self.with_store(|c| c.run(req.clone())) {
             Ok(done) => Ok(done.report()),
             // A document `import` cannot use is the source's problem, not ours.
             Err(crate::error::Error::UnusableExport { message }) => {

@@ -233,7 +233,7 @@ impl UseCounts {
     /// The use prior: a bounded shift of a memory's relevance in the hooks' tiers. A memory the
     /// agent used never sinks; none rises: a rise lifts a memory for every query, also those it
     /// does not answer, and in the simulation it cost precision and abstention
-    /// (`scripts/use_simulation.py`; docs/evaluation.md, "Learning from use").
+    /// (`studies/use_simulation.py`; docs/evaluation.md, "Learning from use").
     pub fn prior(self) -> f64 {
         if self.used == 0 && self.injected >= SINK_AFTER {
             -SINK

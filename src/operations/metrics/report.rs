@@ -38,7 +38,7 @@ pub struct Report {
     pub repeat_mistakes: RepeatMistakes,
     /// Memories whose files (code anchors) changed or vanished since they were written.
     #[serde(default)]
-    pub stale: Vec<crate::ops::Stale>,
+    pub stale: Vec<crate::anchors::StaleMemory>,
 }
 
 /// `metrics --json`'s `repeat_mistakes`.

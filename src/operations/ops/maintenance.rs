@@ -1,7 +1,7 @@
 //! Looking after a store: stats, status, health, dedup, cleanup, migrations, re-embedding,
 //! repair, and the list of stores.
 
-use super::take_snapshot;
+use super::{take_snapshot, Caller, Direct, Operation};
 use crate::dedup;
 use crate::error::Result;
 use crate::integrity::{self, Alert};
@@ -19,7 +19,7 @@ pub const IMPORTANCE_BUCKETS: [&str; 5] = ["0.0-0.2", "0.2-0.4", "0.4-0.6", "0.6
 
 /// `stats`: counts by type and tag, importance histogram, noise ratio.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Stats {
+pub struct StatsReport {
     pub total: usize,
     pub type_distribution: BTreeMap<String, usize>,
     /// The ten most used tags, most used first.
@@ -30,7 +30,7 @@ pub struct Stats {
     pub noise_ratio: f64,
 }
 
-pub fn stats(records: &[MemoryRecord]) -> Stats {
+pub fn stats(records: &[MemoryRecord]) -> StatsReport {
     let mut types = BTreeMap::<String, usize>::new();
     let mut tags = HashMap::<String, usize>::new();
     let mut hist = [0usize; 5];
@@ -50,7 +50,7 @@ pub fn stats(records: &[MemoryRecord]) -> Stats {
     } else {
         noise as f64 / records.len() as f64
     };
-    Stats {
+    StatsReport {
         total: records.len(),
         type_distribution: types,
         tag_distribution: top.into_iter().map(|(t, n)| (t, n.into())).collect(),
@@ -142,16 +142,16 @@ pub fn status(project: &Project, count: usize) -> Status {
 
 /// `health`: is the store usable, and is recall semantic.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Health {
+pub struct HealthReport {
     pub ok: bool,
     /// What to print, one line each (`ok`, a warning, or the error with its next step).
     pub lines: Vec<String>,
 }
 
-pub fn health(store: &Store) -> Health {
+pub fn health(store: &Store) -> HealthReport {
     let alert = store.verify();
     integrity::take_warning();
-    let broken = |line: String| Health {
+    let broken = |line: String| HealthReport {
         ok: false,
         lines: vec![line],
     };
@@ -168,11 +168,11 @@ pub fn health(store: &Store) -> Health {
         Err(e) => return broken(format!("error: {e:#}")),
     }
     match store.ensure_embedder() {
-        Ok(EmbedderKind::MinilmL6) => Health {
+        Ok(EmbedderKind::MinilmL6) => HealthReport {
             ok: true,
             lines: vec!["ok".into()],
         },
-        Ok(EmbedderKind::Hash) => Health {
+        Ok(EmbedderKind::Hash) => HealthReport {
             ok: true,
             lines: vec![
                 "ok".into(),
@@ -184,7 +184,7 @@ pub fn health(store: &Store) -> Health {
 }
 
 /// `health` of a project with no store yet: whether one can be made there, and the model.
-pub fn health_without_store(store_dir: &std::path::Path) -> Health {
+pub fn health_without_store(store_dir: &std::path::Path) -> HealthReport {
     // The nearest folder that exists must take the store (nothing is created to find out).
     let existing = store_dir.ancestors().find(|a| a.exists());
     let unusable = match existing {
@@ -195,7 +195,7 @@ pub fn health_without_store(store_dir: &std::path::Path) -> Health {
         _ => None,
     };
     if let Some(why) = unusable {
-        return Health {
+        return HealthReport {
             ok: false,
             lines: vec![format!(
                 "error: no store can be made at {}: {why}; set WT_MEMORY_HOME to a folder you can write",
@@ -207,7 +207,7 @@ pub fn health_without_store(store_dir: &std::path::Path) -> Health {
     if crate::config::engine_assets().is_none() {
         lines.push(format!("warning: recall is {}", semantic_line(None)));
     }
-    Health { ok: true, lines }
+    HealthReport { ok: true, lines }
 }
 
 /// `cleanup`'s result: what was (or, with `dry_run`, would be) deleted.
@@ -454,5 +454,226 @@ pub fn integrity_fix(a: &Alert, store_dir: &std::path::Path) -> String {
         )
     } else {
         format!("no memory is missing; run `wt-memory repair` to rebuild the indexes and clear this.{lost}")
+    }
+}
+
+/// Looking after a store.
+pub(super) const OPERATIONS: &[super::Registered] = &[
+    super::entry::<Stats>(),
+    super::entry::<Map>(),
+    super::entry::<Count>(),
+    super::entry::<Health>(),
+    super::entry::<IndexReport>(),
+    super::entry::<Audit>(),
+    super::entry::<Dedup>(),
+    super::entry::<Cleanup>(),
+    super::entry::<Migrate>(),
+    super::entry::<Reembed>(),
+    super::entry::<Repair>(),
+    super::entry::<StoreChecks>(),
+    super::entry::<Warm>(),
+];
+
+/// Counts by type and tag, the importance histogram, the noise ratio.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Stats;
+
+impl Operation for Stats {
+    const NAME: &'static str = "stats";
+    type Answer = StatsReport;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<StatsReport> {
+        Ok(stats(&direct.read(|s| Ok(s.records()?))?))
+    }
+}
+
+/// The store's map for SessionStart (counts kept in step with writes; empty without a store).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Map;
+
+impl Operation for Map {
+    const NAME: &'static str = "map";
+    type Answer = MemoryMap;
+    const FROM_VIEW: bool = true;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<MemoryMap> {
+        direct.read(|s| Ok(memory_map(&*s.rank_view()?)))
+    }
+}
+
+/// How many memories (0 without a store).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Count;
+
+impl Operation for Count {
+    const NAME: &'static str = "count";
+    type Answer = usize;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<usize> {
+        direct.read(|s| Ok(s.count()))
+    }
+}
+
+/// Opens (or creates) the store: that it opens is half of the check.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Health;
+
+impl Operation for Health {
+    const NAME: &'static str = "health";
+    type Answer = HealthReport;
+    const REPORTS_INTEGRITY: bool = true;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<HealthReport> {
+        Ok(direct
+            .peek(|s| Ok(health(s)))?
+            .unwrap_or_else(|| health_without_store(&direct.project.store_dir)))
+    }
+}
+
+/// The engine's index report (`health --index`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct IndexReport;
+
+impl Operation for IndexReport {
+    const NAME: &'static str = "index_report";
+    type Answer = serde_json::Value;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<serde_json::Value> {
+        direct.read(|s| Ok(s.index_report()))
+    }
+}
+
+/// Near-duplicates, and the memories to review (shown often, never used).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Audit {
+    pub threshold: f64,
+}
+
+impl Operation for Audit {
+    const NAME: &'static str = "audit";
+    type Answer = dedup::Audit;
+    fn validate(&self) -> Result<()> {
+        super::check_unit("threshold", self.threshold)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<dedup::Audit> {
+        let mut report = audit(&direct.read(|s| Ok(s.records()?))?, self.threshold)?;
+        let days = crate::metrics::REVIEW_AFTER_DAYS;
+        let used = direct.recorder().used_within(days).unwrap_or_default();
+        report.review = direct.read(|s| super::to_review(s, &used, days))?;
+        Ok(report)
+    }
+}
+
+/// Merge near-duplicates; `None` when there is no store.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Dedup {
+    pub threshold: f64,
+    pub dry_run: bool,
+}
+
+impl Operation for Dedup {
+    const NAME: &'static str = "dedup";
+    type Answer = Option<Deduped>;
+    fn validate(&self) -> Result<()> {
+        super::check_unit("threshold", self.threshold)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Option<Deduped>> {
+        direct.change(|s| dedup(s, self.threshold, self.dry_run))
+    }
+}
+
+/// Remove noise: low-importance or too-short memories.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cleanup {
+    pub threshold: f32,
+    pub min_length: usize,
+    pub dry_run: bool,
+}
+
+impl Operation for Cleanup {
+    const NAME: &'static str = "cleanup";
+    type Answer = Cleaned;
+    fn validate(&self) -> Result<()> {
+        super::check_unit("threshold", self.threshold as f64)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Cleaned> {
+        let (threshold, min_length, dry_run) = (self.threshold, self.min_length, self.dry_run);
+        let done = direct.change(|s| cleanup(s, threshold, min_length, dry_run))?;
+        Ok(done.unwrap_or(NOTHING_CLEANED))
+    }
+}
+
+/// Run the pending migrations, by name rather than as a side effect of opening.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Migrate;
+
+impl Operation for Migrate {
+    const NAME: &'static str = "migrate";
+    type Answer = Vec<MigrationState>;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Vec<MigrationState>> {
+        let before = direct.options.migrate;
+        direct.options.migrate = false;
+        let out = direct.write(migrate);
+        direct.options.migrate = before;
+        out
+    }
+}
+
+/// Re-embed every memory; answers how many, and the embedder used.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Reembed;
+
+impl Operation for Reembed {
+    const NAME: &'static str = "reembed";
+    type Answer = (usize, String);
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<(usize, String)> {
+        direct.write(|s| {
+            let n = reembed(s)?;
+            Ok((n, s.current_embedder().label().to_string()))
+        })
+    }
+}
+
+/// Rebuild the store's indexes; `None` when there is no store to repair.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Repair {
+    pub accept_loss: bool,
+}
+
+impl Operation for Repair {
+    const NAME: &'static str = "repair";
+    type Answer = Option<RepairReport>;
+    const REPORTS_INTEGRITY: bool = true;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Option<RepairReport>> {
+        if !store::exists(&direct.project.store_dir) {
+            return Ok(None);
+        }
+        // Repair opens the store itself, after setting its indexes aside.
+        direct.store = None;
+        Ok(Some(repair(&direct.project, self.accept_loss)?))
+    }
+}
+
+/// For `doctor`: the store's own checks, when it exists and opens.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StoreChecks;
+
+impl Operation for StoreChecks {
+    const NAME: &'static str = "store_checks";
+    type Answer = Option<super::checks::StoreChecks>;
+    const REPORTS_INTEGRITY: bool = true;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Option<super::checks::StoreChecks>> {
+        direct.peek(|s| Ok(super::checks::store_checks(s)))
+    }
+}
+
+/// Open the store (when it exists) and load the model and the ranking view: a service's start.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Warm;
+
+impl Operation for Warm {
+    const NAME: &'static str = "warm";
+    type Answer = ();
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<()> {
+        direct.peek(|s| {
+            s.embed("wt-memory warm-up")?;
+            Ok(s.rank_view()?)
+        })?;
+        Ok(())
     }
 }

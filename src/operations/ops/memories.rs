@@ -1,8 +1,8 @@
 //! Writing, finding and deleting memories: remember, recall, proactive, list, get, forget,
 //! context, brain.
 
-use super::Caller;
 use super::{parse_time, take_snapshot};
+use super::{Caller, Direct, Operation};
 use crate::error::{bad_input, not_found, other, Error, Result};
 use crate::hygiene;
 use crate::rank::{self, QueryKind};
@@ -64,7 +64,7 @@ pub struct Remembered {
     pub note: Option<String>,
     /// Older memories on the same subject: the new one may replace one of them (then link them
     /// with `supersede`). Similarity alone cannot tell an update from a related fact
-    /// (scripts/study_supersede.py), so the writer decides.
+    /// (studies/supersede.py), so the writer decides.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub similar: Vec<Similar>,
 }
@@ -596,17 +596,10 @@ fn mark_stale(store: &Store, records: &mut [MemoryRecord]) -> Vec<String> {
     gone
 }
 
-/// A memory whose code anchors changed or vanished (`audit --stale`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stale {
-    pub id: String,
-    pub preview: String,
-    pub changed: Vec<String>,
-    pub gone: Vec<String>,
-}
+pub use crate::anchors::StaleMemory;
 
 /// Every memory whose anchors changed or vanished, newest first.
-pub fn stale(store: &Store) -> Result<Vec<Stale>> {
+pub fn stale(store: &Store) -> Result<Vec<StaleMemory>> {
     let mut out = Vec::new();
     for record in store.records()? {
         let Some(state) = staleness(store, &record) else {
@@ -615,7 +608,7 @@ pub fn stale(store: &Store) -> Result<Vec<Stale>> {
         if state.is_fresh() {
             continue;
         }
-        out.push(Stale {
+        out.push(StaleMemory {
             preview: crate::hygiene::truncate_chars(&record.content, 100).replace('\n', " "),
             id: record.id,
             changed: state.changed,
@@ -726,7 +719,7 @@ pub fn checked_id(cmd: &str, id: &str) -> Result<String> {
 
 /// The full id that a [`checked_id`] names: itself when it is a full id, else the one memory whose
 /// id starts with it (`None` when none does). An ambiguous prefix is refused.
-fn resolve_id(store: &Store, cmd: &str, id: &str) -> Result<Option<String>> {
+pub(super) fn resolve_id(store: &Store, cmd: &str, id: &str) -> Result<Option<String>> {
     if uuid::Uuid::parse_str(id).is_ok() {
         return Ok(Some(id.to_string()));
     }
@@ -784,233 +777,6 @@ pub fn failed_again(store: &Store, id: &str, command: &str) -> Result<MemoryReco
         .get(&memory.id.0.to_string())?
         .ok_or_else(|| other("the memory vanished while it was updated"))?;
     Ok(MemoryRecord::from_memory(&updated))
-}
-
-/// Replace the keys a writer gave a memory (an empty list removes them), keeping those learned
-/// from use; returns the updated record.
-pub fn set_keys(store: &Store, id: &str, keys: &[String]) -> Result<MemoryRecord> {
-    let memory = resolve_id(store, "set-keys", id)?
-        .and_then(|full| store.get(&full).ok().flatten())
-        .ok_or_else(|| {
-            not_found(format!(
-                "no memory {id}; nothing changed (see `wt-memory list`)"
-            ))
-        })?;
-    // Keys learned from use stay, after the writer's (which come first if all cannot).
-    let learned: Vec<String> = MemoryRecord::from_memory(&memory)
-        .learned_keys()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    let keys: Vec<String> = keys.iter().cloned().chain(learned).collect();
-    store
-        .set_keys(&memory, &keys)
-        .map_err(|e| other(format!("set-keys failed, nothing changed: {e:#}")))?;
-    let updated = store
-        .get(&memory.id.0.to_string())?
-        .ok_or_else(|| other("the memory vanished while its keys were written"))?;
-    Ok(MemoryRecord::from_memory(&updated))
-}
-
-/// What [`learn_key`] did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Learned {
-    pub id: String,
-    /// The key as stored, when it was added (None: the memory had it already, or no room).
-    pub key: Option<String>,
-    /// The learned key it replaced, when the memory already had [`record::MAX_LEARNED_KEYS`].
-    pub replaced: Option<String>,
-}
-
-/// Give memory `id` the prompt it answered as a retrieval key, learned from use: the agent cited
-/// the memory in its answer to `prompt` (the Stop hook). A memory keeps at most
-/// [`record::MAX_LEARNED_KEYS`] of these, the newest; they never displace keys a writer gave,
-/// and a prompt that the write path would change (it holds a secret or a `<private>` span) is
-/// not learned.
-pub fn learn_key(store: &Store, id: &str, prompt: &str) -> Result<Learned> {
-    let memory = resolve_id(store, "learn-key", id)?
-        .and_then(|full| store.get(&full).ok().flatten())
-        .ok_or_else(|| not_found(format!("no memory {id}; nothing learned")))?;
-    let full_id = memory.id.0.to_string();
-    let unchanged = || Learned {
-        id: full_id.clone(),
-        key: None,
-        replaced: None,
-    };
-    let Some(key) = learnable_key(prompt) else {
-        return Ok(unchanged());
-    };
-    let current = MemoryRecord::from_memory(&memory);
-    let mut keys: Vec<String> = current.keys().into_iter().map(str::to_string).collect();
-    let mut learned: Vec<String> = current
-        .learned_keys()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    if let Some(k) = keys.iter().find(|k| record::same_key(k, &key)).cloned() {
-        // Asked again: a learned key becomes the newest (the last to be replaced); a writer's
-        // key is left as it is.
-        if learned.last() == Some(&k) || !learned.contains(&k) {
-            return Ok(unchanged());
-        }
-        learned.retain(|l| *l != k);
-        learned.push(k);
-        write_learned(store, &memory, &keys, &learned)?;
-        return Ok(unchanged());
-    }
-    let mut replaced = None;
-    if learned.len() >= record::MAX_LEARNED_KEYS || keys.len() >= record::MAX_KEYS {
-        // Room is made from the oldest learned key only: a writer's keys stay.
-        if learned.is_empty() {
-            return Ok(unchanged());
-        }
-        let oldest = learned.remove(0);
-        keys.retain(|k| *k != oldest);
-        replaced = Some(oldest);
-    }
-    keys.push(key.clone());
-    learned.push(key.clone());
-    write_learned(store, &memory, &keys, &learned)?;
-    Ok(Learned {
-        id: full_id,
-        key: Some(key),
-        replaced,
-    })
-}
-
-/// The key `prompt` would be learned as: whitespace collapsed, cut to [`record::KEY_CHARS`];
-/// None when the write path would change the whole prompt (it holds a secret or a `<private>`
-/// span), so neither the store nor the spool ever holds one.
-pub fn learnable_key(prompt: &str) -> Option<String> {
-    let collapsed = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
-    if collapsed.is_empty() || hygiene::clean_content(&collapsed) != collapsed {
-        return None;
-    }
-    record::clean_keys(&[collapsed]).pop()
-}
-
-/// Store `keys`, of which `learned` were learned from use (oldest first), on `memory`.
-fn write_learned(
-    store: &Store,
-    memory: &shodh_memory::memory::Memory,
-    keys: &[String],
-    learned: &[String],
-) -> Result<()> {
-    let mut updated = memory.clone();
-    updated
-        .experience
-        .metadata
-        .insert(record::LEARNED_KEYS.to_string(), learned.join("\n"));
-    store
-        .set_keys(&updated, keys)
-        .map_err(|e| other(format!("learn-key failed, nothing changed: {e:#}")))
-}
-
-/// Add and remove a memory's retrieval keys by hand (`wt-memory keys ID --add/--remove`): a
-/// question the memory should answer, in the asker's words, or a key that finds it wrongly.
-/// Added keys are the writer's (a learned key added again becomes one); either list may name
-/// learned keys to remove. Refused, nothing changed, when a key to remove is not there or the
-/// writer's keys would pass [`record::MAX_KEYS`]. Returns the memory as stored.
-pub fn edit_keys(
-    store: &Store,
-    id: &str,
-    add: &[String],
-    remove: &[String],
-) -> Result<MemoryRecord> {
-    let memory = resolve_id(store, "keys", id)?
-        .and_then(|full| store.get(&full).ok().flatten())
-        .ok_or_else(|| not_found(format!("no memory {id}; nothing changed")))?;
-    let current = MemoryRecord::from_memory(&memory);
-    let mut learned: Vec<String> = current
-        .learned_keys()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    let mut written: Vec<String> = current
-        .written_keys()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    let same = record::same_key;
-    for r in remove {
-        let before = written.len() + learned.len();
-        written.retain(|k| !same(k, r));
-        learned.retain(|k| !same(k, r));
-        if written.len() + learned.len() == before {
-            return Err(bad_input(format!(
-                "memory {} has no key \"{}\"; nothing changed (its keys: `wt-memory keys {}`)",
-                current.id,
-                hygiene::truncate_chars(r, 80),
-                record::short_id(&current.id)
-            )));
-        }
-    }
-    for k in record::clean_keys(add) {
-        learned.retain(|l| !same(l, &k));
-        if !written.iter().any(|w| same(w, &k)) {
-            written.push(k);
-        }
-    }
-    if written.len() > record::MAX_KEYS {
-        return Err(bad_input(format!(
-            "a memory holds at most {} keys and {} would have {}; nothing changed (remove one with --remove)",
-            record::MAX_KEYS,
-            current.id,
-            written.len()
-        )));
-    }
-    if !remove.is_empty() {
-        take_snapshot(store, "keys")?;
-    }
-    let keys: Vec<String> = written.iter().chain(&learned).cloned().collect();
-    write_learned(store, &memory, &keys, &learned)?;
-    let updated = store
-        .get(&memory.id.0.to_string())?
-        .ok_or_else(|| other("the memory vanished while its keys were written"))?;
-    Ok(MemoryRecord::from_memory(&updated))
-}
-
-/// What [`unlearn`] removed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Unlearned {
-    pub memories: usize,
-    pub keys: usize,
-}
-
-/// Remove the keys learned from use from memory `id`, or from every memory (`None`); the keys a
-/// writer gave stay. An undo snapshot is taken first when anything is to be removed.
-pub fn unlearn(store: &Store, id: Option<&str>) -> Result<Unlearned> {
-    let records = match id {
-        Some(id) => {
-            let found = resolve_id(store, "unlearn", id)?
-                .and_then(|full| store.get(&full).ok().flatten())
-                .ok_or_else(|| not_found(format!("no memory {id}; nothing changed")))?;
-            vec![MemoryRecord::from_memory(&found)]
-        }
-        None => store.records()?,
-    };
-    let learning: Vec<&MemoryRecord> = records
-        .iter()
-        .filter(|r| !r.learned_keys().is_empty())
-        .collect();
-    let mut done = Unlearned::default();
-    if learning.is_empty() {
-        return Ok(done);
-    }
-    take_snapshot(store, "unlearn")?;
-    for r in learning {
-        let learned = r.learned_keys();
-        let kept: Vec<String> = r.written_keys().into_iter().map(str::to_string).collect();
-        let Some(memory) = store.get(&r.id)? else {
-            continue; // forgotten meanwhile
-        };
-        store
-            .set_keys(&memory, &kept)
-            .map_err(|e| other(format!("unlearn: {} keeps its keys: {e:#}", r.id)))?;
-        done.memories += 1;
-        done.keys += learned.len();
-    }
-    Ok(done)
 }
 
 /// What `forget` deletes: one id, or every memory matching any of the filters.
@@ -1186,7 +952,7 @@ pub fn context(store: &Store, topic: Option<&str>) -> Result<ContextSummary> {
 
 /// `brain`: the engine's tiers as a one-shot process sees them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Brain {
+pub struct BrainReport {
     pub working: Vec<MemoryRecord>,
     pub session: Vec<MemoryRecord>,
     pub longterm: Vec<MemoryRecord>,
@@ -1195,10 +961,330 @@ pub struct Brain {
 
 pub const BRAIN_NOTE: &str = "each wt-memory call is a fresh process, so every memory is long-term";
 
-pub fn brain(records: Vec<MemoryRecord>) -> Brain {
-    Brain {
+pub fn brain(records: Vec<MemoryRecord>) -> BrainReport {
+    BrainReport {
         longterm: records.into_iter().take(100).collect(),
         note: BRAIN_NOTE.into(),
         ..Default::default()
+    }
+}
+
+/// Writing, finding and deleting memories.
+pub(super) const OPERATIONS: &[super::Registered] = &[
+    super::entry::<Remember>(),
+    super::entry::<Recall>(),
+    super::entry::<Proactive>(),
+    super::entry::<Tiers>(),
+    super::entry::<List>(),
+    super::entry::<Get>(),
+    super::entry::<FailedAgain>(),
+    super::entry::<Supersede>(),
+    super::entry::<Forget>(),
+    super::entry::<Context>(),
+    super::entry::<Brain>(),
+    super::entry::<Stale>(),
+];
+
+impl Operation for Remember {
+    const NAME: &'static str = "remember";
+    type Answer = Remembered;
+    const NEEDS_CALLER: bool = true;
+    fn validate(&self) -> Result<()> {
+        self.precheck()
+    }
+    fn texts_to_embed(&self) -> Vec<String> {
+        self.check()
+            .map(|c| c.text_to_embed())
+            .into_iter()
+            .collect()
+    }
+    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Remembered> {
+        // The full check redacts: only the process that stores pays for its rules.
+        let checked = self.check()?;
+        let done = direct.write(|s| remember(s, checked, caller))?;
+        if !done.duplicate {
+            let source = caller.source.as_deref().unwrap_or("cli");
+            direct.record_write(source, Some(&done.id), 1);
+        }
+        Ok(done)
+    }
+}
+
+impl Operation for Recall {
+    const NAME: &'static str = "recall";
+    type Answer = Vec<MemoryRecord>;
+    const NEEDS_CALLER: bool = true;
+    const FROM_VIEW: bool = true;
+    fn validate(&self) -> Result<()> {
+        self.check()
+    }
+    fn texts_to_embed(&self) -> Vec<String> {
+        if self.check().is_err() || self.tags_only || self.query.trim().is_empty() {
+            return Vec::new();
+        }
+        let kind = self.kind.unwrap_or_else(|| QueryKind::infer(&self.query));
+        recall::query_texts(&self.query, kind, self.mode == RecallMode::Semantic)
+    }
+    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Vec<MemoryRecord>> {
+        let mut found = direct.read(|s| recall(s, self, caller))?;
+        if self.explain {
+            let uses = direct.recorder().use_counts();
+            for r in &mut found {
+                let counts = uses.get(&r.id).copied().unwrap_or_default();
+                let mut use_note = format!("; use: {}", counts.explain());
+                let learned = r.learned_keys();
+                if !learned.is_empty() {
+                    use_note.push_str(&format!("; keys learned from use: {learned:?}"));
+                }
+                let why = r.relevance_reason.get_or_insert_with(String::new);
+                why.push_str(&use_note);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The texts a proactive query embeds: the context and, when long, its parts.
+fn context_texts(context: &str, kind: Option<QueryKind>) -> Vec<String> {
+    if context.trim().is_empty() || check_query("proactive", context).is_err() {
+        return Vec::new();
+    }
+    let kind = kind.unwrap_or_else(|| QueryKind::infer(context));
+    recall::query_texts(context, kind, false)
+}
+
+/// The use counts a query's relevance is shifted by: none when its caller turned the prior off.
+fn use_prior(direct: &Direct, on: bool) -> std::sync::Arc<crate::metrics::UseCountsOf> {
+    if on {
+        direct.recorder().use_counts()
+    } else {
+        Default::default()
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Memories worth injecting for a context, a query of `kind` (None: inferred from its shape).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Proactive {
+    pub context: String,
+    pub limit: usize,
+    #[serde(default)]
+    pub kind: Option<QueryKind>,
+    /// Shift relevance by use (the caller's `WT_MEMORY_USE_PRIOR`).
+    #[serde(default = "yes")]
+    pub use_prior: bool,
+}
+
+impl Proactive {
+    pub fn new(context: &str, kind: Option<QueryKind>, limit: usize) -> Proactive {
+        Proactive {
+            context: context.to_string(),
+            limit,
+            kind,
+            use_prior: crate::config::get().use_prior,
+        }
+    }
+}
+
+impl Operation for Proactive {
+    const NAME: &'static str = "proactive";
+    type Answer = Vec<MemoryRecord>;
+    const NEEDS_CALLER: bool = true;
+    const FROM_VIEW: bool = true;
+    fn validate(&self) -> Result<()> {
+        check_query("proactive", &self.context)
+    }
+    fn texts_to_embed(&self) -> Vec<String> {
+        context_texts(&self.context, self.kind)
+    }
+    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Vec<MemoryRecord>> {
+        let uses = use_prior(direct, self.use_prior);
+        let prior = |id: &str| uses.get(id).map_or(0.0, |c| c.prior());
+        direct.read(|s| proactive(s, &self.context, self.kind, self.limit, caller, &prior))
+    }
+}
+
+/// A hook's query: what [`Proactive`] answers, in full, and up to `index` more to list by title.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tiers {
+    pub context: String,
+    pub limit: usize,
+    pub index: usize,
+    pub kind: Option<QueryKind>,
+    #[serde(default = "yes")]
+    pub use_prior: bool,
+}
+
+impl Tiers {
+    pub fn new(context: &str, kind: Option<QueryKind>, limit: usize, index: usize) -> Tiers {
+        Tiers {
+            context: context.to_string(),
+            limit,
+            index,
+            kind,
+            use_prior: crate::config::get().use_prior,
+        }
+    }
+}
+
+impl Operation for Tiers {
+    const NAME: &'static str = "tiers";
+    type Answer = recall::Tiers;
+    const NEEDS_CALLER: bool = true;
+    const FROM_VIEW: bool = true;
+    fn validate(&self) -> Result<()> {
+        check_query("proactive", &self.context)
+    }
+    fn texts_to_embed(&self) -> Vec<String> {
+        context_texts(&self.context, self.kind)
+    }
+    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<recall::Tiers> {
+        let uses = use_prior(direct, self.use_prior);
+        let prior = |id: &str| uses.get(id).map_or(0.0, |c| c.prior());
+        let (context, kind, limit, index) = (&self.context, self.kind, self.limit, self.index);
+        direct.read(|s| tiers(s, context, kind, limit, index, caller, &prior))
+    }
+}
+
+/// Memories newest first, of one type or all.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct List {
+    pub memory_type: Option<String>,
+    pub limit: Option<usize>,
+}
+
+impl Operation for List {
+    const NAME: &'static str = "list";
+    type Answer = Vec<MemoryRecord>;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Vec<MemoryRecord>> {
+        direct.read(|s| list(s, self.memory_type.as_deref(), self.limit))
+    }
+}
+
+/// One memory by full id or unique prefix of [`MIN_ID_PREFIX`]+ hex digits.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Get {
+    pub id: String,
+}
+
+impl Operation for Get {
+    const NAME: &'static str = "get";
+    type Answer = Option<MemoryRecord>;
+    fn validate(&self) -> Result<()> {
+        checked_id("get", &self.id).map(drop)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Option<MemoryRecord>> {
+        let id = checked_id("get", &self.id)?;
+        direct.read(|s| get(s, &id))
+    }
+}
+
+/// A failure record's command failed again (the hooks' guard): its count and latest form.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailedAgain {
+    pub id: String,
+    pub command: String,
+}
+
+impl Operation for FailedAgain {
+    const NAME: &'static str = "failed_again";
+    type Answer = MemoryRecord;
+    fn validate(&self) -> Result<()> {
+        checked_id("failed-again", &self.id).map(drop)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<MemoryRecord> {
+        let id = checked_id("failed-again", &self.id)?;
+        direct
+            .change(|s| failed_again(s, &id, &self.command))?
+            .ok_or_else(|| not_found(format!("no memory {id}")))
+    }
+}
+
+/// Mark memory `newer` as the replacement of memory `older` (ids or prefixes).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Supersede {
+    pub newer: String,
+    pub older: String,
+}
+
+impl Operation for Supersede {
+    const NAME: &'static str = "supersede";
+    type Answer = Superseded;
+    fn validate(&self) -> Result<()> {
+        checked_id("supersede", &self.newer)?;
+        checked_id("supersede", &self.older).map(drop)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Superseded> {
+        let newer = checked_id("supersede", &self.newer)?;
+        let older = checked_id("supersede", &self.older)?;
+        direct
+            .change(|s| supersede(s, &newer, &older))?
+            .ok_or_else(|| {
+                not_found(format!(
+                    "supersede: no memory {newer}; nothing changed (see `wt-memory list`)"
+                ))
+            })
+    }
+}
+
+impl Operation for Forget {
+    const NAME: &'static str = "forget";
+    type Answer = Forgotten;
+    fn validate(&self) -> Result<()> {
+        self.check().map(drop)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Forgotten> {
+        match direct.change(|s| forget(s, self))? {
+            Some(done) => Ok(done),
+            None => self.nothing_found(),
+        }
+    }
+}
+
+/// What the store knows about a topic, or about everything; `None` when there is no store (the
+/// CLI prints `{}`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Context {
+    pub topic: Option<String>,
+}
+
+impl Operation for Context {
+    const NAME: &'static str = "context";
+    type Answer = Option<ContextSummary>;
+    fn validate(&self) -> Result<()> {
+        match &self.topic {
+            Some(t) => check_query("context", t),
+            None => Ok(()),
+        }
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Option<ContextSummary>> {
+        direct.peek(|s| context(s, self.topic.as_deref()))
+    }
+}
+
+/// The previous system's memory tiers, for its command line.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Brain;
+
+impl Operation for Brain {
+    const NAME: &'static str = "brain";
+    type Answer = BrainReport;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<BrainReport> {
+        Ok(brain(direct.read(|s| Ok(s.records()?))?))
+    }
+}
+
+/// Memories whose code anchors changed or vanished (`audit --stale`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Stale;
+
+impl Operation for Stale {
+    const NAME: &'static str = "stale";
+    type Answer = Vec<StaleMemory>;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Vec<StaleMemory>> {
+        direct.read(stale)
     }
 }

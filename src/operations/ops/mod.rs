@@ -5,16 +5,27 @@
 //! pending migrations) when an operation needs it. Results serialise to exactly the JSON the CLI
 //! prints, so `wt-memory … --json` and the MCP tools show the same shapes.
 
+mod direct;
+mod keys;
 mod maintenance;
 mod memories;
+mod operation;
 mod todos;
 mod transfer;
+mod usage;
 
 pub mod checks;
+pub mod spool;
+pub use direct::{Access, Direct, Holding};
+pub use keys::*;
 pub use maintenance::*;
 pub use memories::*;
+pub use operation::{
+    answer_as_sent, decode, entry, names, Operation, Registered, Reply, Request, Wire,
+};
 pub use todos::*;
 pub use transfer::*;
+pub use usage::*;
 
 use crate::error::{bad_input, Result};
 use crate::migrate;

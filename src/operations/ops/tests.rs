@@ -3,6 +3,7 @@
 use super::*;
 use crate::client::{Client, Holding};
 use crate::error::Error;
+use crate::ops;
 use crate::project::Project;
 use crate::rank::QueryKind;
 use std::path::Path;
@@ -66,14 +67,11 @@ fn remember_tags_the_branch_and_finds_the_same_content_again() {
     let f = fixture();
     let mut c = client(&f);
     let first = c
-        .remember(&remember_req(
-            "  Use SQLite for the job queue\n",
-            "Decision",
-        ))
+        .run(remember_req("  Use SQLite for the job queue\n", "Decision"))
         .unwrap();
     assert!(!first.duplicate);
     let again = c
-        .remember(&remember_req("Use SQLite for the job queue", "decision"))
+        .run(remember_req("Use SQLite for the job queue", "decision"))
         .unwrap();
     assert_eq!(
         again,
@@ -82,13 +80,18 @@ fn remember_tags_the_branch_and_finds_the_same_content_again() {
             ..first.clone()
         }
     );
-    let stored = c.get(&first.id).unwrap().expect("stored");
+    let stored = c
+        .run(ops::Get {
+            id: first.id.to_string(),
+        })
+        .unwrap()
+        .expect("stored");
     assert_eq!(stored.content, "Use SQLite for the job queue");
     assert_eq!(stored.experience_type, "Decision");
     assert!(stored.has_tag("branch:feature/x"), "{:?}", stored.tags);
     // A legacy type is stored under its new name, with a note for the user.
     let legacy = c
-        .remember(&remember_req("Deploys run at noon", "Observation"))
+        .run(remember_req("Deploys run at noon", "Observation"))
         .unwrap();
     assert!(legacy.note.is_some_and(|n| n.contains("Learning")));
 }
@@ -98,24 +101,24 @@ fn bad_requests_are_typed_errors_and_touch_no_store() {
     let f = fixture();
     let mut c = client(&f);
     assert!(matches!(
-        c.remember(&remember_req("  <private>token</private> ", "Learning")),
+        c.run(remember_req("  <private>token</private> ", "Learning")),
         Err(Error::NothingToStore { .. })
     ));
     assert!(matches!(
-        c.remember(&remember_req("x", "Opinion")),
+        c.run(remember_req("x", "Opinion")),
         Err(Error::BadInput { message }) if message.contains("Decision, Learning or Context")
     ));
     let loud = Remember {
         importance: Some(1.5),
         ..remember_req("Something", "Learning")
     };
-    assert!(matches!(c.remember(&loud), Err(Error::BadInput { .. })));
+    assert!(matches!(c.run(loud.clone()), Err(Error::BadInput { .. })));
     let huge = Recall {
         query: "x".repeat(MAX_QUERY_CHARS + 1),
         ..Recall::default()
     };
     assert!(
-        matches!(c.recall(&huge), Err(Error::BadInput { message }) if message.contains("the limit is"))
+        matches!(c.run(huge.clone()), Err(Error::BadInput { message }) if message.contains("the limit is"))
     );
     assert!(matches!(
         RecallMode::parse("causal"),
@@ -137,21 +140,21 @@ fn bad_requests_are_typed_errors_and_touch_no_store() {
         },
     ] {
         assert!(
-            matches!(c.forget(&forget), Err(Error::BadInput { .. })),
+            matches!(c.run(forget.clone()), Err(Error::BadInput { .. })),
             "{forget:?}"
         );
     }
     // Reads of a project without a store answer neutrally and create nothing.
-    assert!(c.list(None, None).unwrap().is_empty());
+    assert!(c.run(ops::List::default()).unwrap().is_empty());
     assert!(c
-        .recall(&Recall {
+        .run(Recall {
             query: "x".into(),
             ..Recall::default()
         })
         .unwrap()
         .is_empty());
-    assert_eq!(c.stats().unwrap().total, 0);
-    assert!(c.context(None).unwrap().is_none());
+    assert_eq!(c.run(ops::Stats).unwrap().total, 0);
+    assert!(c.run(ops::Context { topic: None }).unwrap().is_none());
     assert!(!crate::store::exists(&f.project.store_dir));
 }
 
@@ -160,20 +163,20 @@ fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
     let f = fixture();
     let mut c = client(&f);
     let older = c
-        .remember(&remember_req(
+        .run(remember_req(
             "The payment service retries webhooks with exponential backoff",
             "Learning",
         ))
         .unwrap();
     std::thread::sleep(Duration::from_millis(20));
     let newer = c
-        .remember(&remember_req(
+        .run(remember_req(
             "Webhook retries in the payment service stop after five attempts",
             "Learning",
         ))
         .unwrap();
     let unrelated = c
-        .remember(&Remember {
+        .run(Remember {
             tags: vec!["ops".into()],
             ..remember_req("The staging cluster runs on three nodes", "Context")
         })
@@ -185,7 +188,7 @@ fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
         ..Recall::default()
     };
     let hybrid: Vec<String> = c
-        .recall(&ask(RecallMode::Hybrid))
+        .run(ask(RecallMode::Hybrid))
         .unwrap()
         .into_iter()
         .map(|r| r.id)
@@ -193,7 +196,7 @@ fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
     assert_eq!(hybrid.len(), 2);
     assert!(!hybrid.contains(&unrelated.id), "{hybrid:?}");
     let temporal: Vec<String> = c
-        .recall(&ask(RecallMode::Temporal))
+        .run(ask(RecallMode::Temporal))
         .unwrap()
         .into_iter()
         .map(|r| r.id)
@@ -201,7 +204,7 @@ fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
     assert_eq!(temporal, [newer.id.clone(), older.id.clone()]);
 
     let tagged = c
-        .recall(&Recall {
+        .run(Recall {
             tags: vec!["ops".into()],
             tags_only: true,
             ..Recall::default()
@@ -209,14 +212,14 @@ fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
         .unwrap();
     assert_eq!(tagged.len(), 1);
     let gone = c
-        .forget(&Forget {
+        .run(Forget {
             tags: vec!["ops".into()],
             ..Forget::default()
         })
         .unwrap();
     assert_eq!(gone, Forgotten::Many { deleted_count: 1 });
     let one = c
-        .forget(&Forget {
+        .run(Forget {
             id: Some(older.id[..8].to_string()),
             ..Forget::default()
         })
@@ -228,24 +231,28 @@ fn recall_modes_rank_or_order_by_time_and_forget_filters_delete() {
             id: older.id
         }
     );
-    assert_eq!(c.list(None, None).unwrap().len(), 1);
+    assert_eq!(c.run(ops::List::default()).unwrap().len(), 1);
 }
 
 #[test]
 fn import_export_round_trip_and_unusable_documents_are_named() {
     let f = fixture();
     let mut c = client(&f);
-    c.remember(&remember_req(
+    c.run(remember_req(
         "Feature flags live in config/flags.yaml",
         "Context",
     ))
     .unwrap();
-    c.remember(&Remember {
+    c.run(Remember {
         tags: vec!["private".into()],
         ..remember_req("My own note about the flags", "Learning")
     })
     .unwrap();
-    let doc = c.export(true).unwrap();
+    let doc = c
+        .run(ops::Export {
+            exclude_private: true,
+        })
+        .unwrap();
     assert_eq!(doc["count"], 1);
 
     let g = fixture();
@@ -255,16 +262,16 @@ fn import_export_round_trip_and_unusable_documents_are_named() {
         dry_run: false,
         snapshot_as: Some("import".into()),
     };
-    let done = other.import(&req).unwrap().report();
+    let done = other.run(req.clone()).unwrap().report();
     assert_eq!((done.imported, done.skipped, done.errors), (1, 0, 0));
-    let again = other.import(&req).unwrap().report();
+    let again = other.run(req.clone()).unwrap().report();
     assert_eq!((again.imported, again.skipped), (0, 1));
 
     let bad = Import {
         document: r#"{"format": "wt-memory-export", "version": 99}"#.into(),
         ..req
     };
-    match other.import(&bad) {
+    match other.run(bad.clone()) {
         Err(Error::UnusableExport { message }) => {
             assert_eq!(
                 message,
@@ -280,29 +287,45 @@ fn todos_stats_and_cleanup() {
     let f = fixture();
     let mut c = client(&f);
     let id = c
-        .todo_add("  Rotate the signing key  ", &["security".into()])
+        .run(ops::TodoAdd {
+            text: "  Rotate the signing key  ".to_string(),
+            tags: vec!["security".into()],
+        })
         .unwrap();
-    let open = c.todo_list().unwrap();
+    let open = c.run(ops::TodoList).unwrap();
     assert_eq!(open.len(), 1);
     assert!(open[0].has_tag("todo") && open[0].has_tag("security"));
     assert!(matches!(
-        c.todo_done("ffffffff"),
+        c.run(ops::TodoDone {
+            id: "ffffffff".to_string()
+        }),
         Err(Error::NotFound { .. })
     ));
-    assert_eq!(c.todo_done(&id[..8]).unwrap().id, id);
-    assert!(c.todo_list().unwrap().is_empty());
+    assert_eq!(
+        c.run(ops::TodoDone {
+            id: id[..8].to_string()
+        })
+        .unwrap()
+        .id,
+        id
+    );
+    assert!(c.run(ops::TodoList).unwrap().is_empty());
 
-    c.remember(&Remember {
+    c.run(Remember {
         importance: Some(0.1),
         ..remember_req("A long but unimportant remark about lunch", "Context")
     })
     .unwrap();
-    c.remember(&remember_req("tiny", "Context")).unwrap();
-    let stats = c.stats().unwrap();
+    c.run(remember_req("tiny", "Context")).unwrap();
+    let stats = c.run(ops::Stats).unwrap();
     assert_eq!(stats.total, 2);
     assert_eq!(stats.type_distribution["Context"], 2);
     let dry = c
-        .cleanup(CLEANUP_THRESHOLD, CLEANUP_MIN_LENGTH, true)
+        .run(ops::Cleanup {
+            threshold: CLEANUP_THRESHOLD,
+            min_length: CLEANUP_MIN_LENGTH,
+            dry_run: true,
+        })
         .unwrap();
     assert_eq!(
         dry,
@@ -313,9 +336,17 @@ fn todos_stats_and_cleanup() {
             dry_run: true
         }
     );
-    assert_eq!(c.stats().unwrap().total, 2, "a dry run deletes nothing");
+    assert_eq!(
+        c.run(ops::Stats).unwrap().total,
+        2,
+        "a dry run deletes nothing"
+    );
     assert!(matches!(
-        c.cleanup(2.0, 1, true),
+        c.run(ops::Cleanup {
+            threshold: 2.0,
+            min_length: 1,
+            dry_run: true
+        }),
         Err(Error::BadInput { .. })
     ));
 }
@@ -324,7 +355,7 @@ fn todos_stats_and_cleanup() {
 fn a_store_held_elsewhere_is_a_busy_error_after_the_wait() {
     let f = fixture();
     client(&f)
-        .remember(&remember_req("Held stores answer busy", "Learning"))
+        .run(remember_req("Held stores answer busy", "Learning"))
         .unwrap();
     let _held = crate::lock::ProjectLock::acquire(
         &crate::lock::store_lock_path(&f.project),
@@ -337,7 +368,7 @@ fn a_store_held_elsewhere_is_a_busy_error_after_the_wait() {
     };
     let mut c = Client::direct(f.project.clone(), options, Holding::PerCall);
     let started = std::time::Instant::now();
-    let err = c.list(None, None).unwrap_err();
+    let err = c.run(ops::List::default()).unwrap_err();
     assert!(matches!(err, Error::Busy { .. }), "{err}");
     assert!(err.to_string().contains("try again"));
     assert!(started.elapsed() >= Duration::from_millis(200));
@@ -359,7 +390,7 @@ fn a_resident_store_ranks_after_writes_and_deletes_as_a_reopened_one() {
         ..Recall::default()
     };
     let ranked = |c: &mut Client| -> Vec<(String, Option<f64>)> {
-        c.recall(&ask())
+        c.run(ask())
             .unwrap()
             .into_iter()
             .map(|r| (r.id, r.relevance_score))
@@ -368,25 +399,15 @@ fn a_resident_store_ranks_after_writes_and_deletes_as_a_reopened_one() {
     let mut resident = client(&f);
     let mut ids = Vec::new();
     for note in &notes[..3] {
-        ids.push(
-            resident
-                .remember(&remember_req(note, "Learning"))
-                .unwrap()
-                .id,
-        );
+        ids.push(resident.run(remember_req(note, "Learning")).unwrap().id);
     }
     // The first query builds the ranking view; later writes and deletes update it in place.
     assert_eq!(ranked(&mut resident).len(), 3);
     for note in &notes[3..] {
-        ids.push(
-            resident
-                .remember(&remember_req(note, "Learning"))
-                .unwrap()
-                .id,
-        );
+        ids.push(resident.run(remember_req(note, "Learning")).unwrap().id);
     }
     let forgotten = resident
-        .forget(&Forget {
+        .run(Forget {
             id: Some(ids[1].clone()),
             ..Forget::default()
         })
@@ -412,7 +433,7 @@ fn a_superseded_memory_ranks_below_its_replacement_and_is_marked() {
     let f = fixture();
     let mut c = client(&f);
     let old = c
-        .remember(&remember_req(
+        .run(remember_req(
             "Background jobs run on Redis with the apalis crate in a separate worker process",
             "Decision",
         ))
@@ -423,11 +444,11 @@ fn a_superseded_memory_ranks_below_its_replacement_and_is_marked() {
             supersedes: Some(bad.into()),
             ..remember_req("Jobs now live in a Postgres table", "Decision")
         };
-        assert!(c.remember(&req).is_err(), "{bad}");
+        assert!(c.run(req.clone()).is_err(), "{bad}");
     }
-    assert_eq!(c.list(None, None).unwrap().len(), 1);
+    assert_eq!(c.run(ops::List::default()).unwrap().len(), 1);
     let new = c
-        .remember(&Remember {
+        .run(Remember {
             supersedes: Some(old.id[..8].to_string()),
             ..remember_req(
                 "Background jobs now use a Postgres jobs table claimed with SKIP LOCKED instead of Redis",
@@ -435,10 +456,15 @@ fn a_superseded_memory_ranks_below_its_replacement_and_is_marked() {
             )
         })
         .unwrap();
-    let stored = c.get(&new.id).unwrap().unwrap();
+    let stored = c
+        .run(ops::Get {
+            id: new.id.to_string(),
+        })
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.metadata[crate::record::SUPERSEDES], old.id);
     let found = c
-        .recall(&Recall {
+        .run(Recall {
             query: "Background jobs Redis apalis worker process".into(),
             limit: 5,
             ..Recall::default()
@@ -453,13 +479,13 @@ fn a_superseded_memory_ranks_below_its_replacement_and_is_marked() {
         .is_some_and(|r| r.contains("superseded by")));
     assert_eq!(found[0].superseded_by, None);
     // Forgetting the replacement brings the older memory back unmarked.
-    c.forget(&Forget {
+    c.run(Forget {
         id: Some(new.id.clone()),
         ..Forget::default()
     })
     .unwrap();
     let found = c
-        .recall(&Recall {
+        .run(Recall {
             query: "Background jobs Redis apalis worker process".into(),
             limit: 5,
             ..Recall::default()
@@ -469,7 +495,7 @@ fn a_superseded_memory_ranks_below_its_replacement_and_is_marked() {
     assert_eq!(found[0].superseded_by, None);
 }
 
-/// A daemon embeds a write's text before the write's turn (`Request::texts_to_embed`); that only
+/// A daemon embeds a write's text before the write's turn (`Operation::texts_to_embed`); that only
 /// helps if it is exactly the text the store then embeds: the content as stored.
 #[test]
 fn the_text_embedded_ahead_is_the_content_the_store_keeps() {
@@ -479,9 +505,14 @@ fn the_text_embedded_ahead_is_the_content_the_store_keeps() {
         "  Staging deploys need <private>the vpn</private> AWS key AKIAIOSFODNN7EXAMPLE set\n",
         "Learning",
     );
-    let ahead = crate::service::Request::Remember { req: req.clone() }.texts_to_embed();
-    let done = c.remember(&req).unwrap();
-    let stored = c.get(&done.id).unwrap().expect("stored");
+    let ahead = Operation::texts_to_embed(&req);
+    let done = c.run(req.clone()).unwrap();
+    let stored = c
+        .run(ops::Get {
+            id: done.id.to_string(),
+        })
+        .unwrap()
+        .expect("stored");
     assert!(!stored.content.contains("AKIAIOSFODNN7EXAMPLE") && !stored.content.contains("vpn"));
     assert_eq!(ahead, vec![stored.content]);
 }
@@ -490,7 +521,6 @@ fn the_text_embedded_ahead_is_the_content_the_store_keeps() {
 /// turn nothing to embed: the model does not run again while the query holds the store.
 #[test]
 fn a_query_embedded_ahead_runs_the_model_no_more_in_its_turn() {
-    use crate::service::{execute, Direct, Request};
     let f = fixture();
     let mut direct = Direct::new(
         f.project.clone(),
@@ -498,44 +528,35 @@ fn a_query_embedded_ahead_runs_the_model_no_more_in_its_turn() {
         Holding::UntilDropped,
     );
     let caller = Caller::default();
-    let seed = Request::Remember {
-        req: remember_req(
-            "Billing retries use exponential backoff capped at 5 minutes",
-            "Learning",
-        ),
-    };
-    execute(&mut direct, &caller, &seed).unwrap();
+    let seed = remember_req(
+        "Billing retries use exponential backoff capped at 5 minutes",
+        "Learning",
+    );
+    Operation::run(&seed, &mut direct, &caller).unwrap();
     let embedder = direct.embedder().expect("the store is open");
-    let queries = [
-        Request::Proactive {
-            context: "I looked at the invoices page today and it is slow to load. \
-                      Why do billing retries take so long before they give up? \
-                      Also the retry log is noisy."
-                .into(),
-            limit: 3,
-            kind: Some(QueryKind::Prompt),
-            use_prior: true,
-        },
-        Request::Proactive {
-            context:
-                "error[E0382]: borrow of moved value: `plan`\nthread 'main' panicked at retry.rs"
-                    .into(),
-            limit: 3,
-            kind: Some(QueryKind::Error),
-            use_prior: true,
-        },
-        Request::Recall {
-            req: Recall {
-                query: "billing backoff".into(),
-                limit: 5,
-                mode: RecallMode::Semantic,
-                ..Recall::default()
-            },
-        },
+    let queries: [Box<dyn Request>; 3] = [
+        Box::new(Proactive::new(
+            "I looked at the invoices page today and it is slow to load. \
+             Why do billing retries take so long before they give up? \
+             Also the retry log is noisy.",
+            Some(QueryKind::Prompt),
+            3,
+        )),
+        Box::new(Proactive::new(
+            "error[E0382]: borrow of moved value: `plan`\nthread 'main' panicked at retry.rs",
+            Some(QueryKind::Error),
+            3,
+        )),
+        Box::new(Recall {
+            query: "billing backoff".into(),
+            limit: 5,
+            mode: RecallMode::Semantic,
+            ..Recall::default()
+        }),
     ];
     for query in &queries {
         let texts = query.texts_to_embed();
-        assert!(!texts.is_empty(), "{query:?}");
+        assert!(!texts.is_empty(), "{}", query.name());
         let before = embedder.model_runs();
         embedder.prime(&texts.iter().map(String::as_str).collect::<Vec<_>>());
         assert!(
@@ -543,11 +564,12 @@ fn a_query_embedded_ahead_runs_the_model_no_more_in_its_turn() {
             "the texts were new: {texts:?}"
         );
         let primed = embedder.model_runs();
-        execute(&mut direct, &caller, query).unwrap();
+        query.run(&mut direct, &caller).unwrap();
         assert_eq!(
             embedder.model_runs(),
             primed,
-            "embedded in the turn: {query:?}"
+            "embedded in the turn: {}",
+            query.name()
         );
     }
     // A prompt long enough to split is more than one text.
@@ -575,11 +597,11 @@ fn a_filtered_recall_keeps_exactly_the_memories_that_pass_every_filter() {
             importance: Some(*importance),
             ..remember_req(&format!("deploy note {k} about fly machines"), "Learning")
         };
-        ids.push(c.remember(&req).unwrap().id);
+        ids.push(c.run(req.clone()).unwrap().id);
     }
     let found = |c: &mut Client, tags: &[&str], min_importance: Option<f32>| {
         let mut got: Vec<usize> = c
-            .recall(&Recall {
+            .run(Recall {
                 query: "deploy to fly".into(),
                 limit: 20,
                 tags: tags.iter().map(|t| t.to_string()).collect(),
@@ -600,7 +622,7 @@ fn a_filtered_recall_keeps_exactly_the_memories_that_pass_every_filter() {
     assert_eq!(found(&mut c, &[], Some(0.8)), [1, 6]);
     assert_eq!(found(&mut c, &["nowhere"], None), Vec::<usize>::new());
     // After a delete the rows per tag follow the view.
-    c.forget(&Forget {
+    c.run(Forget {
         id: Some(ids[0].clone()),
         ..Forget::default()
     })
@@ -618,13 +640,19 @@ fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
             .collect::<Vec<_>>()
     };
     let id = c
-        .remember(&Remember {
+        .run(Remember {
             keys: written(2),
             ..remember_req("PDF exports run with statement_timeout 120s", "Learning")
         })
         .unwrap()
         .id;
-    let learn = |c: &mut Client, prompt: &str| c.learn_key(&id, prompt).unwrap();
+    let learn = |c: &mut Client, prompt: &str| {
+        c.run(ops::LearnKey {
+            id: id.to_string(),
+            prompt: prompt.to_string(),
+        })
+        .unwrap()
+    };
     let a = learn(&mut c, "Why does the PDF export time out?");
     assert_eq!(a.key.as_deref(), Some("Why does the PDF export time out?"));
     // The same question again, in other case: nothing new.
@@ -637,7 +665,7 @@ fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
         third.replaced.as_deref(),
         Some("export to pdf takes forever for big tenants")
     );
-    let stored = c.get(&id).unwrap().unwrap();
+    let stored = c.run(ops::Get { id: id.to_string() }).unwrap().unwrap();
     assert_eq!(
         stored.keys(),
         vec![
@@ -657,7 +685,10 @@ fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
     // A writer who replaces the keys (`enrich`) keeps the learned ones, after theirs; a rule
     // that redacts what follows `--password` does not reach into the next key.
     let replaced = c
-        .set_keys(&id, &["psql -h reports --password".to_string()])
+        .run(ops::SetKeys {
+            id: id.to_string(),
+            keys: vec!["psql -h reports --password".to_string()],
+        })
         .unwrap();
     assert_eq!(
         replaced.keys(),
@@ -668,28 +699,52 @@ fn learned_keys_keep_the_newest_two_and_never_displace_a_writers_keys() {
         ]
     );
     assert_eq!(replaced.learned_keys().len(), 2);
-    let unlearned = c.unlearn(Some(&id)).unwrap();
+    let unlearned = c
+        .run(ops::Unlearn {
+            id: Some(id.clone()),
+        })
+        .unwrap();
     assert_eq!((unlearned.memories, unlearned.keys), (1, 2));
     assert_eq!(
-        c.get(&id).unwrap().unwrap().keys(),
+        c.run(ops::Get { id: id.to_string() })
+            .unwrap()
+            .unwrap()
+            .keys(),
         vec!["psql -h reports --password"]
     );
     // A memory whose six keys a writer gave learns nothing.
     let full = c
-        .remember(&Remember {
+        .run(Remember {
             keys: written(6),
             ..remember_req("Invoices are numbered per tenant", "Decision")
         })
         .unwrap()
         .id;
     assert_eq!(
-        c.learn_key(&full, "how are invoices numbered").unwrap().key,
+        c.run(ops::LearnKey {
+            id: full.to_string(),
+            prompt: "how are invoices numbered".to_string()
+        })
+        .unwrap()
+        .key,
         None
     );
-    assert_eq!(c.get(&full).unwrap().unwrap().keys().len(), 6);
+    assert_eq!(
+        c.run(ops::Get {
+            id: full.to_string()
+        })
+        .unwrap()
+        .unwrap()
+        .keys()
+        .len(),
+        6
+    );
     // An unknown memory is a clear error.
     let err = c
-        .learn_key("0123456789abcdef", "any question at all")
+        .run(ops::LearnKey {
+            id: "0123456789abcdef".to_string(),
+            prompt: "any question at all".to_string(),
+        })
         .unwrap_err();
     assert!(err.to_string().contains("nothing learned"), "{err}");
 }
@@ -699,7 +754,7 @@ fn keys_added_by_hand_find_the_memory_and_bad_edits_change_nothing() {
     let f = fixture();
     let mut c = client(&f);
     let id = c
-        .remember(&Remember {
+        .run(Remember {
             keys: vec!["tenant_cache invalidate".to_string()],
             ..remember_req(
                 "Tenant settings are cached for 60 s in AppState; call tenant_cache.invalidate after an update",
@@ -708,19 +763,22 @@ fn keys_added_by_hand_find_the_memory_and_bad_edits_change_nothing() {
         })
         .unwrap()
         .id;
-    c.learn_key(&id, "why are tenant settings stale after saving")
-        .unwrap();
+    c.run(ops::LearnKey {
+        id: id.to_string(),
+        prompt: "why are tenant settings stale after saving".to_string(),
+    })
+    .unwrap();
     let question = "why do PDFs keep the old footer after a profile change?";
     // Adding a learned key again makes it the writer's; a new question is appended.
     let edited = c
-        .edit_keys(
-            &id,
-            &[
+        .run(ops::EditKeys {
+            id: id.to_string(),
+            add: vec![
                 question.to_string(),
                 "Why are tenant settings stale after saving".to_string(),
             ],
-            &[],
-        )
+            remove: vec![],
+        })
         .unwrap();
     assert_eq!(
         edited.keys(),
@@ -732,15 +790,38 @@ fn keys_added_by_hand_find_the_memory_and_bad_edits_change_nothing() {
     );
     assert!(edited.learned_keys().is_empty());
     // A key to remove that is not there, or one key too many, is refused and changes nothing.
-    let err = c.edit_keys(&id, &[], &["no such key".into()]).unwrap_err();
+    let err = c
+        .run(ops::EditKeys {
+            id: id.to_string(),
+            add: vec![],
+            remove: vec!["no such key".into()],
+        })
+        .unwrap_err();
     assert!(err.to_string().contains("nothing changed"), "{err}");
     let many: Vec<String> = (0..4).map(|i| format!("extra question {i}")).collect();
-    let err = c.edit_keys(&id, &many, &[]).unwrap_err();
+    let err = c
+        .run(ops::EditKeys {
+            id: id.to_string(),
+            add: many.to_vec(),
+            remove: vec![],
+        })
+        .unwrap_err();
     assert!(err.to_string().contains("at most 6 keys"), "{err}");
-    assert_eq!(c.get(&id).unwrap().unwrap().keys().len(), 3);
+    assert_eq!(
+        c.run(ops::Get { id: id.to_string() })
+            .unwrap()
+            .unwrap()
+            .keys()
+            .len(),
+        3
+    );
     // Removing matches case-insensitively and keeps the rest.
     let edited = c
-        .edit_keys(&id, &[], &["TENANT_CACHE INVALIDATE".into()])
+        .run(ops::EditKeys {
+            id: id.to_string(),
+            add: vec![],
+            remove: vec!["TENANT_CACHE INVALIDATE".into()],
+        })
         .unwrap();
     assert_eq!(edited.keys().len(), 2);
     assert!(!edited.keys().contains(&"tenant_cache invalidate"));
@@ -751,24 +832,25 @@ fn a_spooled_learned_key_is_learned_at_the_next_opening_and_a_secret_is_never_sp
     let f = fixture();
     let id = {
         let mut c = client(&f);
-        c.remember(&remember_req(
-            "Invoices are numbered per tenant",
-            "Decision",
-        ))
-        .unwrap()
-        .id
+        c.run(remember_req("Invoices are numbered per tenant", "Decision"))
+            .unwrap()
+            .id
     };
     // The store could not take it in time (the Stop hook's write): it waits in the spool.
-    crate::spool::add_learned_key(&f.project, &id, "how are invoice numbers assigned?").unwrap();
-    let refused =
-        crate::spool::add_learned_key(&f.project, &id, "why does AKIAIOSFODNN7EXAMPLE fail here");
+    crate::ops::spool::add_learned_key(&f.project, &id, "how are invoice numbers assigned?")
+        .unwrap();
+    let refused = crate::ops::spool::add_learned_key(
+        &f.project,
+        &id,
+        "why does AKIAIOSFODNN7EXAMPLE fail here",
+    );
     assert!(refused.is_err());
-    assert_eq!(crate::spool::count(&f.project), 1);
+    assert_eq!(crate::ops::spool::count(&f.project), 1);
     let mut c = client(&f);
-    let stored = c.get(&id).unwrap().unwrap();
+    let stored = c.run(ops::Get { id: id.to_string() }).unwrap().unwrap();
     assert_eq!(
         stored.learned_keys(),
         vec!["how are invoice numbers assigned?"]
     );
-    assert!(!crate::spool::waiting(&f.project));
+    assert!(!crate::ops::spool::waiting(&f.project));
 }

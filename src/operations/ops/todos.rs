@@ -1,6 +1,6 @@
 //! Todos: memories tagged `todo,backlog` with `metadata.todo_status`.
 
-use super::{take_snapshot, Caller};
+use super::{take_snapshot, Caller, Direct, Operation};
 use crate::error::{bad_input, not_found, Result};
 use crate::hygiene;
 use crate::record::MemoryRecord;
@@ -77,4 +77,69 @@ pub fn todo_done_line(content: &str) -> String {
         "Todo done: \"{}\"",
         hygiene::truncate_chars(&hygiene::redact(content), 80)
     )
+}
+
+/// The todo list.
+pub(super) const OPERATIONS: &[super::Registered] = &[
+    super::entry::<TodoAdd>(),
+    super::entry::<TodoList>(),
+    super::entry::<TodoDone>(),
+    super::entry::<TodoClear>(),
+];
+
+/// Add a todo; answers its id.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct TodoAdd {
+    pub text: String,
+    pub tags: Vec<String>,
+}
+
+impl Operation for TodoAdd {
+    const NAME: &'static str = "todo_add";
+    type Answer = String;
+    const NEEDS_CALLER: bool = true;
+    fn validate(&self) -> Result<()> {
+        check_todo(&self.text).map(drop)
+    }
+    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<String> {
+        direct.write(|s| todo_add(s, &self.text, &self.tags, caller))
+    }
+}
+
+/// The open todos.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct TodoList;
+
+impl Operation for TodoList {
+    const NAME: &'static str = "todo_list";
+    type Answer = Vec<MemoryRecord>;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Vec<MemoryRecord>> {
+        direct.read(todo_list)
+    }
+}
+
+/// Mark a todo done; answers its record.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct TodoDone {
+    pub id: String,
+}
+
+impl Operation for TodoDone {
+    const NAME: &'static str = "todo_done";
+    type Answer = MemoryRecord;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<MemoryRecord> {
+        direct.write(|s| todo_done(s, &self.id))
+    }
+}
+
+/// Remove the todos marked done; answers how many.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct TodoClear;
+
+impl Operation for TodoClear {
+    const NAME: &'static str = "todo_clear";
+    type Answer = usize;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<usize> {
+        direct.write(todo_clear)
+    }
 }

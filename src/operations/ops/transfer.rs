@@ -1,6 +1,6 @@
 //! Moving memories in and out: export, import, restore from an undo snapshot, seed files.
 
-use super::take_snapshot;
+use super::{take_snapshot, Caller, Direct, Operation};
 use crate::error::{bad_input, not_found, other, Error, Result};
 use crate::exchange::{self, ImportReport};
 use crate::hygiene;
@@ -116,11 +116,11 @@ pub fn restore(store: &Store, name: Option<&str>) -> Result<RestoreOutcome> {
 #[derive(Deserialize)]
 struct SeedFile {
     #[serde(default)]
-    seeds: Vec<Seed>,
+    seeds: Vec<SeedEntry>,
 }
 
 #[derive(Deserialize)]
-struct Seed {
+struct SeedEntry {
     #[serde(rename = "type", default = "default_seed_type")]
     ty: String,
     content: String,
@@ -204,4 +204,100 @@ pub fn seed(store: &Store, seeds: CheckedSeeds, dry_run: bool) -> Result<Seeded>
         imported += 1;
     }
     Ok(Seeded { imported, skipped })
+}
+
+/// Moving memories in and out.
+pub(super) const OPERATIONS: &[super::Registered] = &[
+    super::entry::<Export>(),
+    super::entry::<Import>(),
+    super::entry::<Restore>(),
+    super::entry::<Seed>(),
+];
+
+/// The export document (`wt-memory-export`, version 1).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Export {
+    pub exclude_private: bool,
+}
+
+impl Operation for Export {
+    const NAME: &'static str = "export";
+    type Answer = serde_json::Value;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<serde_json::Value> {
+        let name = direct.project.name.clone();
+        let doc = direct.peek(|s| export(s, self.exclude_private))?;
+        Ok(doc.unwrap_or_else(|| empty_export(&name)))
+    }
+}
+
+impl Operation for Import {
+    const NAME: &'static str = "import";
+    type Answer = Imported;
+    fn validate(&self) -> Result<()> {
+        check_import(self).map(drop)
+    }
+    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Imported> {
+        let done = direct.write(|s| import(s, self))?;
+        if let Imported::Done(report) = &done {
+            // Sync pulls through import; everything else that imports is an import.
+            let source = match caller.source.as_deref() {
+                Some("sync") => "sync",
+                _ => "import",
+            };
+            direct.record_write(source, None, report.imported);
+        }
+        Ok(done)
+    }
+}
+
+/// Put back an undo snapshot (the newest, or the one named).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Restore {
+    pub name: Option<String>,
+}
+
+impl Operation for Restore {
+    const NAME: &'static str = "restore";
+    type Answer = RestoreOutcome;
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<RestoreOutcome> {
+        snapshot::find(&direct.project.store_dir, self.name.as_deref())
+            .map_err(|e| not_found(format!("restore: {e:#}")))?;
+        direct.write(|s| restore(s, self.name.as_deref()))
+    }
+}
+
+/// A seed file's memories, as the client read the file (the service never opens a client's path).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Seed {
+    pub text: String,
+    /// The file's name, for messages.
+    pub file: std::path::PathBuf,
+    pub dry_run: bool,
+}
+
+impl Seed {
+    /// Read the seed file at `path`.
+    pub fn from_file(path: &Path, dry_run: bool) -> Result<Seed> {
+        Ok(Seed {
+            text: read_seed_file(path)?,
+            file: path.to_path_buf(),
+            dry_run,
+        })
+    }
+}
+
+impl Operation for Seed {
+    const NAME: &'static str = "seed";
+    type Answer = Seeded;
+    fn validate(&self) -> Result<()> {
+        check_seed_text(&self.text, &self.file).map(drop)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Seeded> {
+        let seeds = check_seed_text(&self.text, &self.file)?;
+        let done = direct.write(|s| seed(s, seeds, self.dry_run))?;
+        if !self.dry_run {
+            direct.record_write("seed", None, done.imported);
+        }
+        Ok(done)
+    }
 }

@@ -113,11 +113,11 @@ impl Connection {
         }
     }
 
-    pub fn call(&mut self, caller: &Caller, request: &Request) -> Result<Value> {
+    pub fn call(&mut self, caller: &Caller, request: &dyn Request) -> Result<Value> {
         let line = Line::Call(Box::new(Envelope {
             caller: caller.clone(),
             lock_wait_ms: self.limits.lock_wait.as_millis() as u64,
-            request: request.clone(),
+            request: Wire(request.boxed()),
         }));
         value_of(self.request(&line)?)
     }

@@ -34,8 +34,8 @@
 use crate::config;
 use crate::error::{Error, Result};
 use crate::ops::{Caller, OpenOptions};
+use crate::ops::{Direct, Holding, Request, Wire};
 use crate::project::Project;
-use crate::service::{execute, execute_answer, Answer, Direct, Holding, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{BufReader, Write};
@@ -86,9 +86,6 @@ pub const MAX_CONNECTIONS: usize = 64;
 /// A connection idle this long is closed (a long-lived client reconnects on its next call).
 const CONNECTION_IDLE: Duration = Duration::from_secs(300);
 
-/// The largest metrics `record` line: a hook run's events are a few kilobytes.
-const MAX_RECORD_LINE: usize = 256 * 1024;
-
 /// Error messages sent back are cut to this many characters.
 const MAX_ERROR_CHARS: usize = 2000;
 
@@ -99,7 +96,7 @@ pub trait ForwardedCommand: Send {
     fn texts_to_embed(&self) -> Vec<String>;
     /// Run it on the store the service keeps open: what it printed and its exit status.
     fn run(self: Box<Self>, direct: &mut Direct) -> Result<Forwarded>;
-    /// See [`crate::service::Request::answered_from_view`].
+    /// See [`crate::ops::Operation::FROM_VIEW`].
     fn answered_from_view(&self) -> bool {
         false
     }
@@ -216,7 +213,7 @@ pub fn describe_service(s: &Status) -> String {
 struct Envelope {
     caller: Caller,
     lock_wait_ms: u64,
-    request: Request,
+    request: Wire,
 }
 
 #[derive(Serialize, Deserialize)]

@@ -139,7 +139,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .summary(),
-                    spooled: crate::spool::count(&shared.project),
+                    spooled: crate::ops::spool::count(&shared.project),
                     connections: shared.connections.load(Ordering::SeqCst),
                     accepted: shared.accepted.load(Ordering::SeqCst),
                 })
@@ -150,13 +150,18 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 Line::Ok(Value::Null)
             }
             Ok(Line::Call(env))
-                if matches!(env.request, Request::Record { .. })
-                    && bytes.len() > MAX_RECORD_LINE =>
+                if env
+                    .request
+                    .0
+                    .max_line()
+                    .is_some_and(|max| bytes.len() > max) =>
             {
+                let max = env.request.0.max_line().unwrap_or_default();
                 Line::Err(crate::error::bad_input(format!(
-                    "record: {} of metrics in one line; the limit is {}",
+                    "{}: {} in one line; the limit is {}",
+                    env.request.0.name(),
                     wire::human_bytes(bytes.len()),
-                    wire::human_bytes(MAX_RECORD_LINE)
+                    wire::human_bytes(max)
                 )))
             }
             Ok(Line::Call(env)) => {
@@ -256,30 +261,35 @@ fn serve_call(
     env: Envelope,
     requester: &mut impl Requester,
 ) -> std::result::Result<Line, NotServed> {
-    if let Request::Record { events } = env.request {
-        if shared.recorder.push(events) >= crate::metrics::FLUSH_AT {
-            shared.recorder.flush_or_warn();
-        }
-        return Ok(Line::Ok(Value::Null));
+    let request = env.request.0;
+    // From the socket: checked here, at the boundary.
+    if let Err(e) = request.validate() {
+        return Ok(Line::Err(e));
     }
-    embed_ahead(shared, env.request.texts_to_embed());
-    wait_for_engine_unless(shared, env.request.answered_from_view());
+    if let Some(answer) = request.at_once(&shared.recorder) {
+        return Ok(match answer.and_then(|a| a.into_value()) {
+            Ok(v) => Line::Ok(v),
+            Err(e) => Line::Err(e),
+        });
+    }
+    embed_ahead(shared, request.texts_to_embed());
+    wait_for_engine_unless(shared, request.answered_from_view());
     let served = serve_turn(
         shared,
-        env.request.name(),
+        request.name(),
         env.lock_wait_ms,
         requester,
         |direct| {
-            let answer = execute_answer(direct, &env.caller, &env.request);
+            let answer = request.run(direct, &env.caller);
             let warning = direct
                 .standing_warning()
-                .filter(|_| !env.request.reports_integrity());
+                .filter(|_| !request.reports_integrity());
             (answer, warning)
         },
     );
-    // Records become JSON here, once the store is free for the next request.
+    // Answers become JSON here, once the store is free for the next request.
     served.map(|(answer, warning)| {
-        let answer = match answer.and_then(Answer::into_value) {
+        let answer = match answer.and_then(|a| a.into_value()) {
             Ok(v) => Line::Ok(v),
             Err(e) => Line::Err(e),
         };
@@ -405,7 +415,7 @@ pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -
     // Warm: open the store (when it exists and is free) and load the model before the first
     // request. A busy store is left to the first request, with that request's own wait.
     direct.set_lock_wait(Duration::ZERO);
-    if let Err(e) = execute(&mut direct, &Caller::default(), &Request::Warm) {
+    if let Err(e) = crate::ops::Operation::run(&crate::ops::Warm, &mut direct, &Caller::default()) {
         log(&format!("warm-up: {e}"));
     }
     // The engine may still be opening (see `Store::open_for_service`): requests the saved
@@ -625,14 +635,14 @@ impl Local {
 
     /// Carry out `request` on a thread of its own, as a connection's thread would, and wait for
     /// its turn and answer with the limits a socket client has (see `Connection::request`).
-    pub fn call(&mut self, caller: &Caller, request: &Request) -> Result<Value> {
+    pub fn call(&mut self, caller: &Caller, request: &dyn Request) -> Result<Value> {
         let queue_limit = self.limits.queue_limit();
         let state = Arc::new(std::sync::atomic::AtomicU8::new(WAITING));
         let (answered, answer) = std::sync::mpsc::channel();
         let env = Envelope {
             caller: caller.clone(),
             lock_wait_ms: self.limits.lock_wait.as_millis() as u64,
-            request: request.clone(),
+            request: Wire(request.boxed()),
         };
         let shared = self.shared.clone();
         let mut requester = LocalRequester(state.clone());
