@@ -73,11 +73,11 @@ pub mod metrics;
 #[path = "operations/ops/mod.rs"]
 pub mod ops;
 
-// service: one way in: `execute`, the resident service, the `Client`
+// service: one way in: the resident service and the `Client`
 #[path = "service/client.rs"]
 pub mod client;
-#[path = "service/daemon/mod.rs"]
-pub mod daemon;
+#[path = "service/service/mod.rs"]
+pub mod service;
 
 // fronts: what people and Claude Code call
 #[path = "fronts/claude_memory.rs"]

@@ -15,7 +15,7 @@
 //! relevance 0.3, the hooks' injection floor, separates "answers the query" from "near miss":
 //! at 0.3 most abstain queries inject nothing while most answerable ones inject a relevant memory.
 //! Without the model (the engine's hash vectors carry no meaning) a query is scored on its terms
-//! alone, with its own calibration ([`Query::semantic`]).
+//! alone, with its own calibration ([`EmbeddedQuery::semantic`]).
 //! Everything is a pure function of the stored memories and the query: the same query on the same
 //! store gives the same ids in the same order, and reading never changes later answers.
 
@@ -414,7 +414,7 @@ pub struct Scored {
     /// The rare-term bonus's rarity (0 for kinds that score none).
     pub rare: f64,
     pub superseded: bool,
-    /// Scored on the query's terms alone (no embedding model: see [`Query::semantic`]).
+    /// Scored on the query's terms alone (no embedding model: see [`EmbeddedQuery::semantic`]).
     pub terms_only: bool,
 }
 
@@ -453,7 +453,7 @@ fn logistic((slope, midpoint): (f64, f64), raw: f64) -> f64 {
 /// A query as the ranker sees it: its kind and one or more parts, each with its embedding. A long
 /// prompt has a part per sentence besides the whole, so one sentence that matches a memory is
 /// enough; every other query has one part.
-pub struct Query {
+pub struct EmbeddedQuery {
     pub kind: QueryKind,
     pub parts: Vec<(String, Vec<f32>)>,
     /// False when the store's vectors carry no meaning (the engine's hash fallback puts every
@@ -463,9 +463,9 @@ pub struct Query {
     pub semantic: bool,
 }
 
-impl Query {
-    pub fn single(kind: QueryKind, text: &str, embedding: Vec<f32>) -> Query {
-        Query {
+impl EmbeddedQuery {
+    pub fn single(kind: QueryKind, text: &str, embedding: Vec<f32>) -> EmbeddedQuery {
+        EmbeddedQuery {
             kind,
             parts: vec![(text.to_string(), embedding)],
             semantic: true,
@@ -473,8 +473,8 @@ impl Query {
     }
 
     /// A query scored on its terms alone (no embeddings): each text is one part.
-    pub fn lexical(kind: QueryKind, texts: impl IntoIterator<Item = String>) -> Query {
-        Query {
+    pub fn lexical(kind: QueryKind, texts: impl IntoIterator<Item = String>) -> EmbeddedQuery {
+        EmbeddedQuery {
             kind,
             parts: texts.into_iter().map(|t| (t, Vec::new())).collect(),
             semantic: false,
@@ -493,7 +493,7 @@ impl Query {
 /// Score every candidate for the query, `texts[i]` the words candidate `i` is matched on
 /// ([`crate::record::MemoryRecord::lexical_text`]); best first. Ties break on newer first, then id, so the
 /// order is fully deterministic.
-pub fn rank(query: &Query, candidates: &[Candidate], texts: &[String]) -> Vec<Scored> {
+pub fn rank(query: &EmbeddedQuery, candidates: &[Candidate], texts: &[String]) -> Vec<Scored> {
     let corpus = Corpus::new(texts.iter().map(String::as_str));
     let docs: Vec<usize> = (0..candidates.len()).collect();
     rank_with(query, candidates, &corpus, &docs)
@@ -502,7 +502,7 @@ pub fn rank(query: &Query, candidates: &[Candidate], texts: &[String]) -> Vec<Sc
 /// [`rank`] with corpus statistics computed beforehand (a resident store keeps them between
 /// queries): candidate `i` is the corpus's document `docs[i]`.
 pub fn rank_with(
-    query: &Query,
+    query: &EmbeddedQuery,
     candidates: &[Candidate],
     corpus: &Corpus,
     docs: &[usize],
@@ -703,10 +703,10 @@ mod tests {
             },
         ];
         let texts = [a.lexical_text(), b.lexical_text()];
-        let whole = Query::single(QueryKind::Prompt, "a long prompt", vec![0.7, 0.1]);
-        let mut parted = Query::single(QueryKind::Prompt, "a long prompt", vec![0.7, 0.1]);
+        let whole = EmbeddedQuery::single(QueryKind::Prompt, "a long prompt", vec![0.7, 0.1]);
+        let mut parted = EmbeddedQuery::single(QueryKind::Prompt, "a long prompt", vec![0.7, 0.1]);
         parted.parts.push(("deploy it".into(), vec![0.0, 1.0]));
-        let score_of = |q: &Query, id: &str| {
+        let score_of = |q: &EmbeddedQuery, id: &str| {
             rank(q, &candidates, &texts)
                 .into_iter()
                 .find(|s| candidates[s.index].id == id)
@@ -863,7 +863,7 @@ mod tests {
         let text =
             "mkcert -cert-file certs/local.pem -key-file certs/local-key.pem local cert key file";
         let first = |kind| {
-            let q = Query::single(kind, text, vec![0.5, 0.5]);
+            let q = EmbeddedQuery::single(kind, text, vec![0.5, 0.5]);
             candidates[rank(&q, &candidates, &texts)[0].index]
                 .id
                 .to_string()
@@ -872,7 +872,7 @@ mod tests {
         // A failed tool's output is as long and as noisy: its one rare identifier decides too.
         assert_eq!(first(QueryKind::Error), "rare");
         let top = &rank(
-            &Query::single(QueryKind::Command, text, vec![0.5, 0.5]),
+            &EmbeddedQuery::single(QueryKind::Command, text, vec![0.5, 0.5]),
             &candidates,
             &texts,
         )[0];
@@ -906,13 +906,13 @@ mod tests {
         let texts = [a.lexical_text(), b.lexical_text()];
         // Read as meaningful, such vectors put every memory over the hooks' floor.
         let as_meaning = rank(
-            &Query::single(QueryKind::Command, "mkcert -install", vec![1.0, 0.11]),
+            &EmbeddedQuery::single(QueryKind::Command, "mkcert -install", vec![1.0, 0.11]),
             &candidates,
             &texts,
         );
         assert!(as_meaning.iter().all(|s| s.relevance > 0.3));
         let terms_only = rank(
-            &Query::lexical(QueryKind::Command, ["mkcert -install".to_string()]),
+            &EmbeddedQuery::lexical(QueryKind::Command, ["mkcert -install".to_string()]),
             &candidates,
             &texts,
         );

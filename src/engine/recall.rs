@@ -248,7 +248,7 @@ pub const COARSE_MARGIN: f64 = 2.0 * 0.01 + rank::SUPERSEDED_PENALTY;
 /// recall lists first. In the order of `keep`.
 fn select(
     view: &RankView,
-    query: &rank::Query,
+    query: &rank::EmbeddedQuery,
     keep: &[usize],
     depth: usize,
     branch: Option<&str>,
@@ -330,7 +330,7 @@ impl Ranking {
         }
         let view = store.rank_view()?;
         // Without the model the store's vectors are the engine's hash fallback, which carries no
-        // meaning: rank on the query's terms alone (see `rank::Query::semantic`).
+        // meaning: rank on the query's terms alone (see `rank::EmbeddedQuery::semantic`).
         let meaningful = store.ensure_embedder()? == EmbedderKind::MinilmL6;
         let records = &view.records;
         let unfiltered = q.tags.is_empty()
@@ -351,13 +351,13 @@ impl Ranking {
                 let embedding = store.embed(&text)?;
                 parts.push((text, embedding));
             }
-            rank::Query {
+            rank::EmbeddedQuery {
                 kind,
                 parts,
                 semantic: true,
             }
         } else {
-            rank::Query::lexical(kind, query_texts(&q.text, kind, false))
+            rank::EmbeddedQuery::lexical(kind, query_texts(&q.text, kind, false))
         };
         // A filter the caller chose ranks within what it keeps, IDF included; the hooks' own
         // exclusion of failure records does not (they stay in the store's corpus).

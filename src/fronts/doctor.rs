@@ -64,13 +64,13 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         project.name,
         project.store_dir.display()
     ))];
-    let (daemon, stuck) = match crate::daemon::probe(&project, std::time::Duration::from_secs(2)) {
-        crate::daemon::Found::Service(mut c) => (c.status().ok(), None),
-        crate::daemon::Found::Nothing => (None, None),
-        crate::daemon::Found::Stuck(e) => (None, Some(e)),
+    let (daemon, stuck) = match crate::service::probe(&project, std::time::Duration::from_secs(2)) {
+        crate::service::Found::Service(mut c) => (c.status().ok(), None),
+        crate::service::Found::Nothing => (None, None),
+        crate::service::Found::Stuck(e) => (None, Some(e)),
     };
     match (&daemon, stuck) {
-        (Some(s), _) => store.push(Check::new(true, crate::daemon::describe(s), "")),
+        (Some(s), _) => store.push(Check::new(true, crate::service::describe(s), "")),
         (None, Some(e)) => store.push(Check::new(false, e.to_string(), "wt-memory daemon stop")),
         (None, None) if config::get().daemon => store.push(Check::info(
             "no memory daemon runs now (the next call starts one)",

@@ -211,7 +211,7 @@ enum Screen {
 enum Prompt {
     None,
     /// A search query being typed.
-    Query(String),
+    Search(String),
     /// Forget this id? `y` confirms.
     ConfirmForget(String),
     Help,
@@ -479,7 +479,7 @@ impl App {
                 self.message = "kept".into();
                 return Action::None;
             }
-            Prompt::Query(query) => return self.type_query(query, key),
+            Prompt::Search(query) => return self.type_query(query, key),
         }
         let page = self.list_rows.get().max(1);
         match (&mut self.screen, key.code) {
@@ -533,7 +533,7 @@ impl App {
             }
             KeyCode::Char('/') => {
                 let query = self.search.as_ref().map(|s| s.query.clone());
-                self.prompt = Prompt::Query(query.unwrap_or_default());
+                self.prompt = Prompt::Search(query.unwrap_or_default());
             }
             KeyCode::Char('d') => {
                 if let Some(record) = self.selected_record() {
@@ -573,7 +573,7 @@ impl App {
             }
             KeyCode::Backspace => {
                 query.pop();
-                self.prompt = Prompt::Query(query);
+                self.prompt = Prompt::Search(query);
             }
             KeyCode::Char(c)
                 if !key
@@ -581,9 +581,9 @@ impl App {
                     .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
             {
                 query.push(c);
-                self.prompt = Prompt::Query(query);
+                self.prompt = Prompt::Search(query);
             }
-            _ => self.prompt = Prompt::Query(query),
+            _ => self.prompt = Prompt::Search(query),
         }
         Action::None
     }
@@ -674,14 +674,14 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     draw_status(frame, app, status);
     let bottom = match &app.prompt {
-        Prompt::Query(query) => Line::from(vec!["/".bold(), Span::raw(query.clone()), "▏".into()]),
+        Prompt::Search(query) => Line::from(vec!["/".bold(), Span::raw(query.clone()), "▏".into()]),
         _ => Line::from(app.message.clone()).italic(),
     };
     frame.render_widget(Paragraph::new(bottom), message);
     match &app.prompt {
         Prompt::ConfirmForget(id) => draw_confirm(frame, app, id),
         Prompt::Help => draw_help(frame),
-        Prompt::None | Prompt::Query(_) => {}
+        Prompt::None | Prompt::Search(_) => {}
     }
 }
 

@@ -4,13 +4,13 @@
 //! - [`Backend::Direct`] opens the store in this process (under the project lock, only when an
 //!   operation needs it) and runs the operation ([`Operation::run`]) here;
 //! - [`Backend::Daemon`] sends the request to the store's resident service (`wt-memory serve`,
-//!   see [`crate::daemon`]), which runs the same [`Operation::run`] on the store it keeps open.
+//!   see [`crate::service`]), which runs the same [`Operation::run`] on the store it keeps open.
 
-use crate::daemon::Found;
 use crate::error::{other, Result};
 pub use crate::ops::Holding;
 use crate::ops::{self, Caller, Direct, OpenOptions, Operation, Request};
 use crate::project::Project;
+use crate::service::Found;
 use crate::store;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// not opened: opening rewrites the engine's files); a store of the previous wt-tools is named,
 /// never opened.
 pub fn count_of(project: &Project) -> Result<usize> {
-    let value = match crate::daemon::running(project) {
+    let value = match crate::service::running(project) {
         Some(mut conn) => conn.call(&Caller::default(), &ops::Count)?,
         None if crate::legacy_store::is_legacy(&project.store_dir) => {
             return Err(crate::error::bad_input(
@@ -48,10 +48,10 @@ pub enum Backend {
     /// Not chosen yet: the first call decides (a command that never calls starts nothing).
     Pending,
     Direct(Box<Direct>),
-    Daemon(crate::daemon::Connection),
+    Daemon(crate::service::Connection),
     /// In the service that holds the store, for a hook it runs: its requests join the queue
-    /// without a connection (see [`crate::daemon::Local`]).
-    InService(crate::daemon::Local),
+    /// without a connection (see [`crate::service::Local`]).
+    InService(crate::service::Local),
     /// The daemon could not be reached and this client may not open the store itself.
     Unreachable(crate::error::Error),
 }
@@ -129,7 +129,7 @@ impl Client {
 
     /// A client inside the service that holds `project`'s store (a hook it runs): requests go
     /// straight to the service's queue. For another project's store, an ordinary client.
-    pub fn in_service(project: Project, local: crate::daemon::Local, mode: Mode) -> Client {
+    pub fn in_service(project: Project, local: crate::service::Local, mode: Mode) -> Client {
         let mut client = Client::open(project, mode);
         if local.serves(&client.project) {
             client.backend = Backend::InService(local);
@@ -160,10 +160,10 @@ impl Client {
         if only_if_running {
             // A live service owns the store: use it, since waiting for its lock would be in
             // vain; one that does not answer is reported at once.
-            self.backend = match crate::daemon::probe(&self.project, wait.min(HELLO_BUDGET)) {
+            self.backend = match crate::service::probe(&self.project, wait.min(HELLO_BUDGET)) {
                 Found::Nothing => direct(),
                 Found::Service(mut conn) => {
-                    if conn.peer.protocol == crate::daemon::PROTOCOL {
+                    if conn.peer.protocol == crate::service::PROTOCOL {
                         conn.set_timeout(mode.options.lock_wait, mode.deadline);
                         Backend::Daemon(conn)
                     } else {
@@ -180,13 +180,13 @@ impl Client {
             return;
         }
         let deadline = Instant::now() + wait;
-        self.backend = match crate::daemon::connect(&self.project, deadline) {
+        self.backend = match crate::service::connect(&self.project, deadline) {
             Ok(mut conn) => {
                 conn.set_timeout(mode.options.lock_wait, mode.deadline);
                 Backend::Daemon(conn)
             }
             // Working on the store here helps only when no service holds it.
-            Err(e) if mode.fallback_direct && crate::daemon::owner(&self.project).is_none() => {
+            Err(e) if mode.fallback_direct && crate::service::owner(&self.project).is_none() => {
                 eprintln!("wt-memory: {e}; working on the store directly");
                 direct()
             }

@@ -1359,7 +1359,7 @@ fn oversized_lines_and_fields_are_refused_by_name_and_never_echoed() {
     // A metrics line over its limit is refused, and nothing grows.
     let mut conn = greeted(&sock);
     let big = format!(
-        "{{\"call\":{{\"caller\":{{\"branch\":null,\"cwd\":\"/\"}},\"lock_wait_ms\":0,\"request\":{{\"op\":\"record\",\"events\":[{}]}}}}}}\n",
+        "{{\"call\":{{\"caller\":{{\"branch\":null,\"cwd\":\"/\"}},\"lock_wait_ms\":0,\"request\":{{\"op\":\"record\",\"args\":{{\"events\":[{}]}}}}}}}}\n",
         vec![r#"{"kind":"write","at_ms":1,"source":"x","memory":null,"count":1}"#; 5_000].join(",")
     );
     let said = say(&mut conn, big.as_bytes());

@@ -2,7 +2,7 @@
 //!
 //! This is the one narrow interface to the engine (open, all, get, insert, update, delete, embed).
 //! Everything above it (ranking, dedup, export) works on [`MemoryRecord`]s and embeddings; the
-//! store is kept open by the resident service (`crate::daemon`) or opened per process, and the
+//! store is kept open by the resident service (`crate::service`) or opened per process, and the
 //! front ends never see which.
 //!
 //! `mod.rs` opens the store and holds the write API; `embedder.rs` knows which embedder wrote the
@@ -270,7 +270,7 @@ impl Drop for Store {
 }
 
 mod embedder;
-mod guard;
+mod integrity_check;
 mod records;
 mod repair;
 mod view;

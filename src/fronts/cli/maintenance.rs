@@ -270,10 +270,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 }
             }
         }
-        Cmd::Dedup { threshold, dry_run } => match client.run(ops::Dedup {
-            threshold,
-            dry_run,
-        })? {
+        Cmd::Dedup { threshold, dry_run } => match client.run(ops::Dedup { threshold, dry_run })? {
             Some(done) => print_json(&done),
             None => print_json(&serde_json::json!({"deleted_count": 0, "merged_count": 0})),
         },
@@ -339,7 +336,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }
         }
         Cmd::Doctor => print_doctor(&doctor::run(client)),
-        Cmd::Serve => crate::daemon::serve(
+        Cmd::Serve => crate::service::serve(
             client.project().clone(),
             super::parse_forwarded,
             crate::hook::serve,
@@ -378,7 +375,7 @@ fn daemon(client: &Client, action: DaemonCmd) -> Res {
     let project = client.project();
     let spooled = crate::ops::spool::count(project);
     if let DaemonCmd::Stop = action {
-        match crate::daemon::stop(project) {
+        match crate::service::stop(project) {
             Some(pid) => println!("stopped the memory service (pid {pid})"),
             None => println!("no memory service runs for {}", project.store_dir.display()),
         }
@@ -387,23 +384,23 @@ fn daemon(client: &Client, action: DaemonCmd) -> Res {
     let DaemonCmd::Status { json } = action else {
         unreachable!("stop is handled above")
     };
-    let mut conn = match crate::daemon::probe(project, Duration::from_secs(2)) {
-        crate::daemon::Found::Service(conn) => conn,
-        crate::daemon::Found::Nothing => {
+    let mut conn = match crate::service::probe(project, Duration::from_secs(2)) {
+        crate::service::Found::Service(conn) => conn,
+        crate::service::Found::Nothing => {
             println!("no memory service runs for {}", project.store_dir.display());
             if spooled > 0 {
                 println!("{spooled} hook write(s) wait in the spool; the next command that opens the store stores them");
             }
             return Ok(ExitCode::FAILURE);
         }
-        crate::daemon::Found::Stuck(e) => return Err(e),
+        crate::service::Found::Stuck(e) => return Err(e),
     };
     let s = conn.status()?;
     if json {
         print_json(&s);
     } else {
-        println!("{}", crate::daemon::describe(&s));
-        print!("{}", crate::daemon::describe_service(&s));
+        println!("{}", crate::service::describe(&s));
+        print!("{}", crate::service::describe_service(&s));
     }
     Ok(ExitCode::SUCCESS)
 }

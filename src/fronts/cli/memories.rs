@@ -16,7 +16,7 @@ pub enum Cmd {
     Remember(RememberArgs),
     /// Mark memory NEWER as the replacement of memory OLDER (ids or 8+ hex digits): recall ranks
     /// the older one after it and marks it, and the hooks stop injecting it.
-    Supersede { newer: String, older: String },
+    Supersede(ops::Supersede),
     /// Memories relevant to a query (JSON array, best first, with relevance_score 0..1).
     Recall(RecallArgs),
     /// Memories worth injecting for a context (gated by relevance; never stores the context).
@@ -38,7 +38,7 @@ pub enum Cmd {
     },
     /// One memory by id or unique id prefix (JSON; {} when not found).
     #[command(alias = "inspect")]
-    Get { id: String },
+    Get(ops::Get),
     /// Decisions, learnings and context, about a topic if given.
     Context {
         #[arg(allow_hyphen_values = true)]
@@ -50,13 +50,7 @@ pub enum Cmd {
     Forget(ForgetArgs),
     /// A memory's retrieval keys: print them, or --add a question it should answer (in the words
     /// you would ask it) and --remove a key that finds it wrongly.
-    Keys {
-        id: String,
-        #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
-        add: Vec<String>,
-        #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
-        remove: Vec<String>,
-    },
+    Keys(ops::EditKeys),
     /// Remove the keys learned from use (prompts whose answer cited the memory) from one memory,
     /// or from every memory with --all; keys a writer gave stay.
     Unlearn {
@@ -161,8 +155,8 @@ fn parse_kind(kind: Option<&str>) -> Result<Option<QueryKind>, crate::error::Err
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     match cmd {
         Cmd::Remember(a) => remember(client, a)?,
-        Cmd::Supersede { newer, older } => {
-            let done = client.run(ops::Supersede { newer, older })?;
+        Cmd::Supersede(op) => {
+            let done = client.run(op)?;
             println!("{} now replaces {}", done.newer, done.older);
         }
         Cmd::Recall(a) => print_json(&client.run(recall_request(a)?)?),
@@ -179,7 +173,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             memory_type: ty,
             limit,
         })?),
-        Cmd::Get { id } => match client.run(ops::Get { id: id.to_string() })? {
+        Cmd::Get(op) => match client.run(op)? {
             Some(r) => print_json(&r),
             None => println!("{{}}"),
         },
@@ -188,19 +182,14 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             None => println!("{{}}"),
         },
         Cmd::Brain => print_json(&client.run(ops::Brain)?),
-        Cmd::Keys { id, add, remove } => {
-            let record = if add.is_empty() && remove.is_empty() {
-                client
-                    .run(ops::Get { id: id.to_string() })?
-                    .ok_or_else(|| {
-                        crate::error::not_found(format!("no memory {id} (see `wt-memory list`)"))
-                    })?
-            } else {
-                client.run(ops::EditKeys {
-                    id: id.clone(),
-                    add,
-                    remove,
+        Cmd::Keys(op) => {
+            let record = if op.add.is_empty() && op.remove.is_empty() {
+                let id = op.id;
+                client.run(ops::Get { id: id.clone() })?.ok_or_else(|| {
+                    crate::error::not_found(format!("no memory {id} (see `wt-memory list`)"))
                 })?
+            } else {
+                client.run(op)?
             };
             // Stored keys are redacted on write; output redacts again, as every record's does.
             let redacted = |keys: Vec<&str>| -> Vec<String> {

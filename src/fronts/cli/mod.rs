@@ -15,11 +15,11 @@ mod todo;
 mod transfer;
 
 use crate::client::{Client, Holding, Mode};
-use crate::daemon::ForwardedCommand;
 use crate::error::Error;
 use crate::ops::{answer_as_sent, Direct, Request};
 use crate::ops::{Caller, OpenOptions};
 use crate::project;
+use crate::service::ForwardedCommand;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Read;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@ use super::cache::{dedup_key, load_session, save_session, SessionState};
 use super::format::{self, block, Budget, IdBook, LineOptions, PROMPT_BUDGET, TOOL_BUDGET};
 use super::input::HookInput;
 use super::memory;
-use super::query::{self, Query};
+use super::query::{self, HookQuery};
 use super::{log, Ctx};
 use crate::hygiene::truncate_chars;
 use crate::recall::Tiers;
@@ -344,7 +344,7 @@ fn claim_key(ctx: &Ctx, key: &str) -> Result<bool, String> {
 }
 
 /// The memories worth injecting for `query`, as many as its event takes, and its index.
-fn ask(ctx: &Ctx, query: &Query) -> Result<Tiers, String> {
+fn ask(ctx: &Ctx, query: &HookQuery) -> Result<Tiers, String> {
     memory::tiers(
         ctx,
         &query.text,
@@ -355,7 +355,7 @@ fn ask(ctx: &Ctx, query: &Query) -> Result<Tiers, String> {
 }
 
 /// Proactive recall for a tool call, once per session per query.
-fn tool_memory(ctx: &Ctx, tool: &str, query: &Query) -> Result<Option<String>, String> {
+fn tool_memory(ctx: &Ctx, tool: &str, query: &HookQuery) -> Result<Option<String>, String> {
     if !claim_key(ctx, &dedup_key(&ctx.event, tool, &query.text))? {
         log::debug(&ctx.event, &format!("dedup hit for {tool}"));
         return Ok(None);

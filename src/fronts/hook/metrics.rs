@@ -6,7 +6,7 @@
 use super::input::HookInput;
 use super::{log, Ctx};
 use crate::metrics::usage::{self, InjectedMemory};
-use crate::metrics::{self, Event, HookRun, Injected, Outcome, Used};
+use crate::metrics::{self, Event, Injected, Outcome, Used};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
@@ -94,7 +94,7 @@ pub fn record_run(
     } else {
         Outcome::Abstained
     };
-    let run = HookRun {
+    let run = metrics::RunRow {
         at_ms: metrics::now_ms(),
         session: input.str("session_id").unwrap_or("").to_string(),
         event: ctx.event.clone(),

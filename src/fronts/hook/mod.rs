@@ -55,7 +55,7 @@ pub struct Ctx {
     /// PreToolUse: the reason the tool call is stopped (`permissionDecision: deny`), if it is.
     pub deny: RefCell<Option<String>>,
     /// Run by the store's service: its own way in, which the client takes on first use.
-    pub service: RefCell<Option<crate::daemon::Local>>,
+    pub service: RefCell<Option<crate::service::Local>>,
 }
 
 impl Ctx {
@@ -200,7 +200,7 @@ fn run(args: &[String], memory: Memory) {
 /// plugin and working directory, and never for another configuration.
 pub fn serve(
     call: &wt_memory_base::wire::HookRun,
-    service: crate::daemon::Local,
+    service: crate::service::Local,
 ) -> wt_memory_base::wire::HookDone {
     serve_with(call, Some(service))
 }
@@ -209,7 +209,7 @@ pub fn serve(
 /// go through the socket like any client's).
 fn serve_with(
     call: &wt_memory_base::wire::HookRun,
-    service: Option<crate::daemon::Local>,
+    service: Option<crate::service::Local>,
 ) -> wt_memory_base::wire::HookDone {
     use wt_memory_base::wire::HookDone;
     let declined = |why: String| HookDone {
@@ -271,7 +271,7 @@ fn handle(
     raw: Vec<u8>,
     started: Instant,
     memory: Memory,
-    service: Option<crate::daemon::Local>,
+    service: Option<crate::service::Local>,
     takes: impl FnOnce(&str, Instant) -> bool,
 ) -> Handled {
     let argv_event = args.first().map(String::as_str).filter(|e| !e.is_empty());

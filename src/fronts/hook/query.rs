@@ -92,14 +92,14 @@ pub const SUBAGENT: Spec = Spec {
 
 /// A query text and how it is asked.
 #[derive(Debug)]
-pub struct Query {
+pub struct HookQuery {
     pub text: String,
     pub spec: &'static Spec,
 }
 
-impl Query {
-    fn new(text: &str, spec: &'static Spec) -> Query {
-        Query {
+impl HookQuery {
+    fn new(text: &str, spec: &'static Spec) -> HookQuery {
+        HookQuery {
             text: truncate_chars(text.trim(), spec.max_chars).to_string(),
             spec,
         }
@@ -107,7 +107,7 @@ impl Query {
 }
 
 /// `Project: <name>. Changed files: <up to 10 paths>` (recent commits, else the working tree).
-pub fn project(project_dir: &Path) -> Query {
+pub fn project(project_dir: &Path) -> HookQuery {
     let name = project_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -122,12 +122,12 @@ pub fn project(project_dir: &Path) -> Query {
         }
         None => format!("Project: {name}."),
     };
-    Query::new(&text, &SESSION)
+    HookQuery::new(&text, &SESSION)
 }
 
 /// A prompt's query, and the OpenSpec change it names: the change's name leads the query so its
 /// memories rank first.
-pub fn prompt(prompt: &str) -> (Query, Option<String>) {
+pub fn prompt(prompt: &str) -> (HookQuery, Option<String>) {
     let change = change_name(prompt);
     let short = truncate_chars(prompt.trim(), PROMPT.max_chars);
     let text = match &change {
@@ -135,7 +135,7 @@ pub fn prompt(prompt: &str) -> (Query, Option<String>) {
         None => short.to_string(),
     };
     (
-        Query {
+        HookQuery {
             text,
             spec: &PROMPT,
         },
@@ -156,19 +156,24 @@ pub fn change_name(prompt: &str) -> Option<String> {
 
 /// The query for a tool call whose tool is one of `tools`: Bash by its command, the file tools by
 /// their path. None for the other tools and for calls without that input.
-pub fn tool(project_dir: &Path, tool: &str, input: &HookInput, tools: &[&str]) -> Option<Query> {
+pub fn tool(
+    project_dir: &Path,
+    tool: &str,
+    input: &HookInput,
+    tools: &[&str],
+) -> Option<HookQuery> {
     if !tools.contains(&tool) {
         return None;
     }
     match tool {
         "Bash" => input
             .tool_input_str("command")
-            .map(|c| Query::new(c, &COMMAND)),
+            .map(|c| HookQuery::new(c, &COMMAND)),
         _ => input
             .tool_input_str("file_path")
             .map(|p| path_query(p, project_dir))
             .filter(|q| !q.is_empty())
-            .map(|text| Query::new(&text, &FILE)),
+            .map(|text| HookQuery::new(&text, &FILE)),
     }
 }
 
@@ -187,8 +192,8 @@ pub fn path_query(path: &str, project_dir: &Path) -> String {
 }
 
 /// A failed tool's query: see [`error_text`].
-pub fn error(error: &str) -> Option<Query> {
-    error_text(error).map(|text| Query { text, spec: &ERROR })
+pub fn error(error: &str) -> Option<HookQuery> {
+    error_text(error).map(|text| HookQuery { text, spec: &ERROR })
 }
 
 /// The error text worth searching for: the lines that say what went wrong (a panic and its
@@ -235,8 +240,8 @@ pub fn error_text(error: &str) -> Option<String> {
 }
 
 /// A subagent's task (or, without one, its type) as a query.
-pub fn subagent(task: &str) -> Query {
-    Query::new(task, &SUBAGENT)
+pub fn subagent(task: &str) -> HookQuery {
+    HookQuery::new(task, &SUBAGENT)
 }
 
 #[cfg(test)]

@@ -134,39 +134,10 @@ pub struct ProactiveArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct IdArgs {
-    /// The memory id (as returned by recall, list_memories or remember).
-    pub id: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
 pub struct ForgetArgs {
     /// The memory's full id (36 characters, as returned by recall, list_memories or remember);
     /// prefixes are refused.
     pub id: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct SupersedeArgs {
-    /// The id of the memory that holds now (full, or a unique prefix of 8+ characters).
-    pub newer: String,
-    /// The id of the memory it replaces (full, or a unique prefix of 8+ characters).
-    pub older: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct EditKeysArgs {
-    /// The memory's id (full, or a unique prefix of 8+ characters).
-    pub id: String,
-    /// Keys to add: questions it answers, files, commands or identifiers it is about.
-    #[serde(default)]
-    pub add: Vec<String>,
-    /// Keys to remove, as listed by get_memory.
-    #[serde(default)]
-    pub remove: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -36,7 +36,7 @@ impl MemoryServer {
                 .collect(),
             ..ops::Remember::default()
         };
-        self.json(move |c| c.run(req.clone())).await
+        self.json(move |c| c.run(req)).await
     }
 
     #[tool(
@@ -62,7 +62,7 @@ impl MemoryServer {
             tags: tag_list(&args.tags),
             ..ops::Recall::default()
         };
-        self.json(move |c| c.run(req.clone())).await
+        self.json(move |c| c.run(req)).await
     }
 
     #[tool(
@@ -102,7 +102,7 @@ impl MemoryServer {
             id: Some(id),
             ..ops::Forget::default()
         };
-        self.json(move |c| c.run(req.clone())).await
+        self.json(move |c| c.run(req)).await
     }
 
     #[tool(
@@ -117,17 +117,9 @@ impl MemoryServer {
     )]
     async fn supersede(
         &self,
-        Parameters(args): Parameters<SupersedeArgs>,
+        Parameters(op): Parameters<ops::Supersede>,
     ) -> Result<CallToolResult, ErrorData> {
-        let newer = valid!(check_non_empty("newer", &args.newer)).to_string();
-        let older = valid!(check_non_empty("older", &args.older)).to_string();
-        self.json(move |c| {
-            c.run(ops::Supersede {
-                newer: newer.to_string(),
-                older: older.to_string(),
-            })
-        })
-        .await
+        self.json(move |c| c.run(op)).await
     }
 
     #[tool(
@@ -142,22 +134,14 @@ impl MemoryServer {
     )]
     async fn edit_keys(
         &self,
-        Parameters(args): Parameters<EditKeysArgs>,
+        Parameters(op): Parameters<ops::EditKeys>,
     ) -> Result<CallToolResult, ErrorData> {
-        let id = valid!(check_non_empty("id", &args.id)).to_string();
-        if args.add.is_empty() && args.remove.is_empty() {
+        if op.add.is_empty() && op.remove.is_empty() {
             return Ok(error_result(
                 "give `add` or `remove` (or both); get_memory shows the keys",
             ));
         }
-        self.json(move |c| {
-            c.run(ops::EditKeys {
-                id: id.to_string(),
-                add: args.add.to_vec(),
-                remove: args.remove.to_vec(),
-            })
-        })
-        .await
+        self.json(move |c| c.run(op)).await
     }
 
     #[tool(
@@ -184,7 +168,7 @@ impl MemoryServer {
             tags,
             ..ops::Forget::default()
         };
-        self.json(move |c| c.run(req.clone())).await
+        self.json(move |c| c.run(req)).await
     }
 
     #[tool(
@@ -216,11 +200,10 @@ impl MemoryServer {
     )]
     async fn get_memory(
         &self,
-        Parameters(args): Parameters<IdArgs>,
+        Parameters(op): Parameters<ops::Get>,
     ) -> Result<CallToolResult, ErrorData> {
-        let id = valid!(check_non_empty("id", &args.id)).to_string();
         self.json(move |c| {
-            Ok(match c.run(ops::Get { id: id.to_string() })? {
+            Ok(match c.run(op)? {
                 Some(r) => serde_json::to_value(r)?,
                 None => serde_json::json!({}),
             })
@@ -288,6 +271,6 @@ impl MemoryServer {
             Some(until).filter(|u| !u.is_empty()),
         )
         .map_err(|e| e.to_string()));
-        self.json(move |c| c.run(req.clone())).await
+        self.json(move |c| c.run(req)).await
     }
 }

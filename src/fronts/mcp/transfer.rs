@@ -118,7 +118,7 @@ impl MemoryServer {
             dry_run: args.dry_run,
             snapshot_as: Some("import".into()),
         };
-        self.json(move |c| c.run(req.clone())).await
+        self.json(move |c| c.run(req)).await
     }
 
     #[tool(

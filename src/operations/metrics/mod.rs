@@ -36,7 +36,7 @@ pub const FLUSH_AT: usize = 256;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Event {
-    Run(HookRun),
+    Run(RunRow),
     Write(Write),
     Used(Used),
     Mistake(Mistake),
@@ -72,7 +72,7 @@ pub struct Mistake {
 
 /// One hook run that asked memory something.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HookRun {
+pub struct RunRow {
     pub at_ms: i64,
     pub session: String,
     pub event: String,
@@ -543,7 +543,7 @@ mod tests {
     use super::*;
 
     fn run(at_ms: i64, session: &str, outcome: Outcome, injected: &[(&str, f64)]) -> Event {
-        Event::Run(HookRun {
+        Event::Run(RunRow {
             at_ms,
             session: session.into(),
             event: "UserPromptSubmit".into(),

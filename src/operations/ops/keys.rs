@@ -288,11 +288,19 @@ impl Operation for LearnKey {
     }
 }
 
-/// Add and remove one memory's retrieval keys by hand (`wt-memory keys`); answers its record.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// Add and remove one memory's retrieval keys by hand; answers its record. Its arguments are the
+/// command line's (`wt-memory keys ID --add KEY --remove KEY`) and the MCP tool's (`edit_keys`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, clap::Args, schemars::JsonSchema)]
 pub struct EditKeys {
+    /// The memory's id (full, or a unique prefix of 8+ characters).
     pub id: String,
+    /// Keys to add: questions it answers, files, commands or identifiers it is about.
+    #[serde(default)]
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
     pub add: Vec<String>,
+    /// Keys to remove, as listed with the memory.
+    #[serde(default)]
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
     pub remove: Vec<String>,
 }
 

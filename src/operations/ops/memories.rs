@@ -1164,9 +1164,11 @@ impl Operation for List {
     }
 }
 
-/// One memory by full id or unique prefix of [`MIN_ID_PREFIX`]+ hex digits.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One memory by full id or unique prefix of [`MIN_ID_PREFIX`]+ hex digits. Its arguments are the
+/// command line's (`wt-memory get ID`) and the MCP tool's (`get_memory`).
+#[derive(Debug, Clone, Serialize, Deserialize, clap::Args, schemars::JsonSchema)]
 pub struct Get {
+    /// The memory id (as recall, list or remember give it), or 8+ hex digits of it.
     pub id: String,
 }
 
@@ -1203,10 +1205,13 @@ impl Operation for FailedAgain {
     }
 }
 
-/// Mark memory `newer` as the replacement of memory `older` (ids or prefixes).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Mark memory `newer` as the replacement of memory `older` (ids or prefixes). Its arguments are
+/// the command line's (`wt-memory supersede NEWER OLDER`) and the MCP tool's.
+#[derive(Debug, Clone, Serialize, Deserialize, clap::Args, schemars::JsonSchema)]
 pub struct Supersede {
+    /// The id of the memory that holds now (full, or a unique prefix of 8+ characters).
     pub newer: String,
+    /// The id of the memory it replaces (full, or a unique prefix of 8+ characters).
     pub older: String,
 }
 
