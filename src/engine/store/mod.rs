@@ -145,11 +145,25 @@ impl Done {
         self.changed.notify_all();
     }
 
-    fn wait(&self) {
+    /// Until set, or until `deadline` (then false).
+    fn wait_until(&self, deadline: Option<std::time::Instant>) -> bool {
         let mut set = self.set.lock().unwrap_or_else(|e| e.into_inner());
         while !*set {
-            set = self.changed.wait(set).unwrap_or_else(|e| e.into_inner());
+            set = match deadline {
+                None => self.changed.wait(set).unwrap_or_else(|e| e.into_inner()),
+                Some(deadline) => {
+                    let now = std::time::Instant::now();
+                    if now >= deadline {
+                        return false;
+                    }
+                    self.changed
+                        .wait_timeout(set, deadline - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
         }
+        true
     }
 }
 
@@ -204,9 +218,10 @@ impl Engine {
 pub struct EngineWaiter(Arc<Done>);
 
 impl EngineWaiter {
-    /// Until the engine's opening has finished (opened or failed).
-    pub fn wait(&self) {
-        self.0.wait();
+    /// Until the engine's opening has finished (opened or failed), or until `deadline` (then
+    /// false).
+    pub fn wait_until(&self, deadline: Option<std::time::Instant>) -> bool {
+        self.0.wait_until(deadline)
     }
 }
 

@@ -336,11 +336,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }
         }
         Cmd::Doctor => print_doctor(&doctor::run(client)),
-        Cmd::Serve => crate::service::serve(
-            client.project().clone(),
-            super::parse_forwarded,
-            crate::hook::serve,
-        )?,
+        Cmd::Serve => crate::service::serve(client.project().clone(), &super::Fronts)?,
         Cmd::Daemon { action } => return daemon(client, action),
         Cmd::Eval {
             set_dir,

@@ -336,6 +336,24 @@ impl ForwardedCommand for ForwardedQuery {
     }
 }
 
+/// What `wt-memory serve` hosts: the command lines the `wt-memory` front forwards (parsed here,
+/// by the command line's own parser) and the hook events of the `wt-hook-memory` front.
+pub(crate) struct Fronts;
+
+impl crate::service::Hosted for Fronts {
+    fn forwarded(&self, call: &Forward) -> Result<Box<dyn ForwardedCommand>, Error> {
+        parse_forwarded(call)
+    }
+
+    fn hook(
+        &self,
+        call: &wt_memory_base::wire::HookRun,
+        way_in: crate::service::Local,
+    ) -> wt_memory_base::wire::HookDone {
+        crate::hook::serve(call, way_in)
+    }
+}
+
 /// The `remember`, `recall` or `proactive` in `call`, or an error saying the daemon does not run
 /// that command line (any other command, one that asks for a process of its own, or one it
 /// cannot parse); the front then runs the engine binary itself, which says what is wrong.

@@ -212,14 +212,13 @@ const COMPACT_IDS: usize = 40;
 /// Claude Code's auto memory of this project, imported again when its folder changed since the
 /// last SessionStart (a stamp of names, sizes and times in the runtime directory).
 fn refresh_claude_memory(ctx: &Ctx) {
-    let project = crate::project::resolve(&ctx.project_dir, None);
-    let Some(dir) = crate::claude_memory::default_dir(&project) else {
+    let Some(dir) = crate::claude_memory::default_dir(&ctx.project) else {
         return;
     };
     let Some(stamp) = crate::claude_memory::stamp(&dir) else {
         return; // no auto memory for this project
     };
-    let key = crate::wire::store_key(&project.store_dir);
+    let key = crate::wire::store_key(&ctx.project.store_dir);
     let stamp_file = crate::paths::runtime_dir().join(format!("claude-memory-{key}.stamp"));
     if std::fs::read_to_string(&stamp_file).is_ok_and(|old| old == stamp) {
         return;

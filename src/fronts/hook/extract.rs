@@ -392,7 +392,7 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
             transcript_path.display()
         ));
     }
-    let store_dir = crate::project::resolve(&ctx.project_dir, None).store_dir;
+    let store_dir = ctx.project.store_dir.clone();
     crate::paths::ensure_private_dir(&store_dir)
         .map_err(|e| format!("cannot create {}: {e}", store_dir.display()))?;
     let _one_at_a_time = lock(

@@ -73,8 +73,7 @@ fn learn(ctx: &Ctx, id: &str, prompt: &str) -> Result<bool, String> {
     match super::memory::run(ctx, op) {
         Ok(done) => Ok(done.key.is_some()),
         Err(e) if ctx.memory_down.borrow().is_some() => {
-            let project = super::memory::project_of(ctx);
-            crate::ops::spool::add_learned_key(&project, id, prompt)
+            crate::ops::spool::add_learned_key(&ctx.project, id, prompt)
                 .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
             super::log::info(&ctx.event, &format!("{e}; the learned key is spooled"));
             Ok(false)

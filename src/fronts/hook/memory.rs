@@ -39,7 +39,7 @@ fn with_client<T>(
     let wait = wait.min(MEMORY_BUDGET).min(crate::config::get().lock_wait);
     let mut slot = ctx.client.borrow_mut();
     let client = slot.get_or_insert_with(|| {
-        let project = crate::project::resolve(&ctx.project_dir, None);
+        let project = ctx.project.clone();
         // Through the daemon when configured; if it cannot answer in time the hook stays silent
         // rather than wait for a store the starting daemon is about to take.
         let mode = Mode {
@@ -183,14 +183,6 @@ pub fn run<O: Operation>(ctx: &Ctx, op: O) -> Result<O::Answer, String> {
     with_client(ctx, O::NAME, |c| c.run(op))
 }
 
-/// The project this run's memory belongs to.
-pub(super) fn project_of(ctx: &Ctx) -> crate::project::Project {
-    match ctx.client.borrow().as_ref() {
-        Some(client) => client.project().clone(),
-        None => crate::project::resolve(&ctx.project_dir, None),
-    }
-}
-
 /// The memories carrying `tag`, newest first (no ranking).
 pub fn tagged(ctx: &Ctx, tag: &str, limit: usize) -> Result<Vec<MemoryRecord>, String> {
     let req = Recall {
@@ -233,9 +225,8 @@ pub fn remember_as(ctx: &Ctx, req: Remember, source: &str) -> Result<(String, bo
         Ok(done) => Ok((done.id, done.duplicate)),
         // The store could not take it in time: keep it for the next opening of the store.
         Err(e) if ctx.memory_down.borrow().is_some() => {
-            let project = project_of(ctx);
-            let branch = project.branch();
-            crate::ops::spool::add(&project, &req, source, branch.as_deref())
+            let branch = ctx.project.branch();
+            crate::ops::spool::add(&ctx.project, &req, source, branch.as_deref())
                 .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
             super::log::info(&ctx.event, &format!("{e}; the write is spooled"));
             Ok((String::new(), false))

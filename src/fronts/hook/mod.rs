@@ -42,6 +42,8 @@ pub struct Ctx {
     pub deadline: Instant,
     /// The project: `$CLAUDE_PROJECT_DIR`, else the input's `cwd`, else ours.
     pub project_dir: PathBuf,
+    /// Its store and branch, resolved once per event from `project_dir`.
+    pub project: crate::project::Project,
     pub session: Option<cache::SessionCache>,
     /// The project's memory, opened by the first call that needs it (see [`memory`]).
     pub client: RefCell<Option<Client>>,
@@ -308,7 +310,8 @@ fn handle(
         return Handled::NotHere(format!("{event} runs in a hook process of its own"));
     }
     let project_dir = crate::config::project_dir(input.text("cwd").map(std::path::Path::new)).path;
-    if let Some(why) = steps_aside(&event, &input, &raw, &project_dir) {
+    let project = crate::project::resolve(&project_dir, None);
+    if let Some(why) = steps_aside(&event, &input, &raw, &project_dir, &project.store_dir) {
         log::debug(&event, why);
         return Handled::Done(None);
     }
@@ -318,6 +321,7 @@ fn handle(
         .and_then(|id| cache::SessionCache::new(&crate::paths::runtime_dir(), id));
     let ctx = Ctx {
         project_dir,
+        project,
         event: event.clone(),
         deadline,
         session,
@@ -359,6 +363,7 @@ fn steps_aside(
     input: &input::HookInput,
     raw: &[u8],
     project_dir: &std::path::Path,
+    store: &std::path::Path,
 ) -> Option<&'static str> {
     if !crate::plugin::started_by_plugin() && crate::plugin::enabled(project_dir).is_some() {
         return Some("the wt-tools plugin is enabled: its own hook handles this event");
@@ -368,8 +373,7 @@ fn steps_aside(
         once::sweep(&claims);
     }
     let session = input.str("session_id").unwrap_or("");
-    let store = crate::project::resolve(project_dir, None).store_dir;
-    if once::needs_claim(event) && !once::claim(&claims, &once::key(&store, session, event, raw)) {
+    if once::needs_claim(event) && !once::claim(&claims, &once::key(store, session, event, raw)) {
         return Some("another copy of this hook is handling this event");
     }
     None

@@ -89,8 +89,8 @@ const CONNECTION_IDLE: Duration = Duration::from_secs(300);
 /// Error messages sent back are cut to this many characters.
 const MAX_ERROR_CHARS: usize = 2000;
 
-/// A command line the `wt-memory` front forwarded, parsed by the command line's own code: the CLI
-/// hands its parser to [`serve`], so the service does not depend on the CLI.
+/// A command line the `wt-memory` front forwarded, parsed by the command line's own code (see
+/// [`Hosted`]).
 pub trait ForwardedCommand: Send {
     /// The texts the command will have the store embed (embedded ahead of its turn).
     fn texts_to_embed(&self) -> Vec<String>;
@@ -102,13 +102,18 @@ pub trait ForwardedCommand: Send {
     }
 }
 
-/// Parses a forwarded command line, or refuses it (then nothing was done and the front runs the
-/// engine binary itself).
-pub type ParseForward = fn(&Forward) -> Result<Box<dyn ForwardedCommand>>;
-
-/// Runs a hook event for the `wt-hook-memory` front: the hook's own code, handed to [`serve`]
-/// like [`ParseForward`], with the service's own way in for its memory calls.
-pub type RunHook = fn(&HookRun, Local) -> HookDone;
+/// The fronts a service hosts, beside its socket clients: the command lines the `wt-memory` front
+/// forwards, and the hook events the `wt-hook-memory` front hands over whole. They are fronts (the
+/// command line's parser, the hook handler), above this layer, so `wt-memory serve` hands them to
+/// [`serve`]; the service then runs them on its own threads, their memory calls joining its queue
+/// through [`Local`].
+pub trait Hosted: Send + Sync + 'static {
+    /// Parse a forwarded command line, or refuse it (then nothing was done and the front runs
+    /// the engine binary itself).
+    fn forwarded(&self, call: &Forward) -> Result<Box<dyn ForwardedCommand>>;
+    /// Run a hook event, with the service's own way in for its memory calls.
+    fn hook(&self, call: &HookRun, way_in: Local) -> HookDone;
+}
 
 /// What `wt-memory daemon status` and `doctor` show.
 #[derive(Debug, Clone, Serialize, Deserialize)]

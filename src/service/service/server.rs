@@ -19,10 +19,8 @@ const CHECKPOINT_WHEN_QUIET: Duration = Duration::from_secs(1);
 struct Shared {
     /// Set once the engine the service opened at start has finished opening.
     engine: Option<crate::store::EngineWaiter>,
-    /// The CLI's parser of forwarded command lines.
-    parse_forward: ParseForward,
-    /// The hook's handler of events from the `wt-hook-memory` front.
-    run_hook: RunHook,
+    /// The fronts it hosts: forwarded command lines and hook events.
+    hosted: &'static dyn Hosted,
     /// Connections open now (at most [`MAX_CONNECTIONS`]).
     connections: AtomicUsize,
     /// Connections accepted since the start.
@@ -166,9 +164,15 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
             }
             Ok(Line::Call(env)) => {
                 drop(bytes);
-                match serve_call(&shared, *env, &mut writer) {
+                match serve_call(
+                    &shared,
+                    &env.caller,
+                    env.lock_wait_ms,
+                    env.request.0.as_ref(),
+                    &mut writer,
+                ) {
                     Ok(line) => line,
-                    Err(Withdrawn) => return,
+                    Err(Withdrawn | Late) => return,
                     Err(Refused(e)) => Line::Err(e),
                 }
             }
@@ -182,7 +186,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     .last_request
                     .lock()
                     .unwrap_or_else(|e| e.into_inner()) = started;
-                let done = (shared.run_hook)(&call, Local::new(&shared));
+                let done = shared.hosted.hook(&call, Local::new(&shared));
                 if done.handled {
                     shared
                         .service
@@ -192,11 +196,11 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                 }
                 Line::Ok(serde_json::to_value(done).unwrap_or_default())
             }
-            Ok(Line::Forward(call)) => match (shared.parse_forward)(&call) {
+            Ok(Line::Forward(call)) => match shared.hosted.forwarded(&call) {
                 Err(refused) => Line::Err(refused),
                 Ok(remember) => {
                     embed_ahead(&shared, remember.texts_to_embed());
-                    wait_for_engine_unless(&shared, remember.answered_from_view());
+                    wait_for_engine_unless(&shared, remember.answered_from_view(), None);
                     let served = serve_turn(
                         &shared,
                         "command_line",
@@ -216,7 +220,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     );
                     match served {
                         Ok(line) => line,
-                        Err(Withdrawn) => return,
+                        Err(Withdrawn | Late) => return,
                         Err(Refused(e)) => Line::Err(e),
                     }
                 }
@@ -234,10 +238,12 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
 enum NotServed {
     /// Its client hung up before its turn: nothing to answer.
     Withdrawn,
+    /// Its turn did not come by the requester's deadline (a hook's budget): nothing was done.
+    Late,
     /// The service is stopping: the error to answer.
     Refused(Error),
 }
-use NotServed::{Refused, Withdrawn};
+use NotServed::{Late, Refused, Withdrawn};
 
 /// Whoever is waiting for a request: a client on the socket, or a hook this service runs
 /// ([`Local`]).
@@ -245,6 +251,11 @@ trait Requester {
     /// The request's turn has come: tell the requester, unless it has withdrawn the request
     /// (then `false`, and the request is not carried out).
     fn start(&mut self) -> bool;
+
+    /// The latest moment its turn may come (a socket client withdraws by hanging up instead).
+    fn turn_by(&self) -> Option<Instant> {
+        None
+    }
 }
 
 impl Requester for UnixStream {
@@ -258,10 +269,11 @@ impl Requester for UnixStream {
 /// if the ranking view cannot answer it, and runs in its turn.
 fn serve_call(
     shared: &Shared,
-    env: Envelope,
+    caller: &Caller,
+    lock_wait_ms: u64,
+    request: &dyn Request,
     requester: &mut impl Requester,
 ) -> std::result::Result<Line, NotServed> {
-    let request = env.request.0;
     // From the socket: checked here, at the boundary.
     if let Err(e) = request.validate() {
         return Ok(Line::Err(e));
@@ -273,20 +285,16 @@ fn serve_call(
         });
     }
     embed_ahead(shared, request.texts_to_embed());
-    wait_for_engine_unless(shared, request.answered_from_view());
-    let served = serve_turn(
-        shared,
-        request.name(),
-        env.lock_wait_ms,
-        requester,
-        |direct| {
-            let answer = request.run(direct, &env.caller);
-            let warning = direct
-                .standing_warning()
-                .filter(|_| !request.reports_integrity());
-            (answer, warning)
-        },
-    );
+    if !wait_for_engine_unless(shared, request.answered_from_view(), requester.turn_by()) {
+        return Err(Late);
+    }
+    let served = serve_turn(shared, request.name(), lock_wait_ms, requester, |direct| {
+        let answer = request.run(direct, caller);
+        let warning = direct
+            .standing_warning()
+            .filter(|_| !request.reports_integrity());
+        (answer, warning)
+    });
     // Answers become JSON here, once the store is free for the next request.
     served.map(|(answer, warning)| {
         let answer = match answer.and_then(|a| a.into_value()) {
@@ -322,9 +330,14 @@ fn embed_ahead(shared: &Shared, texts: Vec<String>) {
 /// here, before its turn: in its turn it would hold up every hook behind it (at 10^5 memories a
 /// burst's hooks waited past their budget behind writes waiting for the engine; measured:
 /// docs/performance.md, "2026-11-27, midday: 10^5 memories, second session").
-fn wait_for_engine_unless(shared: &Shared, answered_from_view: bool) {
-    if let (false, Some(engine)) = (answered_from_view, &shared.engine) {
-        engine.wait();
+fn wait_for_engine_unless(
+    shared: &Shared,
+    answered_from_view: bool,
+    deadline: Option<Instant>,
+) -> bool {
+    match (answered_from_view, &shared.engine) {
+        (false, Some(engine)) => engine.wait_until(deadline),
+        _ => true,
     }
 }
 
@@ -343,7 +356,9 @@ fn serve_turn<T>(
         .lock()
         .unwrap_or_else(|e| e.into_inner()) = Instant::now();
     shared.requests.fetch_add(1, Ordering::SeqCst);
-    let _turn = shared.turns.wait();
+    let Some(_turn) = shared.turns.wait_until(client.turn_by()) else {
+        return Err(Late);
+    };
     let mut direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
     if shared.closing.load(Ordering::SeqCst) {
         return Err(Refused(daemon_err(
@@ -368,7 +383,7 @@ fn serve_turn<T>(
 }
 
 /// `wt-memory serve`: run the daemon of `project` until idle, signalled or replaced.
-pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -> Result<()> {
+pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
     crate::paths::ensure_private_dir(&daemon_dir())?;
     let socket = socket_path(&project);
     wt_memory_base::wire::ensure_socket_dir(&socket)?;
@@ -422,8 +437,7 @@ pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -
     // ranking view answers go on meanwhile; once it is open, the store is checked.
     let engine = direct.engine_waiter();
     let shared = Arc::new(Shared {
-        parse_forward,
-        run_hook,
+        hosted,
         connections: AtomicUsize::new(0),
         accepted: AtomicU64::new(0),
         project: project.clone(),
@@ -448,7 +462,7 @@ pub fn serve(project: Project, parse_forward: ParseForward, run_hook: RunHook) -
         let _ = std::thread::Builder::new()
             .name("settle".into())
             .spawn(move || {
-                engine.wait();
+                engine.wait_until(None);
                 let direct = mine.direct.lock().unwrap_or_else(|e| e.into_inner());
                 if let Err(e) = direct.settle() {
                     log(&format!("opening the store: {e}"));
@@ -593,19 +607,19 @@ pub struct Local {
     limits: Limits,
 }
 
-/// Where a request carried out for a [`Local`] caller stands: its turn has not come, it has
-/// started (then it is answered), or the caller gave up first (then it is skipped).
-const WAITING: u8 = 0;
-const STARTED: u8 = 1;
-const WITHDRAWN: u8 = 2;
+/// A hook's request, carried out on the hook's own thread: its turn is waited for until its
+/// budget's end, and then taken whatever the hook does meanwhile (nothing: it is this thread).
+struct InThisThread {
+    turn_by: Instant,
+}
 
-struct LocalRequester(Arc<std::sync::atomic::AtomicU8>);
-
-impl Requester for LocalRequester {
+impl Requester for InThisThread {
     fn start(&mut self) -> bool {
-        self.0
-            .compare_exchange(WAITING, STARTED, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
+        true
+    }
+
+    fn turn_by(&self) -> Option<Instant> {
+        Some(self.turn_by)
     }
 }
 
@@ -633,53 +647,26 @@ impl Local {
         };
     }
 
-    /// Carry out `request` on a thread of its own, as a connection's thread would, and wait for
-    /// its turn and answer with the limits a socket client has (see `Connection::request`).
+    /// Carry out `request` on this thread, as a connection's thread would for a socket client:
+    /// its texts embedded ahead, its turn waited for among everyone else's, but only as long as a
+    /// socket client's request may wait (see `Connection::request`); a request whose turn has
+    /// come runs to its end (a write a hook makes is never lost), while the hook's front keeps
+    /// its own deadline.
     pub fn call(&mut self, caller: &Caller, request: &dyn Request) -> Result<Value> {
         let queue_limit = self.limits.queue_limit();
-        let state = Arc::new(std::sync::atomic::AtomicU8::new(WAITING));
-        let (answered, answer) = std::sync::mpsc::channel();
-        let env = Envelope {
-            caller: caller.clone(),
-            lock_wait_ms: self.limits.lock_wait.as_millis() as u64,
-            request: Wire(request.boxed()),
+        let mut requester = InThisThread {
+            turn_by: Instant::now() + queue_limit,
         };
-        let shared = self.shared.clone();
-        let mut requester = LocalRequester(state.clone());
-        std::thread::Builder::new()
-            .name("hook-request".into())
-            .spawn(move || {
-                if let Ok(line) = serve_call(&shared, env, &mut requester) {
-                    let _ = answered.send(line);
-                }
-            })
-            .map_err(|e| daemon_err(format!("memory service: cannot start a request: {e}")))?;
-        let pid = std::process::id();
-        let line = match answer.recv_timeout(queue_limit) {
-            Ok(line) => line,
-            Err(_) => {
-                let withdrawn = state
-                    .compare_exchange(WAITING, WITHDRAWN, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_ok();
-                if withdrawn {
-                    return Err(unanswered(format!(
-                        "the store is busy: its memory service (pid {pid}) did not get to this request within {:.1}s (another long request, see `wt-memory daemon status`); nothing was done, try again",
-                        queue_limit.as_secs_f64()
-                    )));
-                }
-                // Started (or refused) in the meantime: its answer is waited for like any other.
-                let waited = match self.limits.left() {
-                    Some(left) => answer.recv_timeout(left).ok(),
-                    None => answer.recv().ok(),
-                };
-                waited.ok_or_else(|| {
-                    unanswered(format!(
-                        "the memory service (pid {pid}) did not finish in time"
-                    ))
-                })?
-            }
-        };
-        // Clipped as the socket's answer clips an error line.
-        value_of(line).map_err(|e| e.clipped(MAX_ERROR_CHARS))
+        let lock_wait_ms = self.limits.lock_wait.as_millis() as u64;
+        match serve_call(&self.shared, caller, lock_wait_ms, request, &mut requester) {
+            // Clipped as the socket's answer clips an error line.
+            Ok(line) => value_of(line).map_err(|e| e.clipped(MAX_ERROR_CHARS)),
+            Err(Refused(e)) => Err(e),
+            Err(Withdrawn | Late) => Err(unanswered(format!(
+                "the store is busy: its memory service (pid {}) did not get to this request within {:.1}s (another long request, see `wt-memory daemon status`); nothing was done, try again",
+                std::process::id(),
+                queue_limit.as_secs_f64()
+            ))),
+        }
     }
 }
