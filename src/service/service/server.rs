@@ -164,13 +164,18 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
             }
             Ok(Line::Call(env)) => {
                 drop(bytes);
-                match serve_call(
-                    &shared,
-                    &env.caller,
-                    env.lock_wait_ms,
-                    env.request.0.as_ref(),
-                    &mut writer,
-                ) {
+                // From the socket: checked here, at the boundary (a hook this service runs was
+                // checked by its client, in this process).
+                let served = env.request.0.validate().map_err(Refused).and_then(|()| {
+                    serve_call(
+                        &shared,
+                        &env.caller,
+                        env.lock_wait_ms,
+                        env.request.0.as_ref(),
+                        &mut writer,
+                    )
+                });
+                match served {
                     Ok(line) => line,
                     Err(Withdrawn | Late) => return,
                     Err(Refused(e)) => Line::Err(e),
@@ -240,7 +245,7 @@ enum NotServed {
     Withdrawn,
     /// Its turn did not come by the requester's deadline (a hook's budget): nothing was done.
     Late,
-    /// The service is stopping: the error to answer.
+    /// The error to answer: an invalid request, or the service is stopping.
     Refused(Error),
 }
 use NotServed::{Late, Refused, Withdrawn};
@@ -274,10 +279,6 @@ fn serve_call(
     request: &dyn Request,
     requester: &mut impl Requester,
 ) -> std::result::Result<Line, NotServed> {
-    // From the socket: checked here, at the boundary.
-    if let Err(e) = request.validate() {
-        return Ok(Line::Err(e));
-    }
     if let Some(answer) = request.at_once(&shared.recorder) {
         return Ok(match answer.and_then(|a| a.into_value()) {
             Ok(v) => Line::Ok(v),
