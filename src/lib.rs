@@ -14,8 +14,8 @@
 // foundation: small pieces with no store
 #[path = "foundation/child.rs"]
 pub mod child;
-#[path = "foundation/config.rs"]
-pub mod config;
+#[path = "foundation/engine_env.rs"]
+pub mod engine_env;
 #[path = "foundation/error.rs"]
 pub mod error;
 #[path = "foundation/failure.rs"]
@@ -28,16 +28,14 @@ pub mod integrity;
 pub mod llm;
 #[path = "foundation/lock.rs"]
 pub mod lock;
-#[path = "foundation/log.rs"]
-pub mod log;
-#[path = "foundation/model.rs"]
-pub mod model;
 #[path = "foundation/plugin.rs"]
 pub mod plugin;
 #[path = "foundation/redact.rs"]
 pub mod redact;
 #[path = "foundation/rules.rs"]
 pub mod rules;
+#[path = "foundation/setup.rs"]
+pub mod setup;
 
 // engine: the store and everything computed on it
 #[path = "engine/anchors.rs"]
@@ -101,4 +99,4 @@ pub mod transcripts;
 #[path = "fronts/tui.rs"]
 pub mod tui;
 
-pub use wt_memory_base::{os, paths, project, wire};
+pub use wt_memory_base::{config, log, model, os, paths, project, wire};

@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         }
     }
     // Before the runtime's threads exist: the engine's environment is set while single-threaded.
-    wt_memory::config::prepare_process();
+    wt_memory::engine_env::prepare_process();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

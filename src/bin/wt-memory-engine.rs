@@ -8,7 +8,7 @@
 use wt_memory_base::hook_front::{ENGINE_HOOK_FLAG, ENGINE_HOOK_UNANSWERED_FLAG};
 
 fn main() -> std::process::ExitCode {
-    wt_memory::config::prepare_process();
+    wt_memory::engine_env::prepare_process();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let memory = match args.first().map(String::as_str) {
         Some(ENGINE_HOOK_FLAG) => wt_memory::hook::Memory::Ask,

@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn vectors_match_the_engines_padded_run() {
-        let assets = crate::config::engine_assets()
+        let assets = crate::engine_env::engine_assets()
             .expect("the MiniLM model is installed (wt-memory setup)");
         let ours = MiniLm::load(assets).unwrap();
         let engine = MiniLMEmbedder::new(EmbeddingConfig::default()).unwrap();
@@ -220,7 +220,7 @@ mod tests {
     #[test]
     #[ignore]
     fn batch_throughput() {
-        let ours = MiniLm::load(crate::config::engine_assets().unwrap()).unwrap();
+        let ours = MiniLm::load(crate::engine_env::engine_assets().unwrap()).unwrap();
         let mut texts = dev_memories(128);
         texts.sort_by_key(String::len);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

@@ -52,7 +52,7 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         ),
     })
     .collect();
-    let assets = config::engine_assets();
+    let assets = crate::engine_env::engine_assets();
     let model = vec![Check::new(
         assets.is_some(),
         format!("recall is {}", ops::semantic_line(assets)),

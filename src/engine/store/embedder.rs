@@ -160,7 +160,7 @@ impl Store {
             Some(r) if r == current => Ok(current),
             Some(EmbedderKind::MinilmL6) => bail!(
                 "this store's vectors come from the MiniLM model, but the model is not available now, so recall would not be semantic and new vectors would not match; {}",
-                model::fix_hint()
+                crate::setup::fix_hint()
             ),
             Some(EmbedderKind::Hash) => bail!(
                 "this store was written with hash embeddings (no model was installed then); run `wt-memory reembed` once to re-embed its memories with the MiniLM model"

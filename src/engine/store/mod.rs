@@ -12,7 +12,7 @@
 use crate::hygiene;
 use crate::integrity::{self, Alert, IdDigest, Record};
 use crate::lock::{self, ProjectLock};
-use crate::model::{self, Assets};
+use crate::model::Assets;
 use crate::project::Project;
 use crate::record::{rfc3339, MemoryRecord};
 use anyhow::{bail, Context as _};
@@ -465,8 +465,8 @@ impl Store {
     ) -> anyhow::Result<Store> {
         std::fs::create_dir_all(&project.store_dir)
             .with_context(|| format!("cannot create {}", project.store_dir.display()))?;
-        // The engine's environment was set once, at process start (config::prepare_process).
-        let assets = crate::config::engine_assets().cloned();
+        // The engine's environment was set once, at process start (crate::engine_env::prepare_process).
+        let assets = crate::engine_env::engine_assets().cloned();
         let engine = Engine::open(&project.store_dir, engine_in_background)?;
         let store = Store {
             engine,
@@ -1080,7 +1080,7 @@ mod tests {
     #[test]
     fn a_legacy_store_embedded_by_the_engine_reads_as_minilm() {
         assert!(
-            crate::config::engine_assets().is_some(),
+            crate::engine_env::engine_assets().is_some(),
             "the MiniLM model is installed (wt-memory setup)"
         );
         let tmp = tempfile::tempdir().unwrap();

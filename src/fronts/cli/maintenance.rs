@@ -4,7 +4,7 @@
 use super::{print_json, Res};
 use crate::client::Client;
 use crate::dedup;
-use crate::{doctor, model, ops};
+use crate::{doctor, ops};
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -157,7 +157,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 println!("Memories: {}", status.count);
                 println!(
                     "Recall:   {}",
-                    ops::semantic_line(crate::config::engine_assets())
+                    ops::semantic_line(crate::engine_env::engine_assets())
                 );
             }
             if let Some(old) = crate::legacy_store::pending(client.project()) {
@@ -310,7 +310,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             target,
             ..
         } => {
-            for file in model::download_to(target.as_deref(), &dir)? {
+            for file in crate::setup::download_to(target.as_deref(), &dir)? {
                 println!("{}", file.display());
             }
         }
@@ -323,7 +323,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         } => {
             // Files put elsewhere (packaging) are not what this machine's recall uses.
             let for_this_machine = into.is_none();
-            let assets = model::setup(&model::SetupOptions {
+            let assets = crate::setup::setup(&crate::setup::SetupOptions {
                 force,
                 with_uv: uv,
                 target,
@@ -345,10 +345,10 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             json,
             features,
         } => {
-            if crate::config::engine_assets().is_none() {
+            if crate::engine_env::engine_assets().is_none() {
                 eprintln!(
                     "warning: no embedding model; the evaluation measures ranking on terms alone ({})",
-                    model::fix_hint()
+                    crate::setup::fix_hint()
                 );
             }
             let report = crate::eval::run_with_features(&set_dir, floor, features.as_deref())?;

@@ -438,7 +438,7 @@ pub fn init(opts: &InitOptions) -> Result<Outcome> {
         out.warnings.push(format!(
             "no embedding model on this machine: until there is one, memory matches shared words \
              only and hooks inject less; {}",
-            crate::model::fix_hint()
+            crate::setup::fix_hint()
         ));
     }
     let project = crate::project::resolve(&targets[0], None);

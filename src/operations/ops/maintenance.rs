@@ -6,7 +6,7 @@ use crate::dedup;
 use crate::error::Result;
 use crate::integrity::{self, Alert};
 use crate::migrate;
-use crate::model::{self, Assets};
+use crate::model::Assets;
 use crate::project::Project;
 use crate::record::MemoryRecord;
 use crate::store::{self, EmbedderKind, RepairReport, Store};
@@ -110,7 +110,7 @@ pub fn semantic_line(assets: Option<&Assets>) -> String {
         Some(a) => format!("semantic (MiniLM-L6 from {})", a.source),
         None => format!(
             "NOT semantic: recall falls back to hash embeddings; {}",
-            model::fix_hint()
+            crate::setup::fix_hint()
         ),
     }
 }
@@ -128,7 +128,7 @@ pub struct Status {
 }
 
 pub fn status(project: &Project, count: usize) -> Status {
-    let assets = crate::config::engine_assets();
+    let assets = crate::engine_env::engine_assets();
     Status {
         available: true,
         project: project.name.clone(),
@@ -204,7 +204,7 @@ pub fn health_without_store(store_dir: &std::path::Path) -> HealthReport {
         };
     }
     let mut lines = vec!["ok (no store yet)".to_string()];
-    if crate::config::engine_assets().is_none() {
+    if crate::engine_env::engine_assets().is_none() {
         lines.push(format!("warning: recall is {}", semantic_line(None)));
     }
     HealthReport { ok: true, lines }

