@@ -826,7 +826,7 @@ impl Store {
 
     /// Replace a memory's retrieval keys in place (same id), with their vectors (`enrich`, keys
     /// learned from use). The learned-keys list keeps only the keys still there.
-    pub fn set_keys(&self, memory: &Memory, keys: &[String]) -> anyhow::Result<()> {
+    pub fn write_keys(&self, memory: &Memory, keys: &[String]) -> anyhow::Result<()> {
         let mut updated = memory.clone();
         // Each key redacted on its own: a rule must not reach from one key into the next.
         let keys: Vec<String> = crate::record::clean_keys(keys)
@@ -980,7 +980,7 @@ impl Store {
                         .iter()
                         .map(|k| k.to_string())
                         .collect();
-                    self.set_keys(&current, &keys)?;
+                    self.write_keys(&current, &keys)?;
                 }
             }
             Ok(())

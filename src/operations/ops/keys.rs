@@ -28,7 +28,7 @@ pub fn set_keys(store: &Store, id: &str, keys: &[String]) -> Result<MemoryRecord
         .collect();
     let keys: Vec<String> = keys.iter().cloned().chain(learned).collect();
     store
-        .set_keys(&memory, &keys)
+        .write_keys(&memory, &keys)
         .map_err(|e| other(format!("set-keys failed, nothing changed: {e:#}")))?;
     let updated = store
         .get(&memory.id.0.to_string())?
@@ -126,7 +126,7 @@ fn write_learned(
         .metadata
         .insert(record::LEARNED_KEYS.to_string(), learned.join("\n"));
     store
-        .set_keys(&updated, keys)
+        .write_keys(&updated, keys)
         .map_err(|e| other(format!("learn-key failed, nothing changed: {e:#}")))
 }
 
@@ -229,7 +229,7 @@ pub fn unlearn(store: &Store, id: Option<&str>) -> Result<Unlearned> {
             continue; // forgotten meanwhile
         };
         store
-            .set_keys(&memory, &kept)
+            .write_keys(&memory, &kept)
             .map_err(|e| other(format!("unlearn: {} keeps its keys: {e:#}", r.id)))?;
         done.memories += 1;
         done.keys += learned.len();

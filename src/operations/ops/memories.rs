@@ -302,7 +302,7 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
         if let Some(existing) = store.get(&ins.id)? {
             if MemoryRecord::from_memory(&existing).keys().is_empty() {
                 store
-                    .set_keys(&existing, &keys)
+                    .write_keys(&existing, &keys)
                     .map_err(|e| other(format!("remember: keys not stored: {e:#}")))?;
             }
         }
