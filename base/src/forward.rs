@@ -98,7 +98,7 @@ fn through_daemon(plan: &Plan, stdin: &mut Vec<u8>) -> Result<Forwarded, Fallbac
     let cwd = std::env::current_dir()?;
     let project = crate::project::resolve(&cwd, plan.project.as_deref());
     let (mut conn, mine) = wire::say_hello(&project.store_dir, HELLO_WAIT)?;
-    let hello = match answer(&mut conn, "hello") {
+    let hello = match hello(&mut conn) {
         Ok(hello) => hello,
         // A service that is there and silent: said here, as the engine binary would say it
         // after waiting for its hello a second time.
@@ -132,42 +132,28 @@ fn through_daemon(plan: &Plan, stdin: &mut Vec<u8>) -> Result<Forwarded, Fallbac
     };
     // The command waits for its turn as long as it would wait for the store, then as long as
     // it takes, as it would in the engine binary.
-    conn.get_ref()
-        .set_read_timeout(Some(lock_wait.max(Duration::from_millis(20))))?;
-    wire::write_line(conn.get_mut(), &serde_json::json!({ "forward": &forward }))?;
-    loop {
-        match answer(&mut conn, "ok") {
-            Ok(Value::String(s)) if s == STARTED => conn.get_ref().set_read_timeout(None)?,
-            Ok(done) => return Ok(serde_json::from_value(done)?),
-            Err(Waited) => {
-                // Withdrawn: the service does not run a command whose client hung up first,
-                // and says at once when its turn came in the meantime.
-                conn.get_ref()
-                    .set_read_timeout(Some(Duration::from_millis(300)))?;
-                if let Ok(Value::String(s)) = answer(&mut conn, "ok") {
-                    if s == STARTED {
-                        conn.get_ref().set_read_timeout(None)?;
-                        continue;
-                    }
-                }
-                return Ok(Forwarded {
-                    stdout: String::new(),
-                    stderr: format!(
-                        "wt-memory: the store is busy: its memory service (pid {}) did not get to this command within {:.1}s; nothing was stored, try again (`wt-memory daemon status`)\n",
-                        peer.pid,
-                        lock_wait.as_secs_f64()
-                    ),
-                    code: 1,
-                });
-            }
-            // A service that goes away before it answers (idle exit, upgrade) has stored
-            // nothing it did not acknowledge; the engine binary starts over, as its client would.
-            Err(Other) => return Err(Fallback),
+    let line = serde_json::json!({ "forward": &forward });
+    match wire::ask_in_turn(&mut conn, &line, lock_wait, None) {
+        Ok(answer) => {
+            let mut answer: serde_json::Map<String, Value> = serde_json::from_slice(&answer)?;
+            Ok(serde_json::from_value(answer.remove("ok").ok_or(Fallback)?)?)
         }
+        Err(wire::Unanswered::NotStarted) => Ok(Forwarded {
+            stdout: String::new(),
+            stderr: format!(
+                "wt-memory: the store is busy: its memory service (pid {}) did not get to this command within {:.1}s; nothing was stored, try again (`wt-memory daemon status`)\n",
+                peer.pid,
+                lock_wait.as_secs_f64()
+            ),
+            code: 1,
+        }),
+        // A service that goes away before it answers (idle exit, upgrade) has stored nothing
+        // it did not acknowledge; the engine binary starts over, as its client would.
+        Err(_) => Err(Fallback),
     }
 }
 
-/// What [`answer`] could not read.
+/// What [`hello`] could not read.
 enum NoAnswer {
     /// The read timed out before the service took the command.
     Waited,
@@ -187,11 +173,8 @@ impl From<NoAnswer> for Fallback {
     }
 }
 
-/// Stands for `{"started": null}`, the service's word that the command's turn has come.
-const STARTED: &str = "\u{0}started";
-
-/// Read one answer line and return its `key` (`hello` or `ok`), or [`STARTED`].
-fn answer(conn: &mut BufReader<UnixStream>, key: &str) -> Result<Value, NoAnswer> {
+/// Read the service's hello.
+fn hello(conn: &mut BufReader<UnixStream>) -> Result<Value, NoAnswer> {
     let line = match wire::read_line(conn, wire::MAX_LINE) {
         Ok(Some(line)) => line,
         Ok(None) => return Err(Other),
@@ -202,10 +185,7 @@ fn answer(conn: &mut BufReader<UnixStream>, key: &str) -> Result<Value, NoAnswer
         Err(_) => return Err(Other),
     };
     let mut answer: serde_json::Map<String, Value> = serde_json::from_slice(&line)?;
-    if answer.contains_key("started") {
-        return Ok(Value::String(STARTED.into()));
-    }
-    answer.remove(key).ok_or(Other)
+    answer.remove("hello").ok_or(Other)
 }
 
 fn finish(done: Forwarded) -> ExitCode {

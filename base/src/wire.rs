@@ -255,6 +255,83 @@ pub fn say_hello(
     Ok((conn, mine))
 }
 
+/// How a request that takes a turn on the store ended without its answer.
+#[derive(Debug)]
+pub enum Unanswered {
+    /// Its turn did not come within the wait: it was withdrawn, and the service did nothing.
+    NotStarted,
+    /// It started and its answer did not come within the wait after that.
+    Late,
+    /// The connection failed or closed (a service going away before it answered has stored
+    /// nothing it did not acknowledge).
+    Gone(std::io::Error),
+}
+
+/// Send `line`, a request that takes a turn on the store, and read its answer line (returned
+/// unparsed). The protocol's one way to do it, for every client (the `wt-memory` front, the
+/// engine's `Client`): the service says `{"started": null}` when the request's turn comes; before
+/// that the request waits at most `turn_wait`, after it until `answer_by` (`None`: as long as the
+/// work takes). A request whose turn does not come in time is withdrawn by hanging up our
+/// side: the service skips it, or says at once that its turn came meanwhile (then it is
+/// answered after all).
+pub fn ask_in_turn(
+    conn: &mut std::io::BufReader<UnixStream>,
+    line: &impl Serialize,
+    turn_wait: std::time::Duration,
+    answer_by: Option<std::time::Instant>,
+) -> Result<Vec<u8>, Unanswered> {
+    let at_least = |d: std::time::Duration| d.max(std::time::Duration::from_millis(20));
+    let wait = |conn: &mut std::io::BufReader<UnixStream>, d: Option<std::time::Duration>| {
+        conn.get_ref().set_read_timeout(d.map(at_least))
+    };
+    let answer_wait =
+        || answer_by.map(|by| by.saturating_duration_since(std::time::Instant::now()));
+    wait(conn, Some(turn_wait)).map_err(Unanswered::Gone)?;
+    write_line(conn.get_mut(), line).map_err(Unanswered::Gone)?;
+    let mut started = false;
+    loop {
+        let read = read_line(conn, MAX_LINE).and_then(|read| {
+            read.ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the memory service closed the connection",
+                )
+            })
+        });
+        match read {
+            Ok(answer) if is_started(&answer) => {
+                started = true;
+                wait(conn, answer_wait()).map_err(Unanswered::Gone)?;
+            }
+            Ok(answer) => return Ok(answer),
+            Err(e) if timed_out(&e) && started => return Err(Unanswered::Late),
+            Err(e) if timed_out(&e) => {
+                let _ = conn.get_ref().shutdown(std::net::Shutdown::Write);
+                let _ = wait(conn, Some(std::time::Duration::from_millis(300)));
+                match read_line(conn, MAX_LINE) {
+                    Ok(Some(answer)) if is_started(&answer) => {
+                        started = true;
+                        wait(conn, answer_wait()).map_err(Unanswered::Gone)?;
+                    }
+                    _ => return Err(Unanswered::NotStarted),
+                }
+            }
+            Err(e) => return Err(Unanswered::Gone(e)),
+        }
+    }
+}
+
+/// Is this answer line the service's `{"started": null}`?
+fn is_started(line: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Started {
+        #[allow(dead_code)]
+        started: (),
+    }
+    serde_json::from_slice::<Started>(line).is_ok()
+}
+
 /// Did a read with a timeout give up waiting (as opposed to failing)?
 pub fn timed_out(e: &std::io::Error) -> bool {
     matches!(

@@ -30,12 +30,12 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Connect and exchange hellos, waiting at most `wait` for the service's.
-    fn open(socket: &Path, wait: Duration, mine: &Hello) -> std::io::Result<Connection> {
-        let stream = wire::connect_own(socket)?;
-        stream.set_read_timeout(Some(wait.max(Duration::from_millis(20))))?;
-        let mut reader = BufReader::new(stream);
-        match exchange(&mut reader, &Line::Hello(mine.clone()))? {
+    /// Connect and exchange hellos ([`wire::say_hello`], as the engine-free fronts do), waiting
+    /// at most `wait` for the service's.
+    fn open(project: &Project, wait: Duration) -> std::io::Result<Connection> {
+        let (mut reader, _) =
+            wire::say_hello(&project.store_dir, wait.max(Duration::from_millis(20)))?;
+        match read_reply(&mut reader)? {
             Line::Hello(peer) => Ok(Connection {
                 reader,
                 limits: Limits {
@@ -63,53 +63,27 @@ impl Connection {
         };
     }
 
-    /// Send `line` and read its answer. The request waits for its turn at most as long as the
-    /// store lock would be waited for (and never past the deadline); once the service says it
-    /// has started, the answer is waited for until the deadline, if any. A request that never
-    /// started is withdrawn: the service does not carry it out.
+    /// Send `line` and read its answer ([`wire::ask_in_turn`]): the request waits for its turn
+    /// at most as long as the store lock would be waited for (and never past the deadline), and
+    /// once started for its answer until the deadline, if any. A request that never started is
+    /// withdrawn: the service does not carry it out.
     fn request(&mut self, line: &Line) -> Result<Line> {
         let queue_limit = self.limits.queue_limit();
-        let stream = self.reader.get_ref();
-        let _ = stream.set_read_timeout(Some(queue_limit));
-        wire::write_line(self.reader.get_mut(), line)
-            .map_err(|e| daemon_err(format!("the memory service did not take the request: {e}")))?;
-        let mut started = false;
-        loop {
-            match read_reply(&mut self.reader) {
-                Ok(Line::Started(())) => {
-                    started = true;
-                    let _ = self.reader.get_ref().set_read_timeout(self.limits.left());
-                }
-                Ok(answer) => return Ok(answer),
-                Err(e) if timed_out(&e) && !started => {
-                    // Withdraw: the service skips a request whose client has hung up, unless
-                    // its turn came in the meantime (then it says so at once).
-                    let stream = self.reader.get_ref();
-                    let _ = stream.shutdown(std::net::Shutdown::Write);
-                    let _ = stream.set_read_timeout(Some(Duration::from_millis(300)));
-                    if let Ok(Line::Started(())) = read_reply(&mut self.reader) {
-                        started = true;
-                        let _ = self.reader.get_ref().set_read_timeout(self.limits.left());
-                        continue;
-                    }
-                    return Err(unanswered(format!(
-                        "the store is busy: its memory service (pid {}) did not get to this request within {:.1}s (another long request, see `wt-memory daemon status`); nothing was done, try again",
-                        self.peer.pid,
-                        queue_limit.as_secs_f64()
-                    )));
-                }
-                Err(e) if timed_out(&e) => {
-                    return Err(unanswered(format!(
-                        "the memory service (pid {}) did not finish in time",
-                        self.peer.pid
-                    )))
-                }
-                Err(e) => {
-                    return Err(daemon_err(format!(
-                        "the memory service did not answer: {e}"
-                    )))
-                }
-            }
+        match wire::ask_in_turn(&mut self.reader, line, queue_limit, self.limits.deadline) {
+            Ok(answer) => serde_json::from_slice(&answer)
+                .map_err(|e| daemon_err(format!("the memory service answered nonsense: {e}"))),
+            Err(wire::Unanswered::NotStarted) => Err(unanswered(format!(
+                "the store is busy: its memory service (pid {}) did not get to this request within {:.1}s (another long request, see `wt-memory daemon status`); nothing was done, try again",
+                self.peer.pid,
+                queue_limit.as_secs_f64()
+            ))),
+            Err(wire::Unanswered::Late) => Err(unanswered(format!(
+                "the memory service (pid {}) did not finish in time",
+                self.peer.pid
+            ))),
+            Err(wire::Unanswered::Gone(e)) => Err(daemon_err(format!(
+                "the memory service did not answer: {e}"
+            ))),
         }
     }
 
@@ -152,8 +126,7 @@ pub enum Found {
 
 /// Look at `project`'s socket without starting anything.
 pub fn probe(project: &Project, wait: Duration) -> Found {
-    let socket = socket_path(project);
-    match Connection::open(&socket, wait, &hello_here(project)) {
+    match Connection::open(project, wait) {
         Ok(conn) => Found::Service(conn),
         Err(e)
             if matches!(
@@ -186,7 +159,6 @@ pub fn running(project: &Project) -> Option<Connection> {
 /// starting for the next call. A service that is there and does not answer is reported at
 /// once, as is one that exits while starting.
 pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
-    let socket = socket_path(project);
     let mine = hello_here(project);
     let left = || deadline.saturating_duration_since(Instant::now());
     let judged = |conn: Connection| match mine.judge(&conn.peer) {
@@ -213,7 +185,7 @@ pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
         crate::lock::exclusive(&spawn_lock_path(project), Duration::ZERO, Duration::ZERO)?;
     let mut child = None;
     if spawn_lock.is_some() {
-        if let Ok(conn) = Connection::open(&socket, left().min(HELLO_WAIT), &mine) {
+        if let Ok(conn) = Connection::open(project, left().min(HELLO_WAIT)) {
             if let Ok(conn) = judged(conn)? {
                 return Ok(conn);
             }
@@ -221,7 +193,7 @@ pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
         child = Some(start(project)?);
     }
     loop {
-        match Connection::open(&socket, left().min(HELLO_WAIT), &mine) {
+        match Connection::open(project, left().min(HELLO_WAIT)) {
             Ok(conn) => match judged(conn)? {
                 Ok(conn) => return Ok(conn),
                 Err(_) => {
