@@ -1,7 +1,7 @@
 //! A memory's retrieval keys: set by its writer, edited by hand, learned from the prompts whose
 //! answers cited it, and unlearned.
 
-use super::memories::resolve_id;
+use super::memories::{change_one, resolve_id};
 use super::take_snapshot;
 use super::{Caller, Direct, Operation};
 use crate::error::{bad_input, not_found, other, Result};
@@ -245,11 +245,6 @@ pub(super) const OPERATIONS: &[super::Registered] = &[
     super::entry::<Unlearn>(),
 ];
 
-/// The memory `id` names, or the error every key operation gives when it names none.
-fn changed<T>(id: &str, done: Option<T>) -> Result<T> {
-    done.ok_or_else(|| not_found(format!("no memory {id}")))
-}
-
 /// Replace one memory's retrieval keys (`enrich`); answers its record.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SetKeys {
@@ -264,8 +259,9 @@ impl Operation for SetKeys {
         super::checked_id("set-keys", &self.id).map(drop)
     }
     fn run(&self, direct: &mut Direct, _: &Caller) -> Result<MemoryRecord> {
-        let id = super::checked_id("set-keys", &self.id)?;
-        changed(&id, direct.change(|s| set_keys(s, &id, &self.keys))?)
+        change_one(direct, "set-keys", &self.id, |s, id| {
+            set_keys(s, id, &self.keys)
+        })
     }
 }
 
@@ -283,8 +279,9 @@ impl Operation for LearnKey {
         super::checked_id("learn-key", &self.id).map(drop)
     }
     fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Learned> {
-        let id = super::checked_id("learn-key", &self.id)?;
-        changed(&id, direct.change(|s| learn_key(s, &id, &self.prompt))?)
+        change_one(direct, "learn-key", &self.id, |s, id| {
+            learn_key(s, id, &self.prompt)
+        })
     }
 }
 
@@ -311,11 +308,9 @@ impl Operation for EditKeys {
         super::checked_id("keys", &self.id).map(drop)
     }
     fn run(&self, direct: &mut Direct, _: &Caller) -> Result<MemoryRecord> {
-        let id = super::checked_id("keys", &self.id)?;
-        changed(
-            &id,
-            direct.change(|s| edit_keys(s, &id, &self.add, &self.remove))?,
-        )
+        change_one(direct, "keys", &self.id, |s, id| {
+            edit_keys(s, id, &self.add, &self.remove)
+        })
     }
 }
 

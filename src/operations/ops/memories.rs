@@ -1184,6 +1184,20 @@ impl Operation for Get {
     }
 }
 
+/// Change the one memory `id` names (a full id or a prefix, checked as `cmd` checks ids), with
+/// the error every such operation gives when it names none.
+pub(super) fn change_one<T>(
+    direct: &mut Direct,
+    cmd: &str,
+    id: &str,
+    change: impl FnOnce(&Store, &str) -> Result<T>,
+) -> Result<T> {
+    let id = checked_id(cmd, id)?;
+    direct
+        .change(|s| change(s, &id))?
+        .ok_or_else(|| not_found(format!("no memory {id}")))
+}
+
 /// A failure record's command failed again (the hooks' guard): its count and latest form.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FailedAgain {
@@ -1198,10 +1212,9 @@ impl Operation for FailedAgain {
         checked_id("failed-again", &self.id).map(drop)
     }
     fn run(&self, direct: &mut Direct, _: &Caller) -> Result<MemoryRecord> {
-        let id = checked_id("failed-again", &self.id)?;
-        direct
-            .change(|s| failed_again(s, &id, &self.command))?
-            .ok_or_else(|| not_found(format!("no memory {id}")))
+        change_one(direct, "failed-again", &self.id, |s, id| {
+            failed_again(s, id, &self.command)
+        })
     }
 }
 
