@@ -108,7 +108,7 @@ fn arm_watchdog(deadline: Instant, event: String) {
 
 /// The output object's line: the context to add or, for a stopped tool call, the decision and
 /// its reason. Nothing is redacted here: every record a front end receives was redacted as it was
-/// serialised (`service::execute`), by the service or in this process alike, and compiling the
+/// serialised (the answer leaves `Operation::run` as JSON), by the service or in this process alike, and compiling the
 /// redaction rules again would cost the hook a noticeable part of its time (measured:
 /// docs/performance.md, "Before the dated rounds: from a child process per call to the resident
 /// service").

@@ -25,8 +25,8 @@
 //!   installations of one version share a service.
 //! - Bounds: [`MAX_CONNECTIONS`] connections (the next is told so), a connection silent before
 //!   its hello for 5 s or idle for 5 minutes is closed, errors sent back are clipped.
-//! - Requests run one at a time, in arrival order, through [`crate::service::execute`] on the
-//!   store it keeps open: a write is answered once the engine has it.
+//! - Requests run one at a time, in arrival order, each by its own [`crate::ops::Operation::run`]
+//!   on the store it keeps open: a write is answered once the engine has it.
 //! - It exits after [`config::Config::daemon_idle`] without requests, when its socket is removed,
 //!   or on SIGTERM/SIGINT (after the request in progress); `wt-memory daemon stop` ends even a
 //!   frozen one ([`stop`]). Its log is `<state dir>/wt-tools/daemon-<store key>.log`.
