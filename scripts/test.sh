@@ -30,6 +30,8 @@ if [ "$have_docker" = 1 ]; then .ci/fresh-machine.sh; else skipped "fresh-machin
 cargo fmt --all -- --check
 # No import cycle among the modules of src/ and base/src/, at any level (docs/architecture.md).
 python3 scripts/module_cycles.py src base/src
+# Each operation is defined once: its distinctive name in at most its definition and two fronts.
+python3 scripts/operation_names.py --distinctive --max 3 >/dev/null
 # The code builds for all four release targets (Linux and macOS, x86_64 and arm64): everything
 # that differs per system is in base/src/os/, checked per target in a minute or two
 # (docs/platforms.md); and the release workflow passes check-jsonschema and zizmor --offline.
