@@ -26,6 +26,8 @@ fn exchange(reader: &mut BufReader<UnixStream>, line: &Line) -> std::io::Result<
 pub struct Connection {
     reader: BufReader<UnixStream>,
     limits: Limits,
+    /// What to do with this service, judged by what this process said (its build and model).
+    verdict: Verdict,
     pub peer: Hello,
 }
 
@@ -33,7 +35,7 @@ impl Connection {
     /// Connect and exchange hellos ([`wire::say_hello`], as the engine-free fronts do), waiting
     /// at most `wait` for the service's.
     fn open(project: &Project, wait: Duration) -> std::io::Result<Connection> {
-        let (mut reader, _) =
+        let (mut reader, mine) =
             wire::say_hello(&project.store_dir, wait.max(Duration::from_millis(20)))?;
         match read_reply(&mut reader)? {
             Line::Hello(peer) => Ok(Connection {
@@ -42,6 +44,7 @@ impl Connection {
                     lock_wait: config::get().lock_wait,
                     deadline: None,
                 },
+                verdict: mine.judge(&peer),
                 peer,
             }),
             Line::Err(e) => Err(std::io::Error::new(
@@ -159,9 +162,8 @@ pub fn running(project: &Project) -> Option<Connection> {
 /// starting for the next call. A service that is there and does not answer is reported at
 /// once, as is one that exits while starting.
 pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
-    let mine = hello_here(project);
     let left = || deadline.saturating_duration_since(Instant::now());
-    let judged = |conn: Connection| match mine.judge(&conn.peer) {
+    let judged = |conn: Connection| match conn.verdict.clone() {
         Verdict::Use => Ok(Ok(conn)),
         Verdict::Replace => Ok(Err(conn)),
         Verdict::Refuse(why) => Err(unanswered(why)),
