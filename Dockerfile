@@ -99,6 +99,11 @@ RUN set -eux; \
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY base/ base/
+COPY vectors/ vectors/
+COPY foundation/ foundation/
+COPY core/ core/
+COPY ops/ ops/
+COPY service/ service/
 COPY src/ src/
 COPY integration/ integration/
 RUN set -eux; \

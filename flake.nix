@@ -63,13 +63,20 @@
         inherit (pkgs.stdenv) isLinux isDarwin;
         craneLib = crane.mkLib pkgs;
 
-        # Only what cargo needs: both workspace members (the root package and integration/).
+        # Only what cargo needs: the workspace's members (the root package, the crates under it and
+        # integration/).
         src = lib.fileset.toSource {
           root = ./.;
           fileset = lib.fileset.unions [
             ./Cargo.toml
             ./Cargo.lock
             ./src
+            ./base
+            ./vectors
+            ./foundation
+            ./core
+            ./ops
+            ./service
             ./integration/Cargo.toml
             ./integration/src
             ./integration/tests

@@ -5,11 +5,8 @@ A module is a file `x.rs` or a folder `x/`; at the top level an edge x -> y is a
 x's code; inside a folder `f/`, an edge between two of its modules is a `super::y` path in a file
 directly under `f/` or a `crate::f::y` path anywhere in `f/` (comments, `#[cfg(test)] mod tests`
 blocks and `tests.rs` files left out). Prints the strongly connected components with more than
-one module, and with -v the edges inside them (file:line). A crate whose src/ holds layer folders
-(LAYERS below; `src/lib.rs` loads each module from its layer's folder with `#[path]`, so its path
-in the crate stays `crate::x`) is also checked for the layer rule: a module sits in exactly one
-layer folder, and no module imports from a higher layer than its own. Exits 1 on a cycle or
-violation.
+one module, and with -v the edges inside them (file:line). Exits 1 on a cycle. (The layers are
+crates, so the compiler keeps them one-way; this checks the modules inside each crate.)
 
 Usage: scripts/module_cycles.py [SRC_DIR ...] [-v]      (default src)
 """
@@ -20,20 +17,8 @@ import sys
 
 
 def modules(root):
-    """The modules directly under `root`; with layer folders, the modules inside them."""
-    if any(os.path.isdir(os.path.join(root, layer)) for layer, _ in LAYERS):
-        found = {}
-        for layer, _ in LAYERS:
-            if os.path.isdir(os.path.join(root, layer)):
-                found.update(plain_modules(os.path.join(root, layer)))
-        return found
+    """The modules directly under `root`."""
     return plain_modules(root)
-
-
-def layer_of(root):
-    """{module: layer} from the layer folders of `root` ({} when it has none)."""
-    return {m: layer for layer, _ in LAYERS if os.path.isdir(os.path.join(root, layer))
-            for m in plain_modules(os.path.join(root, layer))}
 
 
 def plain_modules(root):
@@ -107,33 +92,6 @@ def cycles(names, edges):
     return out
 
 
-# The layer folders of src/, lowest first, and what each holds (docs/architecture.md, "Layer
-# rule"): a module may import its own layer and the layers below it, never one above. A module's
-# layer is the folder it sits in.
-LAYERS = [
-    ("foundation", "small pieces with no store"),
-    ("engine", "the store and everything computed on it"),
-    ("operations", "the typed operations, the metrics log, the spool"),
-    ("service", "execute, the resident service, the Client"),
-    ("fronts", "what people and Claude Code call"),
-]
-LAYER_NAMES = [name for name, _ in LAYERS]
-
-
-def layer_violations(root, edges, where):
-    """Edges from a lower layer up to a higher one, and modules outside every layer folder."""
-    layers = layer_of(root)
-    rank = {m: LAYER_NAMES.index(layer) for m, layer in layers.items()}
-    problems = [f"{root}/{m}: not in a layer folder (move it into one of {', '.join(LAYER_NAMES)})"
-                for m in sorted(plain_modules(root)) if m not in LAYER_NAMES]
-    for a in sorted(edges):
-        for b in sorted(edges[a]):
-            if a in rank and b in rank and rank[b] > rank[a]:
-                problems.append(f"{a} ({layers[a]}) imports {b} ({layers[b]}): "
-                                f"{', '.join(where[(a, b)][:2])}")
-    return problems
-
-
 def report(label, found, edges, where, verbose):
     found_cycles = cycles(found, edges)
     print(f"{label}: {len(found)} modules; import cycles: {len(found_cycles)}")
@@ -147,13 +105,10 @@ def report(label, found, edges, where, verbose):
 
 
 def folders(root):
-    """Every folder module under `root`, with its path in the crate (`hook`, `store::records`;
-    a layer folder is no module, and not part of the path)."""
+    """Every folder module under `root`, with its path in the crate (`hook`, `store::records`)."""
     for d, subdirs, _ in os.walk(root):
         subdirs.sort()
         parts = os.path.relpath(d, root).split(os.sep)
-        if parts[0] in LAYER_NAMES and os.path.isdir(os.path.join(root, parts[0])):
-            parts = parts[1:]
         if parts and parts != ["."] and parts[0] != "bin":
             yield d, "::".join(parts)
 
@@ -164,14 +119,8 @@ def main():
     total = 0
     for root in roots:
         found = modules(root)
-        edges, where = edges_of(found)
+        edges, where = edges_of(found, local_super_dir=root)
         total += report(f"{root} (top level)", found, edges, where, verbose)
-        if layer_of(root):
-            problems = layer_violations(root, edges, where)
-            print(f"{root}: {len(LAYERS)} layers; violations: {len(problems)}")
-            for p in problems:
-                print("  " + p)
-            total += len(problems)
         for folder, path in folders(root):
             inner = {k: v for k, v in modules(folder).items() if k != "mod"}
             if len(inner) > 1:

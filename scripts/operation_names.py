@@ -71,7 +71,7 @@ def strip_code(text):
 
 
 def sources(root):
-    for base in ("src", "base/src"):
+    for base in ("src", "base/src", "foundation/src", "core/src", "ops/src", "service/src"):
         for path in sorted((root / base).rglob("*.rs")):
             if path.name == "tests.rs" or "tests" in path.relative_to(root).parts[:-1]:
                 continue

@@ -2,7 +2,7 @@
 //! plugin register (matcher, timeout), how long the handler may take (its internal deadline),
 //! where it runs and whether it may add to the session's context. The hook front, init, the
 //! plugin's generated files and the docs read it; a test fails when a deadline is not safely below
-//! its timeout. Adding an event: a row here, a handler in `src/fronts/hook/events.rs`.
+//! its timeout. Adding an event: a row here, a handler in `src/hook/events.rs`.
 
 use std::time::Duration;
 
@@ -33,7 +33,7 @@ pub struct HookEvent {
     pub runs: Runs,
     /// What it may give the session: context for the model, a decision, or nothing.
     pub output: &'static str,
-    /// The function that handles it (`src/fronts/hook/events.rs`), for the docs.
+    /// The function that handles it (`src/hook/events.rs`), for the docs.
     pub handler: &'static str,
 }
 

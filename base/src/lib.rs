@@ -1,9 +1,8 @@
 //! The engine-free half of wt-memory: what a process needs before it knows whether it must open
 //! a store. The `wt-memory` front binary links only this crate, so a command the project's daemon
 //! can run costs a process that starts in about a millisecond instead of one that loads and
-//! relocates the engine (RocksDB, ONNX Runtime bindings); the `wt_memory` library re-exports
-//! these modules under the same names. One module is here for another reason: `vectors`, the
-//! ranking's hot loops, which vectorise only at this crate's opt-level 2 (Cargo.toml).
+//! relocates the engine (RocksDB, ONNX Runtime bindings). Every crate above names these modules
+//! by this crate (`wt_memory_base::config`).
 
 pub mod config;
 pub mod forward;
@@ -14,7 +13,6 @@ pub mod model;
 pub mod os;
 pub mod paths;
 pub mod project;
-pub mod vectors;
 pub mod wire;
 
 /// Lower-case hexadecimal of `bytes`.

@@ -1,5 +1,5 @@
 //! `wt-mcp-server`: MCP server (stdio) exposing the `wt-memory` commands as tools. See
-//! `wt_memory::mcp`.
+//! `crate::mcp`.
 
 use std::process::ExitCode;
 
@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         }
     }
     // Before the runtime's threads exist: the engine's environment is set while single-threaded.
-    wt_memory::engine_env::prepare_process();
+    wt_memory_core::engine_env::prepare_process();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(wt_memory::mcp::serve_stdio()) {
+    match runtime.block_on(crate::mcp::serve_stdio()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("wt-mcp-server: {e:#}");

@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wt_memory::init::{self, mcp_registration::Scope};
+use crate::init::{self, mcp_registration::Scope};
 
 #[derive(Parser)]
 #[command(
@@ -67,7 +67,7 @@ enum Command {
         /// Enable the wt-tools plugin for everyone who clones the project (its marketplace and
         /// `enabledPlugins` in the committed .claude/settings.json). SOURCE: owner/repo, a git
         /// URL or a directory holding the marketplace.
-        #[arg(long, value_name = "SOURCE", num_args = 0..=1, default_missing_value = wt_memory::plugin::MARKETPLACE_REPO)]
+        #[arg(long, value_name = "SOURCE", num_args = 0..=1, default_missing_value = wt_memory_foundation::plugin::MARKETPLACE_REPO)]
         team_plugin: Option<String>,
     },
     /// Remove exactly what init added: hook entries, MCP registration, the managed CLAUDE.md block.

@@ -547,15 +547,15 @@ const PLANTED_PASSWORD: &str = "hunter2hunter2";
 #[test]
 #[ignore = "a helper run by secrets_already_in_a_store_never_reach_the_output"]
 fn plant_raw_secrets_helper() {
-    use wt_memory::project::Project;
-    use wt_memory::store::{NewMemory, Store};
+    use wt_memory_base::project::Project;
+    use wt_memory_core::store::{NewMemory, Store};
     let Some(out) = std::env::var_os("WT_TEST_PLANT_OUT") else {
         return;
     };
     let name = "planted";
     let project = Project {
         name: name.into(),
-        store_dir: wt_memory::paths::storage_root().join(name),
+        store_dir: wt_memory_base::paths::storage_root().join(name),
         toplevel: None,
         main_root: None,
         cwd: std::env::current_dir().unwrap(),

@@ -45,7 +45,7 @@ fn socket(env: &TestEnv, repo: &Path) -> PathBuf {
     let store = env.store_root().join(project_name(env, repo));
     env.path()
         .join("runtime/wt-tools/daemon")
-        .join(format!("{}.sock", wt_memory::wire::store_key(&store)))
+        .join(format!("{}.sock", wt_memory_base::wire::store_key(&store)))
 }
 
 /// Pids of the daemons serving `name` (from /proc, so a daemon that does not answer counts).
@@ -426,7 +426,7 @@ fn a_quiet_daemon_brings_the_store_files_up_to_date() {
     let store = env.store_root().join(&name);
     let log = env.path().join(format!(
         "state/wt-tools/daemon-{}.log",
-        wt_memory::wire::store_key(&store)
+        wt_memory_base::wire::store_key(&store)
     ));
     wait_until(
         "a checkpoint in the daemon's log",
@@ -978,7 +978,7 @@ fn a_service_that_cannot_start_is_seen_at_once() {
     // Its lifetime lock cannot be opened: `serve` exits at once.
     let dir = env.path().join("runtime/wt-tools/daemon");
     std::fs::create_dir_all(&dir).unwrap();
-    let key = wt_memory::wire::store_key(&store);
+    let key = wt_memory_base::wire::store_key(&store);
     std::fs::create_dir_all(dir.join(format!("{key}.daemon.lock"))).unwrap();
     let started = Instant::now();
     let out = wtd(

@@ -196,7 +196,7 @@ impl Launch {
         std::fs::write(
             tmp.path()
                 .join("shodh/lib")
-                .join(wt_memory::os::platform::ORT_LIB),
+                .join(wt_memory_base::os::platform::ORT_LIB),
             "lib",
         )
         .unwrap();

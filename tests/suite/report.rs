@@ -8,12 +8,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use wt_memory::metrics::html::{self, HEADINGS};
-use wt_memory::metrics::report::{Day, EventStats, Growth, MemoryStats, Relevance, Usage};
-use wt_memory::metrics::Report;
+use wt_memory_ops::metrics::html::{self, HEADINGS};
+use wt_memory_ops::metrics::report::{Day, EventStats, Growth, MemoryStats, Relevance, Usage};
+use wt_memory_ops::metrics::Report;
 
 const PROJECT: &str = "acme-billing";
-/// The first event's colour in the stacked bars (src/operations/metrics/html.rs).
+/// The first event's colour in the stacked bars (ops/src/metrics/html.rs).
 const FIRST_EVENT_RGB: [u8; 3] = [0x4e, 0x79, 0xa7];
 const TIMEOUT: Duration = Duration::from_secs(60);
 

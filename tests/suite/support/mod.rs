@@ -314,7 +314,7 @@ impl HookLog {
 }
 
 /// Words of the messages a hook logs when it runs out of time or the store did not answer in its
-/// budget (src/fronts/hook/{mod,memory}.rs, base/src/hook_front.rs): some are INFO lines (a write
+/// budget (src/hook/{mod,memory}.rs, base/src/hook_front.rs): some are INFO lines (a write
 /// spooled for later), the rest ERROR.
 const BUDGET_WORDS: &[&str] = &[
     "deadline",

@@ -1,0 +1,244 @@
+//! The hook's memory calls: the same typed calls as every front end, through a [`Client`] opened
+//! in this process on first use (in the service, one that joins the service's queue directly).
+//! Memory gets [`MEMORY_BUDGET`] per call, and never past the event's deadline: a store that
+//! cannot answer in time makes a read fail (the hook stays silent), and a write go to the store's
+//! spool ([`wt_memory_ops::spool`]), which whoever opens the store next applies. Once memory has failed
+//! to answer, this run asks it nothing more.
+
+use super::Ctx;
+use wt_memory_service::client::{Client, Holding, Mode};
+use wt_memory_ops::{self, OpenOptions, Operation, Recall, Remember};
+use wt_memory_core::rank::QueryKind;
+use wt_memory_core::record::{split_tags, MemoryRecord};
+use std::time::{Duration, Instant};
+
+/// Time kept back after a store call for formatting and printing.
+const MARGIN: Duration = Duration::from_millis(150);
+
+/// The longest a hook waits on memory for one call (longer than a cold service start at 10k
+/// memories takes; measured: docs/performance.md, "Figures moved from code comments"): a prompt
+/// is never held for a store that cannot answer.
+pub const MEMORY_BUDGET: Duration = Duration::from_millis(1000);
+
+/// Run `f` on the hook's client, opening it (with a lock wait that ends before the deadline) on
+/// first use.
+fn with_client<T>(
+    ctx: &Ctx,
+    what: &str,
+    f: impl FnOnce(&mut Client) -> wt_memory_foundation::error::Result<T>,
+) -> Result<T, String> {
+    if let Some(why) = ctx.memory_down.borrow().as_ref() {
+        return Err(format!(
+            "{what}: skipped, memory did not answer earlier: {why}"
+        ));
+    }
+    let wait = ctx.remaining().saturating_sub(MARGIN);
+    if wait < Duration::from_millis(100) {
+        return Err(format!("no time left for {what}"));
+    }
+    let wait = wait.min(MEMORY_BUDGET).min(wt_memory_base::config::get().lock_wait);
+    let mut slot = ctx.client.borrow_mut();
+    let client = slot.get_or_insert_with(|| {
+        let project = ctx.project.clone();
+        // Through the daemon when configured; if it cannot answer in time the hook stays silent
+        // rather than wait for a store the starting daemon is about to take.
+        let mode = Mode {
+            fallback_direct: false,
+            ..Mode::configured(OpenOptions::default(), Holding::UntilDropped)
+        };
+        // Run by the service: its own queue, not a second connection to itself.
+        match ctx.service.borrow_mut().take() {
+            Some(service) => Client::in_service(project, service, mode),
+            None => Client::open(project, mode),
+        }
+    });
+    client.set_lock_wait(wait);
+    let started = Instant::now();
+    let out = f(client).map_err(|e| {
+        if matches!(
+            e,
+            wt_memory_foundation::error::Error::Unanswered { .. }
+                | wt_memory_foundation::error::Error::Daemon { .. }
+                | wt_memory_foundation::error::Error::Busy { .. }
+        ) {
+            *ctx.memory_down.borrow_mut() = Some(e.to_string());
+        }
+        format!("{what}: {e}")
+    });
+    if out.is_err() {
+        ctx.trace.borrow_mut().failed = true;
+    }
+    super::log::debug(
+        &ctx.event,
+        &format!(
+            "{what}: {} in {:?}",
+            if out.is_ok() { "ok" } else { "failed" },
+            started.elapsed()
+        ),
+    );
+    out
+}
+
+/// Note a query and what it returned, for the metrics log.
+fn traced(
+    ctx: &Ctx,
+    query: &str,
+    found: Result<Vec<MemoryRecord>, String>,
+) -> Result<Vec<MemoryRecord>, String> {
+    let mut trace = ctx.trace.borrow_mut();
+    trace.query = Some(query.to_string());
+    if let Ok(records) = &found {
+        trace
+            .candidates
+            .extend(records.iter().map(|r| (r.id.clone(), r.relevance_score)));
+    }
+    found
+}
+
+pub fn proactive(
+    ctx: &Ctx,
+    query: &str,
+    kind: QueryKind,
+    limit: usize,
+) -> Result<Vec<MemoryRecord>, String> {
+    traced(
+        ctx,
+        query,
+        with_client(ctx, "proactive", |c| {
+            c.run(ops::Proactive::new(query, Some(kind), limit))
+        }),
+    )
+}
+
+/// What a hook shows for a query: memories in full and up to `index` more to list by title.
+pub fn tiers(
+    ctx: &Ctx,
+    query: &str,
+    kind: QueryKind,
+    limit: usize,
+    index: usize,
+) -> Result<wt_memory_core::recall::Tiers, String> {
+    let found = with_client(ctx, "proactive", |c| {
+        c.run(ops::Tiers::new(query, Some(kind), limit, index))
+    });
+    let mut trace = ctx.trace.borrow_mut();
+    trace.query = Some(query.to_string());
+    if let Ok(tiers) = &found {
+        trace.candidates.extend(
+            tiers
+                .full
+                .iter()
+                .chain(&tiers.index)
+                .map(|r| (r.id.clone(), r.relevance_score)),
+        );
+    }
+    found
+}
+
+/// Take Claude Code's auto-memory topic files in `dir` into the store (see [`crate::claude_memory`]).
+pub fn import_claude_memory(
+    ctx: &Ctx,
+    dir: &std::path::Path,
+) -> Result<crate::claude_memory::Report, String> {
+    with_client(ctx, "claude memory import", |c| {
+        c.set_source("claude-auto-memory");
+        crate::claude_memory::import(c, dir)
+    })
+}
+
+/// The store at a glance (how many memories, of which types, about which topics).
+pub fn map(ctx: &Ctx) -> Result<wt_memory_ops::MemoryMap, String> {
+    run(ctx, ops::Map)
+}
+
+/// One memory by full id (None when it was forgotten since).
+pub fn get(ctx: &Ctx, id: &str) -> Result<Option<MemoryRecord>, String> {
+    run(ctx, ops::Get { id: id.to_string() })
+}
+
+/// Hybrid recall, optionally restricted to memories carrying `tags`.
+pub fn recall(
+    ctx: &Ctx,
+    query: &str,
+    kind: QueryKind,
+    limit: usize,
+    tags: Option<&str>,
+) -> Result<Vec<MemoryRecord>, String> {
+    let req = Recall {
+        query: query.to_string(),
+        limit,
+        tags: tags.map(split_tags).unwrap_or_default(),
+        kind: Some(kind),
+        ..Recall::default()
+    };
+    traced(
+        ctx,
+        query,
+        with_client(ctx, "recall", |c| c.run(req.clone())),
+    )
+}
+
+/// Carry out `op` for this run, named in the hook's log by its operation.
+pub fn run<O: Operation>(ctx: &Ctx, op: O) -> Result<O::Answer, String> {
+    with_client(ctx, O::NAME, |c| c.run(op))
+}
+
+/// The memories carrying `tag`, newest first (no ranking).
+pub fn tagged(ctx: &Ctx, tag: &str, limit: usize) -> Result<Vec<MemoryRecord>, String> {
+    let req = Recall {
+        tags: vec![tag.to_string()],
+        tags_only: true,
+        limit,
+        ..Recall::default()
+    };
+    with_client(ctx, "tagged", |c| c.run(req.clone()))
+}
+
+/// Store `content` with its retrieval `keys`; returns the id (the existing one when the same
+/// content is stored already). `source` names the writer in the metrics log (commit, extraction).
+pub fn remember(
+    ctx: &Ctx,
+    content: &str,
+    ty: &str,
+    tags: &str,
+    keys: &[String],
+    source: &str,
+) -> Result<String, String> {
+    let req = Remember {
+        content: content.to_string(),
+        memory_type: ty.to_string(),
+        tags: split_tags(tags),
+        keys: keys.to_vec(),
+        ..Remember::default()
+    };
+    remember_as(ctx, req, source).map(|(id, _)| id)
+}
+
+/// Store `req`; returns the id and whether the same content was stored already (false when
+/// the write was spooled).
+pub fn remember_as(ctx: &Ctx, req: Remember, source: &str) -> Result<(String, bool), String> {
+    let stored = with_client(ctx, "remember", |c| {
+        c.set_source(source);
+        c.run(req.clone())
+    });
+    match stored {
+        Ok(done) => Ok((done.id, done.duplicate)),
+        // The store could not take it in time: keep it for the next opening of the store.
+        Err(e) if ctx.memory_down.borrow().is_some() => {
+            let branch = ctx.project.branch();
+            wt_memory_ops::spool::add(&ctx.project, &req, source, branch.as_deref())
+                .map_err(|spool_err| format!("{e}; not spooled either: {spool_err}"))?;
+            super::log::info(&ctx.event, &format!("{e}; the write is spooled"));
+            Ok((String::new(), false))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Let go of the store before slow work (the Stop hook's model call), so other sessions' hooks
+/// are not kept out meanwhile; the next call opens it again.
+pub fn release(ctx: &Ctx) {
+    if let Some(client) = ctx.client.borrow_mut().as_mut() {
+        client.release();
+    }
+}
