@@ -7,14 +7,14 @@
 //! every session itself (so it is not imported), and one Markdown file per fact with a
 //! frontmatter of `name`, `description` and `type` (`user`, `feedback`, `project`, `reference`).
 
-use wt_memory_service::client::Client;
-use wt_memory_foundation::error::Result;
-use wt_memory_ops as ops;
-use wt_memory_base::project::Project;
-use wt_memory_core::record::MemoryRecord;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use wt_memory_base::project::Project;
+use wt_memory_core::record::MemoryRecord;
+use wt_memory_foundation::error::Result;
+use wt_memory_ops as ops;
+use wt_memory_service::client::Client;
 
 /// The tag of every memory taken from a topic file.
 pub const SOURCE_TAG: &str = "source:claude-auto-memory";
@@ -121,7 +121,8 @@ impl Topic {
             (MODIFIED_KEY.to_string(), self.modified.clone()),
         ]);
         if !self.name.is_empty() {
-            let title = wt_memory_foundation::hygiene::truncate_chars(&self.name, ops::MAX_TITLE_CHARS);
+            let title =
+                wt_memory_foundation::hygiene::truncate_chars(&self.name, ops::MAX_TITLE_CHARS);
             metadata.insert(ops::TITLE.to_string(), title.to_string());
         }
         ops::Remember {

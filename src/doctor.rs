@@ -2,14 +2,14 @@
 //! The wiring checks use `wt-project init`'s own parsers, so doctor and init agree on what
 //! "installed" means.
 
-use wt_memory_service::client::Client;
-use wt_memory_base::config;
 use crate::init::{mcp_registration, settings};
+use serde::Serialize;
+use std::path::Path;
+use wt_memory_base::config;
 use wt_memory_foundation::lock;
 use wt_memory_ops as ops;
 pub use wt_memory_ops::checks::{Check, Status, StoreChecks};
-use serde::Serialize;
-use std::path::Path;
+use wt_memory_service::client::Client;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Section {
@@ -64,11 +64,12 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         project.name,
         project.store_dir.display()
     ))];
-    let (daemon, stuck) = match wt_memory_service::probe(&project, std::time::Duration::from_secs(2)) {
-        wt_memory_service::Found::Service(mut c) => (c.status().ok(), None),
-        wt_memory_service::Found::Nothing => (None, None),
-        wt_memory_service::Found::Stuck(e) => (None, Some(e)),
-    };
+    let (daemon, stuck) =
+        match wt_memory_service::probe(&project, std::time::Duration::from_secs(2)) {
+            wt_memory_service::Found::Service(mut c) => (c.status().ok(), None),
+            wt_memory_service::Found::Nothing => (None, None),
+            wt_memory_service::Found::Stuck(e) => (None, Some(e)),
+        };
     match (&daemon, stuck) {
         (Some(s), _) => store.push(Check::new(true, wt_memory_service::describe(s), "")),
         (None, Some(e)) => store.push(Check::new(false, e.to_string(), "wt-memory daemon stop")),
@@ -223,7 +224,10 @@ fn launcher_check(key: &str) -> Check {
         .arg(&launcher)
         .args(["--which", "wt-hook-memory"])
         .env("CLAUDE_PLUGIN_ROOT", &copy)
-        .env("CLAUDE_PLUGIN_DATA", wt_memory_foundation::plugin::data_dir(key))
+        .env(
+            "CLAUDE_PLUGIN_DATA",
+            wt_memory_foundation::plugin::data_dir(key),
+        )
         .stdin(std::process::Stdio::null())
         .output();
     match output {

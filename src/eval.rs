@@ -2,13 +2,13 @@
 //! throwaway store, run every query through the same `recall` path the hooks and MCP use, and score
 //! it with the definitions of `eval/score.py`.
 
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 use wt_memory_base::project::Project;
 use wt_memory_core::rank::QueryKind;
 use wt_memory_core::recall::{self, RecallQuery};
 use wt_memory_core::store::{NewMemory, Store};
-use serde::Deserialize;
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 #[derive(Deserialize)]
 struct EvalMemory {

@@ -14,18 +14,18 @@
 //! recorded only once its records are stored). A failure whose signature the store knows already
 //! (from the hooks, or an earlier import) adds nothing.
 
-use wt_memory_service::client::Client;
-use wt_memory_foundation::error::Result;
-use wt_memory_foundation::failure;
 use crate::hook::guard;
 use crate::hook::transcript::{self, Content};
-use wt_memory_foundation::hygiene::truncate_chars;
-use wt_memory_ops::{Recall, Remember};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use wt_memory_foundation::error::Result;
+use wt_memory_foundation::failure;
+use wt_memory_foundation::hygiene::truncate_chars;
+use wt_memory_ops::{Recall, Remember};
+use wt_memory_service::client::Client;
 
 /// The tag of every record this import writes.
 pub const SOURCE_TAG: &str = "source:transcript";
@@ -378,29 +378,35 @@ pub fn extract(
 ) -> Result<LlmReport> {
     use crate::hook::extract::{self as x, Span};
     let store_dir = client.project().store_dir.clone();
-    wt_memory_base::paths::ensure_private_dir(&store_dir)
-        .map_err(|e| wt_memory_foundation::error::other(format!("cannot create {}: {e}", store_dir.display())))?;
+    wt_memory_base::paths::ensure_private_dir(&store_dir).map_err(|e| {
+        wt_memory_foundation::error::other(format!("cannot create {}: {e}", store_dir.display()))
+    })?;
     let bin = if dry_run {
         None
     } else {
         Some(wt_memory_foundation::llm::claude_bin().ok_or_else(|| {
-            wt_memory_foundation::error::bad_input("import --llm: no `claude` on PATH to run the extraction")
+            wt_memory_foundation::error::bad_input(
+                "import --llm: no `claude` on PATH to run the extraction",
+            )
         })?)
     };
     let mut report = LlmReport::default();
     for file in files {
         let wait = std::time::Instant::now() + wt_memory_foundation::llm::LLM_TIMEOUT * 3;
-        let _one_at_a_time = x::lock(&store_dir, wait).map_err(wt_memory_foundation::error::other)?;
-        let (prompt, state) = match x::span(&store_dir, file).map_err(wt_memory_foundation::error::other)? {
-            Span::Nothing => continue,
-            Span::Skipped(state, _) => {
-                if !dry_run {
-                    x::commit(&store_dir, file, state).map_err(wt_memory_foundation::error::other)?;
+        let _one_at_a_time =
+            x::lock(&store_dir, wait).map_err(wt_memory_foundation::error::other)?;
+        let (prompt, state) =
+            match x::span(&store_dir, file).map_err(wt_memory_foundation::error::other)? {
+                Span::Nothing => continue,
+                Span::Skipped(state, _) => {
+                    if !dry_run {
+                        x::commit(&store_dir, file, state)
+                            .map_err(wt_memory_foundation::error::other)?;
+                    }
+                    continue;
                 }
-                continue;
-            }
-            Span::Extract { prompt, state } => (prompt, state),
-        };
+                Span::Extract { prompt, state } => (prompt, state),
+            };
         if report.calls == max_calls {
             report.left += 1;
             continue;
@@ -408,14 +414,21 @@ pub fn extract(
         report.calls += 1;
         report.approx_tokens += prompt.len() / 4;
         let Some(bin) = &bin else { continue };
-        let answer =
-            wt_memory_foundation::llm::run_claude(bin, &prompt, wt_memory_foundation::llm::LLM_TIMEOUT, &std::env::temp_dir())
-                .map_err(wt_memory_foundation::error::other)?;
+        let answer = wt_memory_foundation::llm::run_claude(
+            bin,
+            &prompt,
+            wt_memory_foundation::llm::LLM_TIMEOUT,
+            &std::env::temp_dir(),
+        )
+        .map_err(wt_memory_foundation::error::other)?;
         for insight in x::parse_insights(&answer) {
             let done = client.run(Remember {
                 content: insight.content.clone(),
                 memory_type: insight.ty.into(),
-                tags: wt_memory_core::record::split_tags(&x::tags_for(&insight, state.change.as_deref())),
+                tags: wt_memory_core::record::split_tags(&x::tags_for(
+                    &insight,
+                    state.change.as_deref(),
+                )),
                 keys: insight.keys.clone(),
                 ..Remember::default()
             })?;
@@ -446,8 +459,9 @@ pub fn import(
         report.transcripts += 1;
         let key = file.to_string_lossy().into_owned();
         let from = state.read.get(&key).copied().unwrap_or(0);
-        let (entries, to) = transcript::read_from(file, from)
-            .map_err(|e| wt_memory_foundation::error::other(format!("cannot read {}: {e}", file.display())))?;
+        let (entries, to) = transcript::read_from(file, from).map_err(|e| {
+            wt_memory_foundation::error::other(format!("cannot read {}: {e}", file.display()))
+        })?;
         if to == from {
             report.unchanged += 1;
             progress(n + 1, files.len());
@@ -629,7 +643,10 @@ mod tests {
             panic!("{found:#?}")
         };
         let req = guard::failure_record(command, error_line, signature, SOURCE_TAG);
-        assert_ne!(wt_memory_foundation::redact::redact(&req.content), req.content);
+        assert_ne!(
+            wt_memory_foundation::redact::redact(&req.content),
+            req.content
+        );
     }
 
     #[test]

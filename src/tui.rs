@@ -5,12 +5,6 @@
 //! in through [`App::handle_key`], which answers an [`Action`] that the loop carries out with the
 //! [`Client`]. So both are tested on a `TestBackend`, and `--once` prints a frame without a terminal.
 
-use wt_memory_service::client::Client;
-use wt_memory_core::dedup::Audit;
-use wt_memory_foundation::error::{bad_input, Result};
-use wt_memory_ops::metrics::Report;
-use wt_memory_ops as ops;
-use wt_memory_core::record::{short_id, MemoryRecord, SUPERSEDES};
 use chrono::{DateTime, Local, Utc};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -24,6 +18,12 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
+use wt_memory_core::dedup::Audit;
+use wt_memory_core::record::{short_id, MemoryRecord, SUPERSEDES};
+use wt_memory_foundation::error::{bad_input, Result};
+use wt_memory_ops as ops;
+use wt_memory_ops::metrics::Report;
+use wt_memory_service::client::Client;
 
 /// Options of `wt-memory tui`.
 #[derive(Debug, Clone)]
@@ -1041,7 +1041,9 @@ mod tests {
             experience_type: kind.into(),
             tags: vec!["demo".into(), format!("branch:{branch}")],
             importance: 0.5,
-            created_at: wt_memory_core::record::rfc3339(&(now() - chrono::Duration::hours(hours_ago))),
+            created_at: wt_memory_core::record::rfc3339(
+                &(now() - chrono::Duration::hours(hours_ago)),
+            ),
             ..Default::default()
         }
     }

@@ -202,6 +202,9 @@ pub struct StaleMemory {
     pub gone: Vec<String>,
 }
 
+// Its preview is redacted as it is cut (`wt_memory_ops::stale`).
+crate::shows_no_memory!(StaleMemory);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,7 +138,11 @@ pub struct SupersedeLink {
 
 /// Audit and dedup previews are printed (and returned over MCP): redacted like every way out.
 fn preview(content: &str) -> String {
-    wt_memory_foundation::hygiene::truncate_chars(&wt_memory_foundation::hygiene::redact(content), 120).to_string()
+    wt_memory_foundation::hygiene::truncate_chars(
+        &wt_memory_foundation::hygiene::redact(content),
+        120,
+    )
+    .to_string()
 }
 
 /// The supersede links among `records`, newest replacement first.
@@ -270,6 +274,9 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
         review: Vec::new(),
     }
 }
+
+// Previews are redacted as they are made ([`preview`]).
+crate::shows_no_memory!(Audit);
 
 #[cfg(test)]
 mod tests {

@@ -14,12 +14,12 @@
 //! per call to the resident service", "Embedding at each text's own length").
 //! Without the model (hash embeddings) the store uses the engine, as before.
 
-use wt_memory_base::model::Assets;
 use anyhow::Context;
 use ort::session::Session;
 use ort::value::Value;
 use std::sync::Mutex;
 use tokenizers::Tokenizer;
+use wt_memory_base::model::Assets;
 
 /// The engine's truncation length (`EmbeddingConfig::max_length`); the tokenizer's own, 128, comes
 /// first.
@@ -47,7 +47,9 @@ impl MiniLm {
             // it only held more memory after an import's batches (measured: docs/performance.md,
             // "2026-11-27, evening: memory that fits (10^5, fourth session)").
             .and_then(|b| b.with_memory_pattern(false))
-            .and_then(|b| b.commit_from_file(assets.model_dir.join(wt_memory_base::model::MODEL_FILE)))
+            .and_then(|b| {
+                b.commit_from_file(assets.model_dir.join(wt_memory_base::model::MODEL_FILE))
+            })
             .map_err(|e| anyhow::anyhow!("cannot load the MiniLM model: {e}"))?;
         let mut tokenizer =
             Tokenizer::from_file(assets.model_dir.join(wt_memory_base::model::TOKENIZER_FILE))

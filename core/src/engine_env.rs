@@ -5,8 +5,8 @@
 //! binary that links the engine calls it first, while it is still single-threaded, so a
 //! multi-threaded process can own a [`crate::store::Store`].
 
-use wt_memory_base::model::{self, Assets};
 use std::sync::OnceLock;
+use wt_memory_base::model::{self, Assets};
 
 /// The model and runtime this process uses, found by [`prepare_process`] (or at first use).
 pub fn engine_assets() -> Option<&'static Assets> {
@@ -33,7 +33,11 @@ fn configure_engine() -> Option<Assets> {
             // nothing), and the commands that need the model print the same line as their fix.
             let why = model::why_missing();
             if why != model::NONE_FOUND {
-                wt_memory_base::log::write("warn", "model", &wt_memory_foundation::setup::fix_hint());
+                wt_memory_base::log::write(
+                    "warn",
+                    "model",
+                    &wt_memory_foundation::setup::fix_hint(),
+                );
             }
             // A path that cannot exist, so the engine does not pick up stray model copies in
             // `./models` or `~/.cache` and then mix embedders.

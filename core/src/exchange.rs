@@ -4,11 +4,11 @@
 //! source id when it is free, so ids stay stable across machines; `metadata.original_id` still
 //! records the source for the dedup rule "skip a record whose id or original_id is known".
 
-use wt_memory_foundation::hygiene;
-use crate::record::{parse_any_type, MemoryRecord};
+use crate::record::{parse_any_type, MemoryRecord, Redact};
 use crate::store::{Inserted, NewMemory, Store};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
+use wt_memory_foundation::hygiene;
 
 pub const FORMAT: &str = "wt-memory-export";
 pub const VERSION: u64 = 1;
@@ -28,14 +28,15 @@ pub struct ExportDoc {
 }
 
 /// Export every memory (oldest first, so an import replays history in order). Each record is
-/// redacted again in every text field as it is serialised (see [`MemoryRecord`]), so a memory
-/// stored before redaction covered it leaves the machine clean.
+/// redacted again in every text field as the document is made ([`Redact`]), so a memory stored
+/// before redaction covered it leaves the machine clean (and an undo snapshot holds no secret).
 pub fn export(store: &Store, exclude_private: bool) -> anyhow::Result<serde_json::Value> {
     let mut records = store.records()?;
     records.reverse();
     if exclude_private {
         records.retain(|r| !r.has_tag("private"));
     }
+    records.redact();
     Ok(serde_json::json!({
         "version": VERSION,
         "format": FORMAT,

@@ -6,9 +6,9 @@
 //! memories sit next to an empty store and nothing points at them. They are read from a copy, so
 //! the original stays byte-identical (a rollback to the previous system finds it as it left it).
 
-use wt_memory_base::project::Project;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
+use wt_memory_base::project::Project;
 
 /// Written into our store once its memories came in, so the hint stops.
 pub const MARKER: &str = "legacy-migrated.json";

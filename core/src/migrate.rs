@@ -89,6 +89,9 @@ pub fn mark_all_applied(store_dir: &std::path::Path) -> anyhow::Result<()> {
         applied: MIGRATIONS.iter().map(|m| m.0.to_string()).collect(),
         last_run: Store::now(),
     };
-    wt_memory_base::paths::write_atomic(&path(store_dir), serde_json::to_string(&state)?.as_bytes())?;
+    wt_memory_base::paths::write_atomic(
+        &path(store_dir),
+        serde_json::to_string(&state)?.as_bytes(),
+    )?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! these through the same `Client` request, so the CLI, hooks and MCP see the same answers.
 
 use crate::rank::{self, Candidate, QueryKind};
-use crate::record::MemoryRecord;
+use crate::record::{MemoryRecord, Redact};
 use crate::store::{EmbedderKind, Packed, Quantized, RankView, Store};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -60,6 +60,13 @@ fn gates() -> (f64, f64) {
 pub struct Tiers {
     pub full: Vec<MemoryRecord>,
     pub index: Vec<MemoryRecord>,
+}
+
+impl Redact for Tiers {
+    fn redact(&mut self) {
+        self.full.redact();
+        self.index.redact();
+    }
 }
 
 #[derive(Debug, Clone, Default)]

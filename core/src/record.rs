@@ -1,23 +1,22 @@
 //! The JSON shape of a memory as every command prints it (the previous system's record shape, which agents and scripts already read), and the types
 //! `wt-memory` writes.
 
-use wt_memory_foundation::hygiene;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use shodh_memory::memory::{ExperienceType, Memory};
 use std::collections::BTreeMap;
+use wt_memory_foundation::hygiene;
 
-/// A memory as every command prints it. Serialising it redacts secrets again in every text field
-/// (content, tags, metadata keys and values, entities): defence in depth for memories written
-/// before redaction covered a field or a secret kind. Only serialisation redacts, so ranking and
-/// maintenance, which scan every memory, pay nothing; only the records printed (list, get,
-/// recall, proactive, context, brain, todo list, export) do.
+/// A memory as every command prints it. An answer's records are redacted once, where the answer is
+/// made ([`Redact`]): secrets again in every text field (content, tags, metadata keys and values,
+/// entities), defence in depth for memories written before redaction covered a field or a secret
+/// kind. Ranking and maintenance, which scan every memory, pay nothing; only the records an
+/// answer shows (list, get, recall, proactive, context, brain, todo list, export) do.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct MemoryRecord {
     pub id: String,
-    #[serde(serialize_with = "serialize_redacted")]
     pub content: String,
     pub experience_type: String,
-    #[serde(default, serialize_with = "serialize_redacted_list")]
+    #[serde(default)]
     pub tags: Vec<String>,
     #[serde(default = "default_importance")]
     pub importance: f32,
@@ -29,9 +28,9 @@ pub struct MemoryRecord {
     pub last_accessed: String,
     #[serde(default)]
     pub compressed: bool,
-    #[serde(default, serialize_with = "serialize_redacted_metadata")]
+    #[serde(default)]
     pub metadata: BTreeMap<String, String>,
-    #[serde(default, serialize_with = "serialize_redacted_list")]
+    #[serde(default)]
     pub entities: Vec<String>,
     #[serde(default)]
     pub is_failure: bool,
@@ -104,20 +103,51 @@ pub fn clean_keys<S: AsRef<str>>(keys: &[S]) -> Vec<String> {
     out
 }
 
-fn serialize_redacted<S: Serializer>(text: &str, ser: S) -> Result<S::Ok, S::Error> {
-    ser.serialize_str(&hygiene::redact(text))
+/// What an answer shows of memories, made safe to show: each record's text fields redacted, once,
+/// where the answer is made (`wt_memory_ops::answer`, for every operation and every way it is
+/// carried out), so the JSON of a socket, an MCP tool or `--json` and the text a front prints are
+/// the same. An answer type that holds no record says so with an empty `redact`.
+pub trait Redact {
+    fn redact(&mut self);
 }
 
-fn serialize_redacted_list<S: Serializer>(items: &[String], ser: S) -> Result<S::Ok, S::Error> {
-    ser.collect_seq(redacted_list(items.iter().map(String::as_str)))
+impl Redact for MemoryRecord {
+    fn redact(&mut self) {
+        self.content = hygiene::redact(&self.content);
+        self.tags = redacted_list(self.tags.iter().map(String::as_str));
+        self.metadata =
+            redacted_metadata(self.metadata.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        self.entities = redacted_list(self.entities.iter().map(String::as_str));
+    }
 }
 
-fn serialize_redacted_metadata<S: Serializer>(
-    metadata: &BTreeMap<String, String>,
-    ser: S,
-) -> Result<S::Ok, S::Error> {
-    redacted_metadata(metadata.iter().map(|(k, v)| (k.as_str(), v.as_str()))).serialize(ser)
+impl<T: Redact> Redact for Vec<T> {
+    fn redact(&mut self) {
+        self.iter_mut().for_each(Redact::redact);
+    }
 }
+
+impl<T: Redact> Redact for Option<T> {
+    fn redact(&mut self) {
+        if let Some(inner) = self {
+            inner.redact();
+        }
+    }
+}
+
+/// Answers that hold no memory's text: nothing to redact.
+#[macro_export]
+macro_rules! shows_no_memory {
+    ($($answer:ty),* $(,)?) => {
+        $(impl $crate::record::Redact for $answer {
+            fn redact(&mut self) {}
+        })*
+    };
+}
+
+// `serde_json::Value`: the export document, whose records `exchange::export` redacts as it writes
+// them, and the engine's index report, which holds no memory's text.
+shows_no_memory!((), bool, usize, String, (usize, String), serde_json::Value);
 
 /// Tags or entities with secrets redacted.
 fn redacted_list<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<String> {
@@ -146,7 +176,7 @@ fn redacted_metadata<'a>(
         .collect()
 }
 
-/// The same redaction as serialising a [`MemoryRecord`] (the same per-field rules), for a record
+/// The same redaction as [`Redact`] on a [`MemoryRecord`] (the same per-field rules), for a record
 /// already in JSON form (an export document read back, as `sync push` does): content, tags,
 /// metadata keys and values, and entities. Other fields, and metadata values that need no
 /// redaction, are left exactly as they are (a non-string value is checked as its JSON text).
@@ -395,9 +425,11 @@ mod tests {
     }
 
     #[test]
-    fn serialising_a_record_redacts_every_text_field_and_keeps_the_rest() {
+    fn redacting_a_record_covers_every_text_field_and_keeps_the_rest() {
         let record = leaky();
-        let json = serde_json::to_value(&record).unwrap();
+        let mut shown = record.clone();
+        shown.redact();
+        let json = serde_json::to_value(&shown).unwrap();
         assert_no_secret(&json.to_string());
         assert!(json["content"]
             .as_str()
@@ -414,16 +446,26 @@ mod tests {
         assert_eq!(json["entities"][1], "payments");
         assert_eq!(json["id"], record.id);
         assert_eq!(json["relevance_score"], 0.5);
-        // The record in memory (what ranking and dedup read) is untouched.
-        assert!(record.content.contains(GITHUB));
-        // Reading the output back gives the redacted record; printing it again changes nothing.
-        let back: MemoryRecord = serde_json::from_value(json.clone()).unwrap();
-        assert_eq!(serde_json::to_value(&back).unwrap(), json);
+        // Serialising shows what the record holds: the redaction is the answer's, made once.
+        assert!(serde_json::to_string(&record).unwrap().contains(GITHUB));
+        // Redacting what was redacted changes nothing.
+        let mut again = shown.clone();
+        again.redact();
+        assert_eq!(again, shown);
+        // A list, and a record that may be absent, redact each record.
+        let mut list = vec![leaky(), leaky()];
+        list.redact();
+        assert!(list.iter().all(|r| *r == shown));
+        let mut maybe = Some(leaky());
+        maybe.redact();
+        assert_eq!(maybe, Some(shown));
     }
 
     #[test]
-    fn json_records_get_the_same_redaction_as_serialised_ones() {
-        let typed = serde_json::to_value(leaky()).unwrap();
+    fn json_records_get_the_same_redaction_as_typed_ones() {
+        let mut shown = leaky();
+        shown.redact();
+        let typed = serde_json::to_value(shown).unwrap();
         let mut raw = serde_json::json!({
             "id": "2de8a1b3-0000-4000-8000-000000000001",
             "content": leaky().content,

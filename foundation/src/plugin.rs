@@ -16,7 +16,9 @@ pub const MARKETPLACE_REPO: &str = "wt-tools/wt-tools";
 /// project's, the project's local one.
 pub fn settings_files(project_root: &Path) -> Vec<PathBuf> {
     vec![
-        wt_memory_base::config::get().claude_dir.join("settings.json"),
+        wt_memory_base::config::get()
+            .claude_dir
+            .join("settings.json"),
         project_root.join(".claude/settings.json"),
         project_root.join(".claude/settings.local.json"),
     ]

@@ -3,8 +3,8 @@
 
 use wt_memory_foundation::integrity;
 
-use wt_memory_core::store::Store;
 use serde::{Deserialize, Serialize};
+use wt_memory_core::store::Store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {

@@ -6,10 +6,10 @@
 //! counts) and create nothing; writes create the store.
 
 use super::{open_read_copy, open_store, OpenOptions};
-use wt_memory_foundation::error::Result;
 use crate::metrics::{self, Recorder};
 use wt_memory_base::project::Project;
 use wt_memory_core::store::{self, Store};
+use wt_memory_foundation::error::Result;
 
 /// How long a [`Direct`] client keeps the store (and its lock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

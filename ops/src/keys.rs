@@ -4,11 +4,11 @@
 use super::memories::{change_one, resolve_id};
 use super::take_snapshot;
 use super::{Caller, Direct, Operation};
-use wt_memory_foundation::error::{bad_input, not_found, other, Result};
-use wt_memory_foundation::hygiene;
+use serde::{Deserialize, Serialize};
 use wt_memory_core::record::{self, MemoryRecord};
 use wt_memory_core::store::Store;
-use serde::{Deserialize, Serialize};
+use wt_memory_foundation::error::{bad_input, not_found, other, Result};
+use wt_memory_foundation::hygiene;
 
 /// Replace the keys a writer gave a memory (an empty list removes them), keeping those learned
 /// from use; returns the updated record.
@@ -338,3 +338,5 @@ impl Operation for Unlearn {
             .unwrap_or_default())
     }
 }
+
+wt_memory_core::shows_no_memory!(Learned, Unlearned);

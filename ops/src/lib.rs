@@ -23,19 +23,19 @@ pub use keys::*;
 pub use maintenance::*;
 pub use memories::*;
 pub use operation::{
-    answer_as_sent, decode, entry, names, Operation, Registered, Reply, Request, Wire,
+    answer, decode, entry, names, typed, Operation, Registered, Reply, Request, Wire,
 };
 pub use todos::*;
 pub use transfer::*;
 pub use usage::*;
 
-use wt_memory_foundation::error::{bad_input, Result};
-use wt_memory_core::migrate;
-use wt_memory_base::project::Project;
-use wt_memory_core::snapshot;
-use wt_memory_core::store::Store;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
+use wt_memory_base::project::Project;
+use wt_memory_core::migrate;
+use wt_memory_core::snapshot;
+use wt_memory_core::store::Store;
+use wt_memory_foundation::error::{bad_input, Result};
 
 /// Who asks: what a request's answer depends on besides the store (a resident service serves
 /// every worktree of a repository, each on its own branch).
@@ -158,4 +158,3 @@ pub fn check_unit(what: &str, value: f64) -> Result<()> {
         )))
     }
 }
-

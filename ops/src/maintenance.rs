@@ -2,17 +2,17 @@
 //! repair, and the list of stores.
 
 use super::{take_snapshot, Caller, Direct, Operation};
-use wt_memory_core::dedup;
-use wt_memory_foundation::error::Result;
-use wt_memory_foundation::integrity::{self, Alert};
-use wt_memory_core::migrate;
-use wt_memory_base::model::Assets;
-use wt_memory_base::project::Project;
-use wt_memory_core::record::MemoryRecord;
-use wt_memory_core::store::{self, EmbedderKind, RepairReport, Store};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use wt_memory_base::model::Assets;
+use wt_memory_base::project::Project;
+use wt_memory_core::dedup;
+use wt_memory_core::migrate;
+use wt_memory_core::record::MemoryRecord;
+use wt_memory_core::store::{self, EmbedderKind, RepairReport, Store};
+use wt_memory_foundation::error::Result;
+use wt_memory_foundation::integrity::{self, Alert};
 
 /// Importance buckets of `stats`.
 pub const IMPORTANCE_BUCKETS: [&str; 5] = ["0.0-0.2", "0.2-0.4", "0.4-0.6", "0.6-0.8", "0.8-1.0"];
@@ -677,3 +677,14 @@ impl Operation for Warm {
         Ok(())
     }
 }
+
+// Cluster previews are redacted as they are made (`dedup::preview`).
+wt_memory_core::shows_no_memory!(
+    StatsReport,
+    MemoryMap,
+    HealthReport,
+    Deduped,
+    Cleaned,
+    MigrationState,
+    super::checks::StoreChecks,
+);

@@ -3,15 +3,15 @@
 
 use super::{parse_time, take_snapshot};
 use super::{Caller, Direct, Operation};
-use wt_memory_foundation::error::{bad_input, not_found, other, Error, Result};
-use wt_memory_foundation::hygiene;
-use wt_memory_core::rank::{self, QueryKind};
-use wt_memory_core::recall::{self, RecallQuery, COARSE_MARGIN};
-use wt_memory_core::record::{self, parse_user_type, MemoryRecord};
-use wt_memory_core::store::{EmbedderKind, NewMemory, Quantized, Store};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use wt_memory_core::rank::{self, QueryKind};
+use wt_memory_core::recall::{self, RecallQuery, COARSE_MARGIN};
+use wt_memory_core::record::{self, parse_user_type, MemoryRecord, Redact};
+use wt_memory_core::store::{EmbedderKind, NewMemory, Quantized, Store};
+use wt_memory_foundation::error::{bad_input, not_found, other, Error, Result};
+use wt_memory_foundation::hygiene;
 
 /// Largest content `remember` accepts (characters). Bigger input is refused, not truncated.
 pub const MAX_CONTENT_CHARS: usize = 100_000;
@@ -192,7 +192,10 @@ impl Remember {
             }
             if chars(v) > MAX_METADATA_VALUE_CHARS {
                 return Err(too_long(
-                    &format!("metadata value `{}`", wt_memory_foundation::hygiene::truncate_chars(k, 40)),
+                    &format!(
+                        "metadata value `{}`",
+                        wt_memory_foundation::hygiene::truncate_chars(k, 40)
+                    ),
                     chars(v),
                     MAX_METADATA_VALUE_CHARS,
                 ));
@@ -368,7 +371,11 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
                 id: r.id().to_string(),
                 similarity: (cos * 100.0).round() / 100.0,
                 experience_type: r.experience_type().to_string(),
-                content: r.content().chars().take(SIMILAR_PREVIEW_CHARS).collect(),
+                // Redacted before it is cut, so a secret cut in two is still found.
+                content: wt_memory_foundation::hygiene::redact(&r.content())
+                    .chars()
+                    .take(SIMILAR_PREVIEW_CHARS)
+                    .collect(),
             }
         })
         .collect())
@@ -564,7 +571,10 @@ pub fn proactive(
 
 /// How a memory's code anchors compare with the repository now (None: it has none, or the
 /// store does not know its repository).
-pub fn staleness(store: &Store, record: &MemoryRecord) -> Option<wt_memory_core::anchors::Freshness> {
+pub fn staleness(
+    store: &Store,
+    record: &MemoryRecord,
+) -> Option<wt_memory_core::anchors::Freshness> {
     let value = record.metadata.get(wt_memory_core::anchors::ANCHORS)?;
     store.freshness(value)
 }
@@ -608,7 +618,11 @@ pub fn stale(store: &Store) -> Result<Vec<StaleMemory>> {
             continue;
         }
         out.push(StaleMemory {
-            preview: wt_memory_foundation::hygiene::truncate_chars(&record.content, 100).replace('\n', " "),
+            preview: wt_memory_foundation::hygiene::truncate_chars(
+                &wt_memory_foundation::hygiene::redact(&record.content),
+                100,
+            )
+            .replace('\n', " "),
             id: record.id,
             changed: state.changed,
             gone: state.gone,
@@ -639,7 +653,11 @@ pub fn to_review(
             continue;
         }
         out.push(wt_memory_core::dedup::Review {
-            preview: wt_memory_foundation::hygiene::truncate_chars(&record.content, 100).replace('\n', " "),
+            preview: wt_memory_foundation::hygiene::truncate_chars(
+                &wt_memory_foundation::hygiene::redact(&record.content),
+                100,
+            )
+            .replace('\n', " "),
             id: record.id,
             created_at: record.created_at,
             changed: state.changed,
@@ -907,6 +925,14 @@ pub struct ContextSummary {
     pub total_memories: usize,
 }
 
+impl Redact for ContextSummary {
+    fn redact(&mut self) {
+        self.decisions.redact();
+        self.learnings.redact();
+        self.context.redact();
+    }
+}
+
 pub fn context(store: &Store, topic: Option<&str>) -> Result<ContextSummary> {
     let topic = topic.map(str::trim).filter(|t| !t.is_empty());
     let records = match topic {
@@ -956,6 +982,14 @@ pub struct BrainReport {
     pub session: Vec<MemoryRecord>,
     pub longterm: Vec<MemoryRecord>,
     pub note: String,
+}
+
+impl Redact for BrainReport {
+    fn redact(&mut self) {
+        self.working.redact();
+        self.session.redact();
+        self.longterm.redact();
+    }
 }
 
 pub const BRAIN_NOTE: &str = "each wt-memory call is a fresh process, so every memory is long-term";
@@ -1305,3 +1339,6 @@ impl Operation for Stale {
         direct.read(stale)
     }
 }
+
+// Their previews (`Similar::content`, a stale memory's) are redacted as they are cut.
+wt_memory_core::shows_no_memory!(Remembered, Superseded, Forgotten);

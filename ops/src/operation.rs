@@ -8,20 +8,26 @@
 //! `daemon status` ([`Operation::NAME`]), the request a client sends (`{"op": NAME, "args": …}`,
 //! [`Request::to_wire`]) and the service decodes ([`decode`]), the dispatch ([`Request::run`]), and
 //! the client's one typed call (`Client::run(op)` answers `op`'s own [`Operation::Answer`]).
+//!
+//! An answer stays typed inside a process ([`answer`], [`Reply::into_any`]); it becomes JSON only
+//! where it leaves one (the service's socket, an MCP tool, `--json`). Its records are redacted
+//! once, by [`answer`], whichever way the operation is carried out.
 
 use super::{Caller, Direct};
-use wt_memory_foundation::error::{bad_input, Result};
 use crate::metrics::Recorder;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use std::any::Any;
+use wt_memory_core::record::Redact;
+use wt_memory_foundation::error::{bad_input, Result};
 
 /// One operation on a project's memory.
 pub trait Operation: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {
     /// Its name, on the wire and in the service's times.
     const NAME: &'static str;
     /// What it answers.
-    type Answer: Serialize + DeserializeOwned + Send + 'static;
+    type Answer: Serialize + DeserializeOwned + Redact + Send + 'static;
     /// Does the answer depend on who asks (branch, directory)?
     const NEEDS_CALLER: bool = false;
     /// Can the ranking view answer it while the engine is still opening (a service's first
@@ -46,7 +52,8 @@ pub trait Operation: Serialize + DeserializeOwned + Clone + Send + Sync + 'stati
         Vec::new()
     }
 
-    /// Carry it out on `direct`'s store for `caller` (validated already).
+    /// Carry it out on `direct`'s store for `caller` (validated already). Its answer is shown
+    /// through [`answer`], which redacts it.
     fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Self::Answer>;
 
     /// An answer that needs no turn on the store (a metrics record joins the service's buffer);
@@ -56,19 +63,37 @@ pub trait Operation: Serialize + DeserializeOwned + Clone + Send + Sync + 'stati
     }
 }
 
-/// An answer on its way out: typed until the service has given up the store, then JSON (records
-/// redact every field as they are serialised).
+/// An answer on its way out of the operation that made it (redacted already): typed to a caller
+/// in the same process ([`Reply::into_any`], read back by its own type), JSON to a socket.
 pub trait Reply: Send {
     fn into_value(self: Box<Self>) -> Result<Value>;
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
 }
 
-impl<T: Serialize + Send> Reply for T {
+impl<T: Serialize + Send + 'static> Reply for T {
     fn into_value(self: Box<Self>) -> Result<Value> {
         Ok(serde_json::to_value(*self)?)
     }
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
+        self
+    }
 }
 
-/// Any operation, as the service and the socket handle it (every [`Operation`] is one).
+/// Carry out `op` and give its answer as every caller sees it: its records redacted, here and only
+/// here, whether the caller is in this process or across the socket.
+pub fn answer<O: Operation>(op: &O, direct: &mut Direct, caller: &Caller) -> Result<O::Answer> {
+    let mut answer = Operation::run(op, direct, caller)?;
+    answer.redact();
+    Ok(answer)
+}
+
+/// The answer a [`Reply`] made in this process holds, as `A` (the type the operation answers).
+pub fn typed<A: 'static>(reply: Box<dyn Reply>) -> Result<A> {
+    reply.into_any().downcast::<A>().map(|a| *a).map_err(|_| {
+        wt_memory_foundation::error::other("an answer of another type than its operation's")
+    })
+}
+
 pub trait Request: Send + Sync {
     fn name(&self) -> &'static str;
     fn validate(&self) -> Result<()>;
@@ -107,10 +132,14 @@ impl<O: Operation> Request for O {
         O::MAX_LINE
     }
     fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Box<dyn Reply>> {
-        Ok(Box::new(Operation::run(self, direct, caller)?))
+        Ok(Box::new(answer(self, direct, caller)?))
     }
     fn at_once(&self, recorder: &Recorder) -> Option<Result<Box<dyn Reply>>> {
-        Operation::at_once(self, recorder).map(|a| a.map(|a| Box::new(a) as Box<dyn Reply>))
+        let shown = |mut a: O::Answer| {
+            a.redact();
+            Box::new(a) as Box<dyn Reply>
+        };
+        Operation::at_once(self, recorder).map(|a| a.map(shown))
     }
     fn to_wire(&self) -> Result<Value> {
         Ok(serde_json::json!({ "op": O::NAME, "args": serde_json::to_value(self)? }))
@@ -173,17 +202,6 @@ pub fn decode(wire: Value) -> Result<Box<dyn Request>> {
     })?;
     let args = fields.remove("args").unwrap_or(Value::Null);
     (entry.decode)(args).map_err(|e| bad_input(format!("{name}: {e}")))
-}
-
-/// Run `op` on `direct` and read its answer back as a client over the socket would: the same
-/// redacted fields, whichever way a request was carried out.
-pub fn answer_as_sent<O: Operation>(
-    op: &O,
-    direct: &mut Direct,
-    caller: &Caller,
-) -> Result<O::Answer> {
-    let value = Request::run(op, direct, caller)?.into_value()?;
-    Ok(serde_json::from_value(value)?)
 }
 
 /// A request, as the socket carries it inside a call line.

@@ -6,14 +6,14 @@
 //! memory, so a line applied again after a crash, or one the service had taken after all, adds
 //! nothing.
 
-use wt_memory_foundation::error::Result;
 use crate::{Caller, Remember};
-use wt_memory_base::project::Project;
-use wt_memory_core::store::Store;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+use wt_memory_base::project::Project;
+use wt_memory_core::store::Store;
+use wt_memory_foundation::error::Result;
 
 /// Past this size new writes are refused (and logged by the hook): a service that has not run
 /// for that long has a problem a bigger file would not solve.
@@ -125,7 +125,9 @@ fn append(project: &Project, entry: &Entry) -> Result<()> {
         Duration::from_millis(5),
     )?
     else {
-        return Err(wt_memory_foundation::error::other("the spool is locked by another writer"));
+        return Err(wt_memory_foundation::error::other(
+            "the spool is locked by another writer",
+        ));
     };
     let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
     if size + line.len() as u64 > MAX_BYTES {
@@ -182,7 +184,9 @@ pub fn apply(store: &Store, project: &Project) -> Result<usize> {
             });
         match stored {
             Ok(stored_new) => new += usize::from(stored_new),
-            Err(e) => wt_memory_base::log::error("spool", &format!("a spooled write was dropped: {e}")),
+            Err(e) => {
+                wt_memory_base::log::error("spool", &format!("a spooled write was dropped: {e}"))
+            }
         }
     }
     std::fs::remove_file(&file)?;

@@ -1,11 +1,11 @@
 //! Todos: memories tagged `todo,backlog` with `metadata.todo_status`.
 
 use super::{take_snapshot, Caller, Direct, Operation};
-use wt_memory_foundation::error::{bad_input, not_found, Result};
-use wt_memory_foundation::hygiene;
 use wt_memory_core::record::MemoryRecord;
 use wt_memory_core::store::Store;
 use wt_memory_core::todo;
+use wt_memory_foundation::error::{bad_input, not_found, Result};
+use wt_memory_foundation::hygiene;
 
 /// The text a todo is stored with, or why there is none.
 pub fn check_todo(text: &str) -> Result<String> {

@@ -1,14 +1,14 @@
 //! Moving memories in and out: export, import, restore from an undo snapshot, seed files.
 
 use super::{take_snapshot, Caller, Direct, Operation};
-use wt_memory_foundation::error::{bad_input, not_found, other, Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
 use wt_memory_core::exchange::{self, ImportReport};
-use wt_memory_foundation::hygiene;
 use wt_memory_core::record::{parse_user_type, split_tags};
 use wt_memory_core::snapshot::{self, Restored};
 use wt_memory_core::store::{NewMemory, Store};
-use serde::{Deserialize, Serialize};
-use std::path::Path;
+use wt_memory_foundation::error::{bad_input, not_found, other, Error, Result};
+use wt_memory_foundation::hygiene;
 
 /// The export document of a project without a store.
 pub fn empty_export(project: &str) -> serde_json::Value {
@@ -301,3 +301,5 @@ impl Operation for Seed {
         Ok(done)
     }
 }
+
+wt_memory_core::shows_no_memory!(Imported, RestoreOutcome, Seeded);

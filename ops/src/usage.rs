@@ -1,8 +1,8 @@
 //! The metrics log through the store's one way in: what the hooks record, and the report.
 
 use super::{Caller, Direct, Holding, Operation};
-use wt_memory_foundation::error::Result;
 use crate::metrics::{self, Recorder};
+use wt_memory_foundation::error::Result;
 
 /// The metrics log's operations.
 pub(super) const OPERATIONS: &[super::Registered] =

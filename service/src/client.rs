@@ -6,14 +6,21 @@
 //! - [`Backend::Daemon`] sends the request to the store's resident service (`wt-memory serve`,
 //!   see [`crate`]), which runs the same [`Operation::run`] on the store it keeps open.
 
-use wt_memory_foundation::error::{other, Result};
-pub use wt_memory_ops::Holding;
-use wt_memory_ops::{self, Caller, Direct, OpenOptions, Operation, Request};
-use wt_memory_base::project::Project;
 use crate::Found;
-use wt_memory_core::store;
 use serde_json::Value;
 use std::time::{Duration, Instant};
+use wt_memory_base::project::Project;
+use wt_memory_core::store;
+use wt_memory_foundation::error::{other, Result};
+pub use wt_memory_ops::Holding;
+use wt_memory_ops::{self as ops, Caller, Direct, OpenOptions, Operation, Reply, Request};
+
+/// An answer as it reaches the client: typed from this process (the store opened here, or the
+/// service this hook runs in), JSON from a service's socket.
+enum Answered {
+    Here(Box<dyn Reply>),
+    Sent(Value),
+}
 
 /// The memory count of a store for `projects`, which only reads: asked of its service when one
 /// runs (it holds the store), else taken from the integrity record our writes keep (the store is
@@ -37,7 +44,7 @@ pub fn count_of(project: &Project) -> Result<usize> {
                 ..OpenOptions::default()
             };
             let mut direct = Direct::new(project.clone(), options, Holding::UntilDropped);
-            return Operation::run(&ops::Count, &mut direct, &Caller::default());
+            return ops::answer(&ops::Count, &mut direct, &Caller::default());
         }
     };
     Ok(serde_json::from_value(value)?)
@@ -224,14 +231,14 @@ impl Client {
         }
     }
 
-    fn send(&mut self, caller: &Caller, req: &dyn Request) -> Result<Value> {
+    fn send(&mut self, caller: &Caller, req: &dyn Request) -> Result<Answered> {
         self.resolve();
         match &mut self.backend {
-            // Through JSON, as over the socket: records redact every field as they are
-            // serialised, so both ways give the same bytes.
-            Backend::Direct(d) => req.run(d, caller)?.into_value(),
-            Backend::Daemon(c) => c.call(caller, req),
-            Backend::InService(l) => l.call(caller, req),
+            // In this process the answer stays typed (redacted as it was made, as the service
+            // redacts the answers it sends).
+            Backend::Direct(d) => req.run(d, caller).map(Answered::Here),
+            Backend::Daemon(c) => c.call(caller, req).map(Answered::Sent),
+            Backend::InService(l) => l.call(caller, req).map(Answered::Here),
             Backend::Unreachable(e) => Err(e.clone()),
             Backend::Pending => unreachable!("resolved above"),
         }
@@ -240,11 +247,15 @@ impl Client {
     /// Carry out `op` and answer what it answers: checked here, once, before it is sent.
     pub fn run<O: Operation>(&mut self, op: O) -> Result<O::Answer> {
         Operation::validate(&op)?;
-        let value = self.send_retrying(&op)?;
-        serde_json::from_value(value).map_err(|e| other(format!("unexpected answer: {e}")))
+        match self.send_retrying(&op)? {
+            Answered::Here(reply) => ops::typed(reply),
+            Answered::Sent(value) => {
+                serde_json::from_value(value).map_err(|e| other(format!("unexpected answer: {e}")))
+            }
+        }
     }
 
-    fn send_retrying(&mut self, req: &dyn Request) -> Result<Value> {
+    fn send_retrying(&mut self, req: &dyn Request) -> Result<Answered> {
         let mut caller = if req.needs_caller() {
             self.caller
                 .get_or_insert_with(|| Caller::of(&self.project))

@@ -183,8 +183,11 @@ pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
     wt_memory_base::paths::ensure_private_dir(&daemon_dir())?;
     wt_memory_base::wire::ensure_socket_dir(&socket_path(project))?;
     // Whoever takes the spawn lock starts the service; the others wait for its socket.
-    let spawn_lock =
-        wt_memory_foundation::lock::exclusive(&spawn_lock_path(project), Duration::ZERO, Duration::ZERO)?;
+    let spawn_lock = wt_memory_foundation::lock::exclusive(
+        &spawn_lock_path(project),
+        Duration::ZERO,
+        Duration::ZERO,
+    )?;
     let mut child = None;
     if spawn_lock.is_some() {
         if let Ok(conn) = Connection::open(project, left().min(HELLO_WAIT)) {

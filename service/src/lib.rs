@@ -31,11 +31,6 @@
 //!   or on SIGTERM/SIGINT (after the request in progress); `wt-memory daemon stop` ends even a
 //!   frozen one ([`stop`]). Its log is `<state dir>/wt-tools/daemon-<store key>.log`.
 
-use wt_memory_base::config;
-use wt_memory_foundation::error::{Error, Result};
-use wt_memory_ops::{Caller, OpenOptions};
-use wt_memory_ops::{Direct, Holding, Request, Wire};
-use wt_memory_base::project::Project;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{BufReader, Write};
@@ -44,6 +39,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wt_memory_base::config;
+use wt_memory_base::project::Project;
+use wt_memory_foundation::error::{Error, Result};
+use wt_memory_ops::{Caller, OpenOptions};
+use wt_memory_ops::{Direct, Holding, Reply, Request, Wire};
 
 use wt_memory_base::wire::{self, daemon_dir, store_key, Forward, Forwarded, HookDone, HookRun};
 pub use wt_memory_base::wire::{Hello, PROTOCOL};

@@ -176,7 +176,7 @@ fn handle(shared: Arc<Shared>, stream: UnixStream) {
                     )
                 });
                 match served {
-                    Ok(line) => line,
+                    Ok(served) => served.into_line(),
                     Err(Withdrawn | Late) => return,
                     Err(Refused(e)) => Line::Err(e),
                 }
@@ -269,6 +269,31 @@ impl Requester for UnixStream {
     }
 }
 
+/// A request carried out: its answer, typed and redacted ([`wt_memory_ops::answer`]), and the
+/// store's standing warning to go with it.
+struct Served {
+    answer: Result<Box<dyn Reply>>,
+    warning: Option<String>,
+}
+
+impl Served {
+    /// The answer line for a socket client: JSON here, at the socket, once the store is free
+    /// for the next request.
+    fn into_line(self) -> Line {
+        let answer = match self.answer.and_then(|a| a.into_value()) {
+            Ok(v) => Line::Ok(v),
+            Err(e) => Line::Err(e),
+        };
+        match self.warning {
+            Some(warning) => Line::Warned {
+                answer: Box::new(answer),
+                warning,
+            },
+            None => answer,
+        }
+    }
+}
+
 /// Carry out one request as the service does for every requester: a metrics record joins the
 /// buffer and waits for nobody; anything else has its texts embedded ahead, waits for the engine
 /// if the ranking view cannot answer it, and runs in its turn.
@@ -278,37 +303,23 @@ fn serve_call(
     lock_wait_ms: u64,
     request: &dyn Request,
     requester: &mut impl Requester,
-) -> std::result::Result<Line, NotServed> {
+) -> std::result::Result<Served, NotServed> {
     if let Some(answer) = request.at_once(&shared.recorder) {
-        return Ok(match answer.and_then(|a| a.into_value()) {
-            Ok(v) => Line::Ok(v),
-            Err(e) => Line::Err(e),
+        return Ok(Served {
+            answer,
+            warning: None,
         });
     }
     embed_ahead(shared, request.texts_to_embed());
     if !wait_for_engine_unless(shared, request.answered_from_view(), requester.turn_by()) {
         return Err(Late);
     }
-    let served = serve_turn(shared, request.name(), lock_wait_ms, requester, |direct| {
+    serve_turn(shared, request.name(), lock_wait_ms, requester, |direct| {
         let answer = request.run(direct, caller);
         let warning = direct
             .standing_warning()
             .filter(|_| !request.reports_integrity());
-        (answer, warning)
-    });
-    // Answers become JSON here, once the store is free for the next request.
-    served.map(|(answer, warning)| {
-        let answer = match answer.and_then(|a| a.into_value()) {
-            Ok(v) => Line::Ok(v),
-            Err(e) => Line::Err(e),
-        };
-        match warning {
-            Some(warning) => Line::Warned {
-                answer: Box::new(answer),
-                warning,
-            },
-            None => answer,
-        }
+        Served { answer, warning }
     })
 }
 
@@ -431,7 +442,9 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
     // Warm: open the store (when it exists and is free) and load the model before the first
     // request. A busy store is left to the first request, with that request's own wait.
     direct.set_lock_wait(Duration::ZERO);
-    if let Err(e) = wt_memory_ops::Operation::run(&wt_memory_ops::Warm, &mut direct, &Caller::default()) {
+    if let Err(e) =
+        wt_memory_ops::Operation::run(&wt_memory_ops::Warm, &mut direct, &Caller::default())
+    {
         log(&format!("warm-up: {e}"));
     }
     // The engine may still be opening (see `Store::open_for_service`): requests the saved
@@ -653,15 +666,20 @@ impl Local {
     /// socket client's request may wait (see `Connection::request`); a request whose turn has
     /// come runs to its end (a write a hook makes is never lost), while the hook's front keeps
     /// its own deadline.
-    pub fn call(&mut self, caller: &Caller, request: &dyn Request) -> Result<Value> {
+    pub fn call(&mut self, caller: &Caller, request: &dyn Request) -> Result<Box<dyn Reply>> {
         let queue_limit = self.limits.queue_limit();
         let mut requester = InThisThread {
             turn_by: Instant::now() + queue_limit,
         };
         let lock_wait_ms = self.limits.lock_wait.as_millis() as u64;
         match serve_call(&self.shared, caller, lock_wait_ms, request, &mut requester) {
-            // Clipped as the socket's answer clips an error line.
-            Ok(line) => value_of(line).map_err(|e| e.clipped(MAX_ERROR_CHARS)),
+            // Typed, as it was made; an error clipped as the socket's answer clips an error line.
+            Ok(Served { answer, warning }) => {
+                if let Some(warning) = warning {
+                    wt_memory_foundation::integrity::set_warning(warning);
+                }
+                answer.map_err(|e| e.clipped(MAX_ERROR_CHARS))
+            }
             Err(Refused(e)) => Err(e),
             Err(Withdrawn | Late) => Err(unanswered(format!(
                 "the store is busy: its memory service (pid {}) did not get to this request within {:.1}s (another long request, see `wt-memory daemon status`); nothing was done, try again",

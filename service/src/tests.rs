@@ -1,13 +1,13 @@
 //! The typed operations (`wt_memory_ops`) through the `Client`, on a real store in a temporary directory, in this process: no binary is spawned.
 
 use crate::client::{Client, Holding};
-use wt_memory_ops::*;
-use wt_memory_foundation::error::Error;
-use wt_memory_ops as ops;
-use wt_memory_base::project::Project;
-use wt_memory_core::rank::QueryKind;
 use std::path::Path;
 use std::time::Duration;
+use wt_memory_base::project::Project;
+use wt_memory_core::rank::QueryKind;
+use wt_memory_foundation::error::Error;
+use wt_memory_ops as ops;
+use wt_memory_ops::*;
 
 /// A git repository on branch `feature/x` and a project whose store lives in the same temp dir.
 struct Fixture {
@@ -837,20 +837,20 @@ fn a_spooled_learned_key_is_learned_at_the_next_opening_and_a_secret_is_never_sp
             .id
     };
     // The store could not take it in time (the Stop hook's write): it waits in the spool.
-    crate::spool::add_learned_key(&f.project, &id, "how are invoice numbers assigned?")
+    wt_memory_ops::spool::add_learned_key(&f.project, &id, "how are invoice numbers assigned?")
         .unwrap();
-    let refused = crate::spool::add_learned_key(
+    let refused = wt_memory_ops::spool::add_learned_key(
         &f.project,
         &id,
         "why does AKIAIOSFODNN7EXAMPLE fail here",
     );
     assert!(refused.is_err());
-    assert_eq!(crate::spool::count(&f.project), 1);
+    assert_eq!(wt_memory_ops::spool::count(&f.project), 1);
     let mut c = client(&f);
     let stored = c.run(ops::Get { id: id.to_string() }).unwrap().unwrap();
     assert_eq!(
         stored.learned_keys(),
         vec!["how are invoice numbers assigned?"]
     );
-    assert!(!crate::spool::waiting(&f.project));
+    assert!(!wt_memory_ops::spool::waiting(&f.project));
 }

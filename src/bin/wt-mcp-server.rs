@@ -1,5 +1,5 @@
 //! `wt-mcp-server`: MCP server (stdio) exposing the `wt-memory` commands as tools. See
-//! `crate::mcp`.
+//! `wt_memory::mcp`.
 
 use std::process::ExitCode;
 
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(crate::mcp::serve_stdio()) {
+    match runtime.block_on(wt_memory::mcp::serve_stdio()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("wt-mcp-server: {e:#}");

@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use crate::init::{self, mcp_registration::Scope};
+use wt_memory::init::{self, mcp_registration::Scope};
 
 #[derive(Parser)]
 #[command(

@@ -1,12 +1,12 @@
 //! enrich: retrieval keys for memories that have none, written by `claude -p` (core/src/enrich.rs).
 
 use super::Res;
-use wt_memory_service::client::Client;
+use clap::Subcommand;
+use std::process::ExitCode;
 use wt_memory_core::enrich::{self, BATCH};
 use wt_memory_foundation::error::{bad_input, other};
 use wt_memory_ops as ops;
-use clap::Subcommand;
-use std::process::ExitCode;
+use wt_memory_service::client::Client;
 
 #[derive(Subcommand)]
 pub enum Cmd {

@@ -2,14 +2,14 @@
 //! doctor, eval.
 
 use super::{print_json, Res};
-use wt_memory_service::client::Client;
-use wt_memory_core::dedup;
 use crate::doctor;
-use wt_memory_ops as ops;
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use wt_memory_core::dedup;
+use wt_memory_ops as ops;
+use wt_memory_service::client::Client;
 
 #[derive(Subcommand)]
 pub enum Cmd {
@@ -162,7 +162,10 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 );
             }
             if let Some(old) = wt_memory_core::legacy_store::pending(client.project()) {
-                eprintln!("wt-memory: note: {}", wt_memory_core::legacy_store::hint(&old));
+                eprintln!(
+                    "wt-memory: note: {}",
+                    wt_memory_core::legacy_store::hint(&old)
+                );
             }
         }
         Cmd::Projects => {
@@ -324,12 +327,13 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         } => {
             // Files put elsewhere (packaging) are not what this machine's recall uses.
             let for_this_machine = into.is_none();
-            let assets = wt_memory_foundation::setup::setup(&wt_memory_foundation::setup::SetupOptions {
-                force,
-                with_uv: uv,
-                target,
-                into,
-            })?;
+            let assets =
+                wt_memory_foundation::setup::setup(&wt_memory_foundation::setup::SetupOptions {
+                    force,
+                    with_uv: uv,
+                    target,
+                    into,
+                })?;
             println!("Model installed: {}", assets.model_dir.display());
             println!("ONNX Runtime:    {}", assets.ort_lib.display());
             if for_this_machine {
@@ -355,7 +359,10 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             let report = crate::eval::run_with_features(&set_dir, floor, features.as_deref())?;
             if let Some(path) = results {
                 std::fs::write(&path, &report.results_jsonl).map_err(|e| {
-                    wt_memory_foundation::error::other(format!("cannot write {}: {e}", path.display()))
+                    wt_memory_foundation::error::other(format!(
+                        "cannot write {}: {e}",
+                        path.display()
+                    ))
                 })?;
             }
             if json {
@@ -535,8 +542,9 @@ fn from_legacy(
             )
         })?,
     };
-    let (document, found) = wt_memory_core::legacy_store::export_copy(&dir)
-        .map_err(|e| wt_memory_foundation::error::bad_input(format!("migrate --from-legacy: {e:#}")))?;
+    let (document, found) = wt_memory_core::legacy_store::export_copy(&dir).map_err(|e| {
+        wt_memory_foundation::error::bad_input(format!("migrate --from-legacy: {e:#}"))
+    })?;
     let req = ops::Import {
         document,
         dry_run,

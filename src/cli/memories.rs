@@ -1,14 +1,14 @@
 //! remember, supersede, recall, proactive, list, get, context, brain, forget.
 
 use super::{print_json, read_stdin, Res};
-use wt_memory_service::client::Client;
-use wt_memory_foundation::error::Error;
-use wt_memory_ops::{self, Forget, Recall, RecallMode, Remember, Remembered};
-use wt_memory_core::rank::QueryKind;
-use wt_memory_core::record::{short_id, split_tags};
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
+use wt_memory_core::rank::QueryKind;
+use wt_memory_core::record::{short_id, split_tags};
+use wt_memory_foundation::error::Error;
+use wt_memory_ops::{self as ops, Forget, Recall, RecallMode, Remember, Remembered};
+use wt_memory_service::client::Client;
 
 #[derive(Subcommand)]
 pub enum Cmd {
@@ -186,14 +186,18 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             let record = if op.add.is_empty() && op.remove.is_empty() {
                 let id = op.id;
                 client.run(ops::Get { id: id.clone() })?.ok_or_else(|| {
-                    wt_memory_foundation::error::not_found(format!("no memory {id} (see `wt-memory list`)"))
+                    wt_memory_foundation::error::not_found(format!(
+                        "no memory {id} (see `wt-memory list`)"
+                    ))
                 })?
             } else {
                 client.run(op)?
             };
             // Stored keys are redacted on write; output redacts again, as every record's does.
             let redacted = |keys: Vec<&str>| -> Vec<String> {
-                keys.into_iter().map(wt_memory_foundation::hygiene::redact).collect()
+                keys.into_iter()
+                    .map(wt_memory_foundation::hygiene::redact)
+                    .collect()
             };
             print_json(&serde_json::json!({
                 "id": record.id,

@@ -1,12 +1,12 @@
 //! metrics, report: what memory did for the agent, from the project's metrics log.
 
 use super::{print_json, Res};
-use wt_memory_service::client::Client;
-use wt_memory_foundation::error::{other, Error};
-use wt_memory_ops as ops;
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use wt_memory_foundation::error::{other, Error};
+use wt_memory_ops as ops;
+use wt_memory_service::client::Client;
 
 #[derive(Subcommand)]
 pub enum Cmd {
@@ -69,14 +69,19 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         Cmd::Report { since, out, open } => {
             let report = client.run(ops::Metrics { days: since })?;
             let path = out.unwrap_or_else(|| {
-                wt_memory_base::paths::log_dir().join("reports").join(format!(
-                    "{}-{}.html",
-                    report.project,
-                    chrono::Utc::now().format("%Y%m%d-%H%M%S")
-                ))
+                wt_memory_base::paths::log_dir()
+                    .join("reports")
+                    .join(format!(
+                        "{}-{}.html",
+                        report.project,
+                        chrono::Utc::now().format("%Y%m%d-%H%M%S")
+                    ))
             });
-            wt_memory_base::paths::write_atomic(&path, wt_memory_ops::metrics::html::render(&report).as_bytes())
-                .map_err(|e| other(format!("report: cannot write {}: {e}", path.display())))?;
+            wt_memory_base::paths::write_atomic(
+                &path,
+                wt_memory_ops::metrics::html::render(&report).as_bytes(),
+            )
+            .map_err(|e| other(format!("report: cannot write {}: {e}", path.display())))?;
             println!("{}", path.display());
             if open {
                 open_in_browser(&path)?;

@@ -14,17 +14,17 @@ mod metrics;
 mod todo;
 mod transfer;
 
-use wt_memory_service::client::{Client, Holding, Mode};
-use wt_memory_foundation::error::Error;
-use wt_memory_ops::{answer_as_sent, Direct, Request};
-use wt_memory_ops::{Caller, OpenOptions};
-use wt_memory_base::project;
-use wt_memory_service::ForwardedCommand;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use wt_memory_base::project;
 use wt_memory_base::wire::{Forward, Forwarded};
+use wt_memory_foundation::error::Error;
+use wt_memory_ops::{answer, Direct, Request};
+use wt_memory_ops::{Caller, OpenOptions};
+use wt_memory_service::client::{Client, Holding, Mode};
+use wt_memory_service::ForwardedCommand;
 
 #[derive(Parser)]
 #[command(
@@ -114,8 +114,10 @@ pub fn main() -> ExitCode {
         }
         None => {}
     }
-    let command =
-        Cli::command().after_help(format!("Environment:\n{}", wt_memory_base::config::describe_env()));
+    let command = Cli::command().after_help(format!(
+        "Environment:\n{}",
+        wt_memory_base::config::describe_env()
+    ));
     let parsed = command
         .try_get_matches_from(args)
         .and_then(|m| Cli::from_arg_matches(&m));
@@ -156,7 +158,10 @@ pub fn main() -> ExitCode {
         migrates || matches!(command, Cmd::Maintenance(maintenance::Cmd::Status { .. }));
     if !says_itself && !wt_memory_core::store::exists(&project.store_dir) {
         if let Some(old) = wt_memory_core::legacy_store::pending(&project) {
-            eprintln!("wt-memory: note: {}", wt_memory_core::legacy_store::hint(&old));
+            eprintln!(
+                "wt-memory: note: {}",
+                wt_memory_core::legacy_store::hint(&old)
+            );
         }
     }
     let mut client = Client::open(project, mode);
@@ -403,7 +408,7 @@ impl ForwardedCommand for ForwardedRemember {
         let sent = memories::remember_with(
             |req| {
                 Request::validate(req)?;
-                answer_as_sent(req, direct, &caller)
+                answer(req, direct, &caller)
             },
             this.args,
             this.content,

@@ -1,14 +1,14 @@
 //! todo (backlog items kept in memory) and rules (keyword rules in .claude/rules.yaml).
 
 use super::{print_json, read_stdin, Res};
-use wt_memory_service::client::Client;
-use wt_memory_foundation::error::bad_input;
-use wt_memory_foundation::hygiene::{redact, truncate_chars};
-use wt_memory_core::record::split_tags;
-use wt_memory_foundation::rules;
-use wt_memory_ops as ops;
 use clap::Subcommand;
 use std::process::ExitCode;
+use wt_memory_core::record::split_tags;
+use wt_memory_foundation::error::bad_input;
+use wt_memory_foundation::hygiene::{redact, truncate_chars};
+use wt_memory_foundation::rules;
+use wt_memory_ops as ops;
+use wt_memory_service::client::Client;
 
 #[derive(Subcommand)]
 pub enum Cmd {

@@ -1,14 +1,14 @@
 //! export, import, restore, seed, sync.
 
 use super::{print_json, Res};
-use wt_memory_service::client::Client;
-use wt_memory_foundation::error::Error;
-use wt_memory_ops as ops;
-use wt_memory_ops::Import;
-use wt_memory_core::snapshot;
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use wt_memory_core::snapshot;
+use wt_memory_foundation::error::Error;
+use wt_memory_ops as ops;
+use wt_memory_ops::Import;
+use wt_memory_service::client::Client;
 
 #[derive(Subcommand)]
 pub enum Cmd {
@@ -163,7 +163,10 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 ));
             };
             let bytes = std::fs::read(&path).map_err(|e| {
-                wt_memory_foundation::error::bad_input(format!("import: cannot read {}: {e}", path.display()))
+                wt_memory_foundation::error::bad_input(format!(
+                    "import: cannot read {}: {e}",
+                    path.display()
+                ))
             })?;
             let req = Import {
                 document: wt_memory_foundation::hygiene::decode_lossy(&bytes),

@@ -18,7 +18,8 @@ pub const DESIGN_TAGS_BASE: &str = "phase:apply,source:hook,decisions";
 /// (Claude Code writes `-m "$(cat <<'EOF' … EOF)"`, where a plain `-m "…"` match would capture
 /// `$(cat <<'EOF'`), then `-m "…"` / `-m '…'`, then the tool's description.
 pub fn commit_message(command: &str, description: Option<&str>) -> Option<String> {
-    if !wt_memory_foundation::hygiene::truncate_chars(command, COMMIT_WINDOW).contains("git commit") {
+    if !wt_memory_foundation::hygiene::truncate_chars(command, COMMIT_WINDOW).contains("git commit")
+    {
         return None;
     }
     static HEREDOC: OnceLock<Regex> = OnceLock::new();
@@ -54,7 +55,9 @@ pub fn commit_message(command: &str, description: Option<&str>) -> Option<String
     };
     message
         .or_else(|| description.and_then(first_line))
-        .map(|m| wt_memory_foundation::hygiene::truncate_chars(&m, COMMIT_MESSAGE_CHARS).to_string())
+        .map(|m| {
+            wt_memory_foundation::hygiene::truncate_chars(&m, COMMIT_MESSAGE_CHARS).to_string()
+        })
 }
 
 /// A change name usable as a single path component.
@@ -100,7 +103,8 @@ pub fn design_memory(change: &str, design_md: &str) -> Option<String> {
     if full.chars().count() <= DESIGN_MEMORY_CHARS {
         return Some(full);
     }
-    let cut = wt_memory_foundation::hygiene::truncate_chars(&full, DESIGN_MEMORY_CHARS - 3).trim_end();
+    let cut =
+        wt_memory_foundation::hygiene::truncate_chars(&full, DESIGN_MEMORY_CHARS - 3).trim_end();
     Some(format!("{cut}..."))
 }
 
@@ -114,9 +118,9 @@ pub fn new_commits(root: &Path, last: Option<&str>) -> Vec<(String, String)> {
     }
     let out = wt_memory_base::project::git(root, &args).or_else(|| {
         // The recorded commit may be gone (rebased away): fall back to HEAD alone.
-        range
-            .as_ref()
-            .and_then(|_| wt_memory_base::project::git(root, &["log", "--format=%H%x09%s", "-1", "HEAD"]))
+        range.as_ref().and_then(|_| {
+            wt_memory_base::project::git(root, &["log", "--format=%H%x09%s", "-1", "HEAD"])
+        })
     });
     out.unwrap_or_default()
         .lines()
@@ -176,9 +180,11 @@ pub fn on_stop(ctx: &super::Ctx) -> Result<(), String> {
         saved.push(change);
         let mut list = saved.join("\n");
         list.push('\n');
-        wt_memory_base::paths::write_atomic(&saved_path, list.as_bytes()).map_err(|e| e.to_string())?;
+        wt_memory_base::paths::write_atomic(&saved_path, list.as_bytes())
+            .map_err(|e| e.to_string())?;
     }
-    wt_memory_base::paths::write_atomic(&marker, format!("{head}\n").as_bytes()).map_err(|e| e.to_string())
+    wt_memory_base::paths::write_atomic(&marker, format!("{head}\n").as_bytes())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

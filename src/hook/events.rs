@@ -6,11 +6,11 @@ use super::input::HookInput;
 use super::memory;
 use super::query::{self, HookQuery};
 use super::{log, Ctx};
-use wt_memory_foundation::hygiene::truncate_chars;
-use wt_memory_core::recall::Tiers;
-use wt_memory_core::record::MemoryRecord;
 use std::collections::HashSet;
 use std::path::Path;
+use wt_memory_core::recall::Tiers;
+use wt_memory_core::record::MemoryRecord;
+use wt_memory_foundation::hygiene::truncate_chars;
 
 pub fn dispatch(ctx: &Ctx, input: &HookInput) -> Option<String> {
     let result = match ctx.event.as_str() {
@@ -219,14 +219,17 @@ fn refresh_claude_memory(ctx: &Ctx) {
         return; // no auto memory for this project
     };
     let key = wt_memory_base::wire::store_key(&ctx.project.store_dir);
-    let stamp_file = wt_memory_base::paths::runtime_dir().join(format!("claude-memory-{key}.stamp"));
+    let stamp_file =
+        wt_memory_base::paths::runtime_dir().join(format!("claude-memory-{key}.stamp"));
     if std::fs::read_to_string(&stamp_file).is_ok_and(|old| old == stamp) {
         return;
     }
     match memory::import_claude_memory(ctx, &dir) {
         Ok(done) => {
             log::debug(&ctx.event, &format!("claude auto memory: {done:?}"));
-            if let Err(e) = wt_memory_base::paths::write_atomic_volatile(&stamp_file, stamp.as_bytes()) {
+            if let Err(e) =
+                wt_memory_base::paths::write_atomic_volatile(&stamp_file, stamp.as_bytes())
+            {
                 log::error(&ctx.event, &format!("claude auto memory stamp: {e}"));
             }
         }
@@ -257,8 +260,8 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
     let mut parts = Vec::new();
     let mut left = PROMPT_BUDGET.total;
 
-    let root =
-        wt_memory_base::project::toplevel(&ctx.project_dir).unwrap_or_else(|| ctx.project_dir.clone());
+    let root = wt_memory_base::project::toplevel(&ctx.project_dir)
+        .unwrap_or_else(|| ctx.project_dir.clone());
     let rules = wt_memory_foundation::rules::load_rules(&root);
     let matching = wt_memory_foundation::rules::matching_rules(&rules, prompt);
     if !matching.is_empty() {

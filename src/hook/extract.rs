@@ -7,12 +7,12 @@
 //! offset moves only after the span's insights are stored: no span is sent twice, none is lost.
 
 use super::{memory, transcript, Ctx};
-use wt_memory_foundation::llm::{claude_bin, run_claude, LLM_TIMEOUT};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
+use wt_memory_foundation::llm::{claude_bin, run_claude, LLM_TIMEOUT};
 
 /// The newest transcript lines considered per extraction.
 const WINDOW_LINES: usize = 100;

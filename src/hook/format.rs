@@ -2,8 +2,8 @@
 //! length, prefix dedup, `[MEM#xxxx]` ids, heuristic marker), a redaction pass on the way out, and a
 //! character budget that drops whole memories.
 
-use wt_memory_core::record::MemoryRecord;
 use std::collections::{BTreeMap, HashSet};
+use wt_memory_core::record::MemoryRecord;
 
 /// A memory below this relevance is not injected (what `proactive` answers clears a higher gate).
 pub const RELEVANCE_FLOOR: f64 = wt_memory_core::recall::RELEVANCE_FLOOR;
@@ -300,7 +300,12 @@ pub fn memory_map(map: &wt_memory_ops::MemoryMap) -> Option<String> {
     let counted = |items: &[(String, usize)]| -> Vec<String> {
         items
             .iter()
-            .map(|(name, n)| format!("{} {n}", wt_memory_foundation::hygiene::truncate_with_ellipsis(name, 40)))
+            .map(|(name, n)| {
+                format!(
+                    "{} {n}",
+                    wt_memory_foundation::hygiene::truncate_with_ellipsis(name, 40)
+                )
+            })
             .collect()
     };
     let noun = if map.total == 1 { "memory" } else { "memories" };
@@ -325,7 +330,9 @@ pub fn memory_map(map: &wt_memory_ops::MemoryMap) -> Option<String> {
         }
         // Too long: the least used topic goes first, then types.
         if topics.pop().is_none() && types.pop().is_none() {
-            return Some(wt_memory_foundation::hygiene::truncate_chars(&text, MAP_CHARS).to_string());
+            return Some(
+                wt_memory_foundation::hygiene::truncate_chars(&text, MAP_CHARS).to_string(),
+            );
         }
     }
 }

@@ -11,12 +11,12 @@
 use super::cache::SessionFailure;
 use super::input::HookInput;
 use super::{log, memory, Ctx};
+use std::collections::HashMap;
+use wt_memory_core::record::MemoryRecord;
 use wt_memory_foundation::failure::{self, Command};
 use wt_memory_foundation::hygiene::truncate_chars;
 use wt_memory_ops::metrics::{self, Event, Mistake};
 use wt_memory_ops::Remember;
-use wt_memory_core::record::MemoryRecord;
-use std::collections::HashMap;
 
 /// Every failure record and fix carries this tag (the guard asks for it).
 pub const FAILURE_TAG: &str = "failure";

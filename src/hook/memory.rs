@@ -6,11 +6,11 @@
 //! to answer, this run asks it nothing more.
 
 use super::Ctx;
-use wt_memory_service::client::{Client, Holding, Mode};
-use wt_memory_ops::{self, OpenOptions, Operation, Recall, Remember};
+use std::time::{Duration, Instant};
 use wt_memory_core::rank::QueryKind;
 use wt_memory_core::record::{split_tags, MemoryRecord};
-use std::time::{Duration, Instant};
+use wt_memory_ops::{self as ops, OpenOptions, Operation, Recall, Remember};
+use wt_memory_service::client::{Client, Holding, Mode};
 
 /// Time kept back after a store call for formatting and printing.
 const MARGIN: Duration = Duration::from_millis(150);
@@ -36,7 +36,9 @@ fn with_client<T>(
     if wait < Duration::from_millis(100) {
         return Err(format!("no time left for {what}"));
     }
-    let wait = wait.min(MEMORY_BUDGET).min(wt_memory_base::config::get().lock_wait);
+    let wait = wait
+        .min(MEMORY_BUDGET)
+        .min(wt_memory_base::config::get().lock_wait);
     let mut slot = ctx.client.borrow_mut();
     let client = slot.get_or_insert_with(|| {
         let project = ctx.project.clone();

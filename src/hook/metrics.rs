@@ -5,11 +5,11 @@
 
 use super::input::HookInput;
 use super::{log, Ctx};
-use wt_memory_ops::metrics::usage::{self, InjectedMemory};
-use wt_memory_ops::metrics::{self, Event, Injected, Outcome, Used};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
+use wt_memory_ops::metrics::usage::{self, InjectedMemory};
+use wt_memory_ops::metrics::{self, Event, Injected, Outcome, Used};
 
 /// What one run asked memory and got back.
 #[derive(Default)]

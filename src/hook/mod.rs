@@ -25,14 +25,14 @@ mod once;
 pub mod query;
 pub mod transcript;
 
-use wt_memory_service::client::Client;
-use wt_memory_base::log;
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use wt_memory_base::log;
+use wt_memory_service::client::Client;
 
 pub use wt_memory_base::hook_front::internal_deadline;
 
@@ -309,7 +309,8 @@ fn handle(
     if !takes(&event, deadline) {
         return Handled::NotHere(format!("{event} runs in a hook process of its own"));
     }
-    let project_dir = wt_memory_base::config::project_dir(input.text("cwd").map(std::path::Path::new)).path;
+    let project_dir =
+        wt_memory_base::config::project_dir(input.text("cwd").map(std::path::Path::new)).path;
     let project = wt_memory_base::project::resolve(&project_dir, None);
     if let Some(why) = steps_aside(&event, &input, &raw, &project_dir, &project.store_dir) {
         log::debug(&event, why);
@@ -365,7 +366,9 @@ fn steps_aside(
     project_dir: &std::path::Path,
     store: &std::path::Path,
 ) -> Option<&'static str> {
-    if !wt_memory_foundation::plugin::started_by_plugin() && wt_memory_foundation::plugin::enabled(project_dir).is_some() {
+    if !wt_memory_foundation::plugin::started_by_plugin()
+        && wt_memory_foundation::plugin::enabled(project_dir).is_some()
+    {
         return Some("the wt-tools plugin is enabled: its own hook handles this event");
     }
     let claims = wt_memory_base::paths::runtime_dir().join("hook-claims");

@@ -4,11 +4,11 @@
 //! time through [`wt_memory_core::recall::query_texts`].
 
 use super::input::HookInput;
-use wt_memory_foundation::hygiene::truncate_chars;
-use wt_memory_core::rank::QueryKind;
 use regex::Regex;
 use std::path::Path;
 use std::sync::OnceLock;
+use wt_memory_core::rank::QueryKind;
+use wt_memory_foundation::hygiene::truncate_chars;
 
 /// How one event asks memory.
 #[derive(Debug)]
@@ -112,7 +112,8 @@ pub fn project(project_dir: &Path) -> HookQuery {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "project".into());
-    let git = |args: &[&str]| wt_memory_base::project::git(project_dir, args).filter(|s| !s.is_empty());
+    let git =
+        |args: &[&str]| wt_memory_base::project::git(project_dir, args).filter(|s| !s.is_empty());
     let changed =
         git(&["diff", "--name-only", "HEAD~5", "HEAD"]).or_else(|| git(&["diff", "--name-only"]));
     let text = match changed {

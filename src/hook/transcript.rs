@@ -215,7 +215,6 @@ mod tests {
     use super::*;
     use wt_memory_ops::metrics::usage::{used, InjectedMemory, Use};
 
-
     fn fixture(name: &str) -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("testdata/fixtures/transcripts")
@@ -303,7 +302,8 @@ mod tests {
             InjectedMemory {
                 short: "a1b2",
                 id: "a1b2c3d4-0000-0000-0000-000000000001",
-                content: "sync pull retries with backoff_ms=250 in src/sync/pull.rs before giving up",
+                content:
+                    "sync pull retries with backoff_ms=250 in src/sync/pull.rs before giving up",
             },
             InjectedMemory {
                 short: "ffe0",

@@ -454,7 +454,8 @@ pub fn init(opts: &InitOptions) -> Result<Outcome> {
         Wiring::Plugin => Some("--hooks plugin".to_string()),
         Wiring::Auto => match &opts.team_plugin {
             Some(_) => Some("--team-plugin".to_string()),
-            None => wt_memory_foundation::plugin::enabled(&targets[0]).map(|key| format!("{key} is enabled")),
+            None => wt_memory_foundation::plugin::enabled(&targets[0])
+                .map(|key| format!("{key} is enabled")),
         },
     };
     if let Some(why) = by_plugin {
@@ -837,7 +838,10 @@ fn dangling_hooks(target: &Path, opts: &InitOptions, out: &mut Outcome) -> Resul
             file.display()
         ));
         if !opts.dry_run {
-            wt_memory_base::paths::write_atomic(file, settings::render_like(&kept, Some(&text)).as_bytes())?;
+            wt_memory_base::paths::write_atomic(
+                file,
+                settings::render_like(&kept, Some(&text)).as_bytes(),
+            )?;
         }
         out.changed = true;
     }

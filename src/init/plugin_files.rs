@@ -4,8 +4,8 @@
 //! them with `WT_BLESS=1`.
 
 use super::{claude_md, mcp_registration, settings};
-use wt_memory_foundation::plugin::{MARKETPLACE, NAME};
 use serde_json::json;
+use wt_memory_foundation::plugin::{MARKETPLACE, NAME};
 
 const DESCRIPTION: &str = "Persistent per-project memory for Claude Code: hooks inject what earlier sessions learned, an MCP server recalls and remembers, one local store per git project";
 const AUTHOR: &str = "wt-tools";

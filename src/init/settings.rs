@@ -447,7 +447,11 @@ pub fn with_team_plugin(
     )?;
     set(
         "enabledPlugins",
-        &format!("{}@{}", wt_memory_foundation::plugin::NAME, wt_memory_foundation::plugin::MARKETPLACE),
+        &format!(
+            "{}@{}",
+            wt_memory_foundation::plugin::NAME,
+            wt_memory_foundation::plugin::MARKETPLACE
+        ),
         json!(true),
     )?;
     if original.is_some() && root == before {

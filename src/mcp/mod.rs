@@ -26,11 +26,11 @@ use rmcp::model::{
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use serde::Deserialize;
 
-use wt_memory_service::client::{Client, Holding, Mode};
-use wt_memory_base::config::{self, ProjectDir};
-use wt_memory_ops as ops;
-use wt_memory_core::record::split_tags;
 use crate::sync::{SyncAction, SyncArgs};
+use wt_memory_base::config::{self, ProjectDir};
+use wt_memory_core::record::split_tags;
+use wt_memory_ops as ops;
+use wt_memory_service::client::{Client, Holding, Mode};
 
 /// The name the server reports in `initialize` (`serverInfo.name`) and in `memory_health`: the
 /// binary's, not the crate's (`wt-memory` is the CLI).

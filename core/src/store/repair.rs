@@ -94,3 +94,5 @@ impl Store {
         Ok((store, report))
     }
 }
+
+crate::shows_no_memory!(RepairReport);

@@ -12,14 +12,14 @@ pub mod html;
 pub mod report;
 pub mod usage;
 
-use wt_memory_foundation::error::{other, Result};
-use wt_memory_base::project::Project;
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use wt_memory_base::project::Project;
+use wt_memory_foundation::error::{other, Result};
 
 pub use report::Report;
 
@@ -454,7 +454,11 @@ impl Log {
 
 /// Redacted (no secret reaches the log) and at most [`QUERY_CHARS`] long.
 fn clean_query(query: &str) -> String {
-    wt_memory_foundation::hygiene::truncate_chars(&wt_memory_foundation::hygiene::redact(query), QUERY_CHARS).to_string()
+    wt_memory_foundation::hygiene::truncate_chars(
+        &wt_memory_foundation::hygiene::redact(query),
+        QUERY_CHARS,
+    )
+    .to_string()
 }
 
 /// Events waiting to be written to one project's log. Clones share the buffer (a daemon's

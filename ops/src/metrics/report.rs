@@ -2,10 +2,10 @@
 //! by `wt-memory metrics`, `wt-memory report`, the TUI and the MCP `memory_metrics` tool.
 
 use super::Log;
-use wt_memory_foundation::error::{other, Result};
-use wt_memory_core::record::MemoryRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use wt_memory_core::record::MemoryRecord;
+use wt_memory_foundation::error::{other, Result};
 
 /// Relevance buckets, as in the previous system: strong > 0.7, partial 0.3–0.7, weak < 0.3.
 pub const STRONG: f64 = 0.7;
@@ -175,8 +175,11 @@ fn day_of(ms: i64) -> String {
 
 fn preview(records: &HashMap<&str, &MemoryRecord>, id: &str) -> String {
     match records.get(id) {
-        Some(r) => wt_memory_foundation::hygiene::truncate_chars(&wt_memory_foundation::hygiene::redact(&r.content), 100)
-            .replace('\n', " "),
+        Some(r) => wt_memory_foundation::hygiene::truncate_chars(
+            &wt_memory_foundation::hygiene::redact(&r.content),
+            100,
+        )
+        .replace('\n', " "),
         None => "(forgotten since)".to_string(),
     }
 }
@@ -560,3 +563,6 @@ fn repeat_mistakes(db: &rusqlite::Connection, since_ms: i64) -> rusqlite::Result
     out.signatures = signatures;
     Ok(out)
 }
+
+// Its memories' previews are redacted as they are made.
+wt_memory_core::shows_no_memory!(Report);
