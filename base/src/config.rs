@@ -2,7 +2,8 @@
 //! [`ENV_VARS`] (shown by `wt-memory --help` and `wt-memory doctor`). The one binary locator and
 //! the one resolution of the project directory live here too.
 //!
-//! The engine's process-wide set-up (`wt_memory_core::engine_env::prepare_process`) lives with the engine.
+//! The engine's process-wide set-up (`wt_memory_core::engine_env::prepare_process`) lives with
+//! the engine.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -23,7 +23,7 @@ pub use keys::*;
 pub use maintenance::*;
 pub use memories::*;
 pub use operation::{
-    answer, decode, entry, names, typed, Operation, Registered, Reply, Request, Wire,
+    answer, decode, entry, names, typed, Made, Operation, Registered, Reply, Request, Wire,
 };
 pub use todos::*;
 pub use transfer::*;

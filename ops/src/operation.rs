@@ -68,14 +68,31 @@ pub trait Operation: Serialize + DeserializeOwned + Clone + Send + Sync + 'stati
 pub trait Reply: Send {
     fn into_value(self: Box<Self>) -> Result<Value>;
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
+    /// [`Redact::redact`], through the box.
+    fn redact_answer(&mut self);
 }
 
-impl<T: Serialize + Send + 'static> Reply for T {
+impl<T: Serialize + Redact + Send + 'static> Reply for T {
     fn into_value(self: Box<Self>) -> Result<Value> {
         Ok(serde_json::to_value(*self)?)
     }
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
         self
+    }
+    fn redact_answer(&mut self) {
+        Redact::redact(self)
+    }
+}
+
+/// An answer just made by [`Request::run`], not yet fit to show: [`Made::shown`] redacts it. The
+/// service calls it once the store is free for the next request, so a long list is redacted
+/// outside its turn.
+pub struct Made(Box<dyn Reply>);
+
+impl Made {
+    pub fn shown(mut self) -> Box<dyn Reply> {
+        self.0.redact_answer();
+        self.0
     }
 }
 
@@ -102,8 +119,8 @@ pub trait Request: Send + Sync {
     fn answered_from_view(&self) -> bool;
     fn reports_integrity(&self) -> bool;
     fn max_line(&self) -> Option<usize>;
-    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Box<dyn Reply>>;
-    fn at_once(&self, recorder: &Recorder) -> Option<Result<Box<dyn Reply>>>;
+    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Made>;
+    fn at_once(&self, recorder: &Recorder) -> Option<Result<Made>>;
     /// `{"op": name, "args": …}`, as [`decode`] reads it.
     fn to_wire(&self) -> Result<Value>;
     fn boxed(&self) -> Box<dyn Request>;
@@ -131,15 +148,11 @@ impl<O: Operation> Request for O {
     fn max_line(&self) -> Option<usize> {
         O::MAX_LINE
     }
-    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Box<dyn Reply>> {
-        Ok(Box::new(answer(self, direct, caller)?))
+    fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Made> {
+        Ok(Made(Box::new(Operation::run(self, direct, caller)?)))
     }
-    fn at_once(&self, recorder: &Recorder) -> Option<Result<Box<dyn Reply>>> {
-        let shown = |mut a: O::Answer| {
-            a.redact();
-            Box::new(a) as Box<dyn Reply>
-        };
-        Operation::at_once(self, recorder).map(|a| a.map(shown))
+    fn at_once(&self, recorder: &Recorder) -> Option<Result<Made>> {
+        Operation::at_once(self, recorder).map(|a| a.map(|a| Made(Box::new(a))))
     }
     fn to_wire(&self) -> Result<Value> {
         Ok(serde_json::json!({ "op": O::NAME, "args": serde_json::to_value(self)? }))

@@ -236,7 +236,7 @@ impl Client {
         match &mut self.backend {
             // In this process the answer stays typed (redacted as it was made, as the service
             // redacts the answers it sends).
-            Backend::Direct(d) => req.run(d, caller).map(Answered::Here),
+            Backend::Direct(d) => req.run(d, caller).map(|made| Answered::Here(made.shown())),
             Backend::Daemon(c) => c.call(caller, req).map(Answered::Sent),
             Backend::InService(l) => l.call(caller, req).map(Answered::Here),
             Backend::Unreachable(e) => Err(e.clone()),

@@ -43,7 +43,7 @@ use wt_memory_base::config;
 use wt_memory_base::project::Project;
 use wt_memory_foundation::error::{Error, Result};
 use wt_memory_ops::{Caller, OpenOptions};
-use wt_memory_ops::{Direct, Holding, Reply, Request, Wire};
+use wt_memory_ops::{Direct, Holding, Made, Reply, Request, Wire};
 
 use wt_memory_base::wire::{self, daemon_dir, store_key, Forward, Forwarded, HookDone, HookRun};
 pub use wt_memory_base::wire::{Hello, PROTOCOL};

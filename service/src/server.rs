@@ -269,18 +269,17 @@ impl Requester for UnixStream {
     }
 }
 
-/// A request carried out: its answer, typed and redacted ([`wt_memory_ops::answer`]), and the
-/// store's standing warning to go with it.
+/// A request carried out: its answer as made (redacted by [`Made::shown`] once the store is free
+/// for the next request), and the store's standing warning to go with it.
 struct Served {
-    answer: Result<Box<dyn Reply>>,
+    answer: Result<Made>,
     warning: Option<String>,
 }
 
 impl Served {
-    /// The answer line for a socket client: JSON here, at the socket, once the store is free
-    /// for the next request.
+    /// The answer line for a socket client: JSON here, at the socket.
     fn into_line(self) -> Line {
-        let answer = match self.answer.and_then(|a| a.into_value()) {
+        let answer = match self.answer.and_then(|a| a.shown().into_value()) {
             Ok(v) => Line::Ok(v),
             Err(e) => Line::Err(e),
         };
@@ -678,7 +677,9 @@ impl Local {
                 if let Some(warning) = warning {
                     wt_memory_foundation::integrity::set_warning(warning);
                 }
-                answer.map_err(|e| e.clipped(MAX_ERROR_CHARS))
+                answer
+                    .map(Made::shown)
+                    .map_err(|e| e.clipped(MAX_ERROR_CHARS))
             }
             Err(Refused(e)) => Err(e),
             Err(Withdrawn | Late) => Err(unanswered(format!(

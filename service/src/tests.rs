@@ -1,4 +1,5 @@
-//! The typed operations (`wt_memory_ops`) through the `Client`, on a real store in a temporary directory, in this process: no binary is spawned.
+//! The typed operations (`wt_memory_ops`) through the `Client`, on a real store in a temporary
+//! directory, in this process: no binary is spawned.
 
 use crate::client::{Client, Holding};
 use std::path::Path;

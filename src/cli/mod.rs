@@ -316,11 +316,11 @@ impl ForwardedCommand for ForwardedQuery {
     fn run(self: Box<Self>, direct: &mut Direct) -> Result<Forwarded, Error> {
         check_forwarded_store(&self.project, direct)?;
         let caller = Caller::of(&self.project);
-        // Through the record type, as the client reads the answer, so that every field prints as
-        // the engine binary prints it (an f32 importance as 0.3, not as its f64 widening).
-        let found = self.request.run(direct, &caller).and_then(|done| {
-            let done = done.into_value()?;
-            let records: Vec<wt_memory_core::record::MemoryRecord> = serde_json::from_value(done)?;
+        // The records as the client reads them (recall and proactive answer records), so every
+        // field prints as the engine binary prints it.
+        let found = self.request.run(direct, &caller).and_then(|made| {
+            let records: Vec<wt_memory_core::record::MemoryRecord> =
+                wt_memory_ops::typed(made.shown())?;
             Ok(serde_json::to_string_pretty(&records)?)
         });
         Ok(match found {

@@ -118,7 +118,8 @@ pub struct LineOptions {
     pub with_ids: bool,
     pub per_memory: usize,
     /// Redact secrets again. The hooks' records never need it (every record a front end gets
-    /// was redacted as it was serialised, whichever backend served it); text from elsewhere may.
+    /// was redacted once, as its answer was made, whichever backend served it); text from
+    /// elsewhere may.
     pub redact: bool,
 }
 

@@ -269,7 +269,8 @@ mod tests {
             .starts_with("Find every place"));
     }
 
-    /// What the metrics count as used, on sessions this reader reads: the fixture session injected two memories at its compaction (an attachment) and then found
+    /// What the metrics count as used, on sessions this reader reads: the fixture session
+    /// injected two memories at its compaction (an attachment) and then found
     /// its bug alone: neither is used; a later reply citing one makes exactly that one used.
     #[test]
     fn a_fixture_transcript_uses_only_what_the_agent_cites() {
