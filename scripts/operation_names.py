@@ -3,7 +3,7 @@
 list, the MCP server's list; a hook-only operation, its definition and the hook that calls it.)
 
 Operations are read from their definitions (`impl Operation for X { const NAME: &'static str =
-"x"; ... }` under src/), or given with --names (to count an older tree, whose operations were a
+"x"; ... }` in the crates' sources), or given with --names (to count an older tree, whose operations were a
 `Request` enum). Code only: comments, string literals and test code (`#[cfg(test)]` modules,
 `tests.rs`, `tests/`) are left out.
 
@@ -71,7 +71,9 @@ def strip_code(text):
 
 
 def sources(root):
-    for base in ("src", "base/src", "foundation/src", "core/src", "ops/src", "service/src"):
+    # The root package's src/ and every crate of the workspace's (a folder with a Cargo.toml).
+    crates = ["src"] + sorted(f"{d.name}/src" for d in root.iterdir() if (d / "Cargo.toml").is_file())
+    for base in crates:
         for path in sorted((root / base).rglob("*.rs")):
             if path.name == "tests.rs" or "tests" in path.relative_to(root).parts[:-1]:
                 continue
