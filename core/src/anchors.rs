@@ -202,7 +202,7 @@ pub struct StaleMemory {
     pub gone: Vec<String>,
 }
 
-// Its preview is redacted as it is cut (`wt_memory_ops::stale`).
+// Its preview is redacted as it is cut (`MemoryRecord::preview`).
 crate::shows_no_memory!(StaleMemory);
 
 #[cfg(test)]

@@ -52,6 +52,9 @@ pub fn short_id(id: &str) -> &str {
     wt_memory_foundation::hygiene::truncate_chars(id, 8)
 }
 
+/// How many characters of a memory's content [`MemoryRecord::preview`] shows.
+pub const PREVIEW_CHARS: usize = 100;
+
 /// The metadata key naming the older memory a memory replaces.
 pub const SUPERSEDES: &str = "supersedes";
 
@@ -278,6 +281,12 @@ impl MemoryRecord {
             relevance_reason: None,
             superseded_by: None,
         }
+    }
+
+    /// The start of its content on one line, as a report or a list of memories to review shows
+    /// it: redacted before it is cut, so a secret cut in two is still found.
+    pub fn preview(&self) -> String {
+        hygiene::truncate_chars(&hygiene::redact(&self.content), PREVIEW_CHARS).replace('\n', " ")
     }
 
     pub fn has_tag(&self, tag: &str) -> bool {

@@ -618,11 +618,7 @@ pub fn stale(store: &Store) -> Result<Vec<StaleMemory>> {
             continue;
         }
         out.push(StaleMemory {
-            preview: wt_memory_foundation::hygiene::truncate_chars(
-                &wt_memory_foundation::hygiene::redact(&record.content),
-                100,
-            )
-            .replace('\n', " "),
+            preview: record.preview(),
             id: record.id,
             changed: state.changed,
             gone: state.gone,
@@ -653,11 +649,7 @@ pub fn to_review(
             continue;
         }
         out.push(wt_memory_core::dedup::Review {
-            preview: wt_memory_foundation::hygiene::truncate_chars(
-                &wt_memory_foundation::hygiene::redact(&record.content),
-                100,
-            )
-            .replace('\n', " "),
+            preview: record.preview(),
             id: record.id,
             created_at: record.created_at,
             changed: state.changed,
@@ -1340,5 +1332,5 @@ impl Operation for Stale {
     }
 }
 
-// Their previews (`Similar::content`, a stale memory's) are redacted as they are cut.
+// Their previews (`Similar::content`, `MemoryRecord::preview`) are redacted before they are cut.
 wt_memory_core::shows_no_memory!(Remembered, Superseded, Forgotten);

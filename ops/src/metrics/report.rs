@@ -175,11 +175,7 @@ fn day_of(ms: i64) -> String {
 
 fn preview(records: &HashMap<&str, &MemoryRecord>, id: &str) -> String {
     match records.get(id) {
-        Some(r) => wt_memory_foundation::hygiene::truncate_chars(
-            &wt_memory_foundation::hygiene::redact(&r.content),
-            100,
-        )
-        .replace('\n', " "),
+        Some(r) => r.preview(),
         None => "(forgotten since)".to_string(),
     }
 }
