@@ -9,6 +9,7 @@
 pub mod child;
 pub mod error;
 pub mod failure;
+pub mod hidden;
 pub mod hygiene;
 pub mod integrity;
 pub mod llm;
@@ -17,3 +18,4 @@ pub mod plugin;
 pub mod redact;
 pub mod rules;
 pub mod setup;
+pub mod trust;
