@@ -65,8 +65,8 @@ fn kind(c: char) -> Option<&'static str> {
 }
 
 /// Can a (non-)joiner legitimately sit beside `c`: a letter or sign of a script that joins
-/// (Persian, Hindi, Sinhala), an emoji or its presentation selector? Never beside ASCII, where it
-/// only splits a word so a filter misses it.
+/// (Persian, Hindi, Sinhala; a half form ends a word), an emoji or its presentation selector?
+/// Never between two ASCII characters, where it only splits a word so a filter misses it.
 fn joins(c: Option<char>) -> bool {
     c.is_some_and(|c| !c.is_ascii() && !c.is_whitespace() && kind(c).is_none())
 }
@@ -92,7 +92,7 @@ pub fn strip(text: &str) -> (String, Removed) {
                 out.push('\n');
                 continue;
             }
-            '\u{200C}' | '\u{200D}' if joins(out.chars().last()) && joins(chars.get(i + 1).copied()) => {
+            '\u{200C}' | '\u{200D}' if joins(out.chars().last()) || joins(chars.get(i + 1).copied()) => {
                 out.push(c);
                 continue;
             }
