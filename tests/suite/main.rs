@@ -23,4 +23,5 @@ mod report;
 mod setup;
 mod snapshots;
 mod sync;
+mod trust;
 mod tui;
