@@ -378,6 +378,8 @@ pub fn extract(
 ) -> Result<LlmReport> {
     use crate::hook::extract::{self as x, Span};
     let store_dir = client.project().store_dir.clone();
+    let project_dir = client.project().cwd.clone();
+    client.set_source("transcript");
     wt_memory_base::paths::ensure_private_dir(&store_dir).map_err(|e| {
         wt_memory_foundation::error::other(format!("cannot create {}: {e}", store_dir.display()))
     })?;
@@ -396,7 +398,7 @@ pub fn extract(
         let _one_at_a_time =
             x::lock(&store_dir, wait).map_err(wt_memory_foundation::error::other)?;
         let (prompt, state) =
-            match x::span(&store_dir, file).map_err(wt_memory_foundation::error::other)? {
+            match x::span(&store_dir, file, &project_dir).map_err(wt_memory_foundation::error::other)? {
                 Span::Nothing => continue,
                 Span::Skipped(state, _) => {
                     if !dry_run {
@@ -405,7 +407,8 @@ pub fn extract(
                     }
                     continue;
                 }
-                Span::Extract { prompt, state } => (prompt, state),
+                // A transcript import's memories are all checked as from a past transcript.
+                Span::Extract { prompt, state, .. } => (prompt, state),
             };
         if report.calls == max_calls {
             report.left += 1;
@@ -448,6 +451,8 @@ pub fn import(
     dry_run: bool,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Report> {
+    // Whatever the transcripts say is stored as from a past transcript (wt_memory_core::trust).
+    client.set_source("transcript");
     let path = state_path(client);
     let mut state = load_state(&path);
     let mut report = Report {

@@ -6,6 +6,7 @@
 
 use crate::record::{parse_any_type, MemoryRecord, Redact};
 use crate::store::{Inserted, NewMemory, Store};
+use crate::trust::{Provenance, HELD_REASON, HELD_TAG, PROVENANCE, REVIEWED};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use wt_memory_foundation::hygiene;
@@ -81,6 +82,9 @@ pub struct ImportReport {
     pub imported: usize,
     pub skipped: usize,
     pub errors: usize,
+    /// Of those imported, held for review (a source not trusted yet, or what they say).
+    #[serde(default)]
+    pub held: usize,
 }
 
 fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
@@ -98,15 +102,45 @@ pub fn new_memory(rec: &MemoryRecord, content: &str) -> NewMemory {
     new.entities = rec.entities.clone();
     new.is_failure = rec.is_failure;
     new.is_anomaly = rec.is_anomaly;
+    // Where it came from and whether it was held or approved, as the record says: what a restore
+    // puts back. An import replaces the first two and drops the approval ([`import_with`]).
+    new.provenance = Provenance::parse(rec.metadata.get(PROVENANCE).map(String::as_str));
+    if rec.has_tag(HELD_TAG) {
+        new.hold = Some(
+            rec.metadata
+                .get(HELD_REASON)
+                .cloned()
+                .unwrap_or_else(|| "held where it was written".into()),
+        );
+    }
+    new.reviewed = rec.metadata.get(REVIEWED).cloned();
     new.importance = rec.importance;
     new.created_at = parse_time(&rec.created_at);
     new.id = uuid::Uuid::parse_str(&rec.id).ok();
     new
 }
 
+/// Where an import's records come from: their provenance in this store, and a hold for all of
+/// them (a teammate the user has not trusted yet).
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    pub provenance: Provenance,
+    pub hold: Option<String>,
+}
+
+impl Origin {
+    /// An export file the user imports.
+    pub fn file() -> Origin {
+        Origin {
+            provenance: Provenance::Import,
+            hold: None,
+        }
+    }
+}
+
 /// Import records; with `dry_run` nothing is written and the counts say what would happen.
 pub fn import(store: &Store, doc: &ExportDoc, dry_run: bool) -> anyhow::Result<ImportReport> {
-    import_with(store, doc, dry_run, || Ok(()))
+    import_with(store, doc, dry_run, &Origin::file(), || Ok(()))
 }
 
 /// [`import`], calling `before_first_write` once, just before the first record is written (the
@@ -115,6 +149,7 @@ pub fn import_with(
     store: &Store,
     doc: &ExportDoc,
     dry_run: bool,
+    origin: &Origin,
     mut before_first_write: impl FnMut() -> anyhow::Result<()>,
 ) -> anyhow::Result<ImportReport> {
     let existing = store.records()?;
@@ -132,6 +167,7 @@ pub fn import_with(
             store,
             doc,
             dry_run,
+            origin,
             known,
             known_content,
             &mut before_first_write,
@@ -143,6 +179,7 @@ fn import_records(
     store: &Store,
     doc: &ExportDoc,
     dry_run: bool,
+    origin: &Origin,
     mut known: HashSet<String>,
     mut known_content: HashSet<String>,
     before_first_write: &mut impl FnMut() -> anyhow::Result<()>,
@@ -154,14 +191,14 @@ fn import_records(
             report.errors += 1;
             continue;
         };
-        let origin = rec
+        let origin_id = rec
             .metadata
             .get("original_id")
             .cloned()
             .unwrap_or_else(|| rec.id.clone());
         let content = hygiene::clean_content(&rec.content);
         if known.contains(&rec.id)
-            || known.contains(&origin)
+            || known.contains(&origin_id)
             || known_content.contains(&hygiene::content_hash(&content))
         {
             report.skipped += 1;
@@ -172,14 +209,23 @@ fn import_records(
             continue;
         }
         known.insert(rec.id.clone());
-        known.insert(origin.clone());
+        known.insert(origin_id.clone());
         known_content.insert(hygiene::content_hash(&content));
         if dry_run {
             report.imported += 1;
             continue;
         }
         let mut new = new_memory(&rec, &content);
-        new.metadata.insert("original_id".into(), origin);
+        new.metadata.insert("original_id".into(), origin_id);
+        // Whatever the file says of itself: it arrives as what brought it, unapproved here.
+        new.provenance = origin.provenance.clone();
+        new.reviewed = None;
+        if let Some(why) = &origin.hold {
+            new.hold = Some(match new.hold.take() {
+                Some(held_there) => format!("{why}; {held_there}"),
+                None => why.clone(),
+            });
+        }
         to_write.push(new);
     }
     if to_write.is_empty() {
@@ -194,7 +240,10 @@ fn import_records(
         for new in round {
             match insert_record(store, new.clone())? {
                 Some(ins) if ins.duplicate => report.skipped += 1,
-                Some(_) => report.imported += 1,
+                Some(ins) => {
+                    report.imported += 1;
+                    report.held += usize::from(ins.held.is_some());
+                }
                 None => report.errors += 1,
             }
         }

@@ -17,3 +17,4 @@ pub mod record;
 pub mod snapshot;
 pub mod store;
 pub mod todo;
+pub mod trust;

@@ -1,6 +1,9 @@
 //! Store migrations (the previous system's ids and meaning), recorded in `<store>/.migrations`.
 //! 001 tags every memory that has no `branch:*` tag with `branch:unknown`, in place.
 //! 002 gives every memory that names files of the repository its code anchors, taken now.
+//! 003 runs the trust check on every memory written before it existed: one that carries hidden
+//! characters or reads as an order to the agent is held for review (its text stays as it is; every
+//! way out removes hidden characters anyway). Memories without a provenance count as the user's.
 
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
@@ -13,6 +16,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "002",
         "anchor memories to the repository files they name (their blob ids now)",
+    ),
+    (
+        "003",
+        "hold for review the memories with hidden characters or orders to the agent",
     ),
 ];
 
@@ -58,6 +65,13 @@ fn run_one(store: &Store, id: &str) -> anyhow::Result<()> {
         for m in store.all()? {
             if !m.experience.metadata.contains_key(crate::anchors::ANCHORS) {
                 store.set_anchors(&m)?;
+            }
+        }
+    }
+    if id == "003" {
+        for m in store.all()? {
+            if let Some(held) = crate::trust::check_stored(&m) {
+                store.replace_memory(&held)?;
             }
         }
     }

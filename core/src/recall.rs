@@ -3,6 +3,7 @@
 //! these through the same `Client` request, so the CLI, hooks and MCP see the same answers.
 
 use crate::rank::{self, Candidate, QueryKind};
+use crate::trust::HELD_TAG;
 use crate::record::{MemoryRecord, Redact};
 use crate::store::{EmbedderKind, Packed, Quantized, RankView, Store};
 use chrono::{DateTime, Utc};
@@ -106,7 +107,7 @@ fn in_range(r: Packed, q: &RecallQuery) -> bool {
 pub const AUTO_FAILURE_TAG: &str = "auto-failure";
 
 /// The rows of `view` that pass `q`'s filters, ascending: those carrying every tag asked for, and
-/// in a date range and over an importance when asked. The hooks' own failure records answer
+/// in a date range and over an importance when asked; never a memory held for review. The hooks' own failure records answer
 /// queries about failures only (tagged `failure`): elsewhere they would crowd out what was written
 /// to be read. Tags come from the view's rows per tag (found once per view, not per query).
 fn filtered_rows(view: &RankView, q: &RecallQuery) -> Vec<usize> {
@@ -123,6 +124,13 @@ fn filtered_rows(view: &RankView, q: &RecallQuery) -> Vec<usize> {
         let failures = carrying(AUTO_FAILURE_TAG);
         if !failures.is_empty() {
             rows.retain(|&i| failures.binary_search(&(i as u32)).is_err());
+        }
+    }
+    // A memory held for review is never ranked for anyone: only `review` and `list` show it.
+    if !q.tags.iter().any(|t| t == HELD_TAG) {
+        let held = carrying(HELD_TAG);
+        if !held.is_empty() {
+            rows.retain(|&i| held.binary_search(&(i as u32)).is_err());
         }
     }
     if q.min_importance.is_some() || q.since.is_some() || q.until.is_some() {
@@ -344,7 +352,8 @@ impl Ranking {
             && q.min_importance.is_none()
             && q.since.is_none()
             && q.until.is_none()
-            && !view.tally.tags.contains_key(AUTO_FAILURE_TAG);
+            && !view.tally.tags.contains_key(AUTO_FAILURE_TAG)
+            && !view.tally.tags.contains_key(HELD_TAG);
         let keep: Vec<usize> = if unfiltered {
             (0..records.len()).collect() // nothing to look at per memory
         } else {
@@ -556,7 +565,7 @@ pub fn tiers(
         ..Default::default()
     };
     let (full_floor, index_floor) = gates();
-    let mut ranking = Ranking::of(store, &q, limit + index_limit)?;
+    let mut ranking = Ranking::of(store, &q, limit.saturating_add(index_limit))?;
     // A new user's store holds a handful of memories, none a near miss of another: what ranks
     // first for a prompt there is worth a line in the index even at a low score. Only for prompts
     // (a tool call's query is a path or a command: there a low score is no match) and only with

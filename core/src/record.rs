@@ -55,6 +55,9 @@ pub fn short_id(id: &str) -> &str {
 /// How many characters of a memory's content [`MemoryRecord::preview`] shows.
 pub const PREVIEW_CHARS: usize = 100;
 
+/// The metadata key of a memory's title (MCP `remember`'s `title`), shown by the hooks' index.
+pub const TITLE: &str = "title";
+
 /// The metadata key naming the older memory a memory replaces.
 pub const SUPERSEDES: &str = "supersedes";
 
@@ -115,7 +118,18 @@ pub trait Redact {
 }
 
 impl Redact for MemoryRecord {
+    /// Secrets redacted, and hidden characters removed again (a memory written before they were
+    /// removed on the way in, or brought back by a restore, still shows none).
     fn redact(&mut self) {
+        use wt_memory_foundation::hidden::visible;
+        self.content = visible(&self.content);
+        self.tags = self.tags.iter().map(|t| visible(t)).collect();
+        self.metadata = self
+            .metadata
+            .iter()
+            .map(|(k, v)| (visible(k), visible(v)))
+            .collect();
+        self.entities = self.entities.iter().map(|e| visible(e)).collect();
         self.content = hygiene::redact(&self.content);
         self.tags = redacted_list(self.tags.iter().map(String::as_str));
         self.metadata =

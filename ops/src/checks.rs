@@ -77,5 +77,14 @@ pub fn store_checks(store: &Store) -> StoreChecks {
             "see the message above",
         ),
     };
-    StoreChecks(vec![integrity, embedder])
+    let held = match crate::review::held_count(store) {
+        Ok(0) => Check::new(true, "held for review: none", ""),
+        Ok(n) => Check::new(
+            false,
+            format!("held for review: {n} memories (hidden text, orders to the agent or a new teammate source; never injected)"),
+            "wt-memory review",
+        ),
+        Err(e) => Check::new(false, format!("held for review: cannot count: {e:#}"), "wt-memory repair"),
+    };
+    StoreChecks(vec![integrity, embedder, held])
 }

@@ -12,6 +12,7 @@ mod keys;
 mod maintenance;
 mod memories;
 mod operation;
+mod review;
 mod todos;
 mod transfer;
 mod usage;
@@ -25,6 +26,7 @@ pub use memories::*;
 pub use operation::{
     answer, decode, entry, names, typed, Made, Operation, Registered, Reply, Request, Wire,
 };
+pub use review::*;
 pub use todos::*;
 pub use transfer::*;
 pub use usage::*;

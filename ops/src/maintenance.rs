@@ -1,6 +1,7 @@
 //! Looking after a store: stats, status, health, dedup, cleanup, migrations, re-embedding,
 //! repair, and the list of stores.
 
+use wt_memory_core::trust::HELD_TAG;
 use super::{take_snapshot, Caller, Direct, Operation};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -72,6 +73,9 @@ pub struct MemoryMap {
     /// The most used topic tags, most used first (not the namespaced tags the tools add, such as
     /// `branch:…` or `source:hook`).
     pub topics: Vec<(String, usize)>,
+    /// Memories held for review (not in `total`: the agent is never shown them).
+    #[serde(default)]
+    pub held: usize,
 }
 
 /// Topic tags a map lists.
@@ -86,7 +90,13 @@ pub fn memory_map(view: &store::RankView) -> MemoryMap {
         all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         all
     }
-    let mut topics = most_used(view.tally.tags.iter().filter(|(tag, _)| !tag.contains(':')));
+    let held = view.tally.tags.get(HELD_TAG).copied().unwrap_or(0);
+    let mut topics = most_used(
+        view.tally
+            .tags
+            .iter()
+            .filter(|(tag, _)| !tag.contains(':') && tag.as_str() != HELD_TAG),
+    );
     topics.truncate(MAP_TOPICS);
     // Names shown are redacted here, where a resident service has the patterns ready: every write
     // redacts tags already, and this is the second line of defence, as for records going out.
@@ -98,9 +108,10 @@ pub fn memory_map(view: &store::RankView) -> MemoryMap {
     };
     let topics = redacted(topics);
     MemoryMap {
-        total: view.records.len(),
+        total: view.records.len().saturating_sub(held),
         types: redacted(most_used(view.tally.types.iter())),
         topics,
+        held,
     }
 }
 

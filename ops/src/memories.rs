@@ -18,6 +18,22 @@ pub const MAX_CONTENT_CHARS: usize = 100_000;
 /// Largest query `recall`, `proactive` and `context` accept (characters): far above any real
 /// question, far below what makes one call slow (a 2 MB query is refused, not ranked).
 pub const MAX_QUERY_CHARS: usize = 20_000;
+/// The most memories one answer may hold (`--limit`, an MCP tool's `limit`, a hook's index): the
+/// store's scale. Every count a caller sends is checked against it where it crosses the socket
+/// and the MCP boundary, so no count overflows or asks for an allocation the size of the address
+/// space.
+pub const MAX_COUNT: usize = 100_000;
+
+/// Refuse a count above [`MAX_COUNT`].
+pub fn check_count(cmd: &str, what: &str, n: usize) -> Result<()> {
+    if n > MAX_COUNT {
+        return Err(bad_input(format!(
+            "{cmd}: {what} is {n}; the most is {MAX_COUNT}"
+        )));
+    }
+    Ok(())
+}
+
 /// Fewest hex digits of an id that `get` and `forget` accept as a prefix: shorter ones match
 /// memories by accident (`forget 2` once deleted whichever memory's id began with 2).
 pub const MIN_ID_PREFIX: usize = 8;
@@ -48,8 +64,7 @@ pub struct Remember {
     pub keys: Vec<String>,
 }
 
-/// The metadata key of a memory's title (MCP `remember`'s `title`), shown by the hooks' index.
-pub const TITLE: &str = "title";
+pub use wt_memory_core::record::TITLE;
 /// A title's longest length, in characters.
 pub const MAX_TITLE_CHARS: usize = 80;
 
@@ -62,6 +77,10 @@ pub struct Remembered {
     /// A note on how the type was read (legacy type names), for stderr.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Why the memory is held for review instead of reaching the agent (hidden text, an order to
+    /// the agent, ...): it is stored, never injected, listed by `wt-memory review`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
     /// Older memories on the same subject: the new one may replace one of them (then link them
     /// with `supersede`). Similarity alone cannot tell an update from a related fact
     /// (studies/supersede.py), so the writer decides.
@@ -292,6 +311,7 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
             new.tags.push(format!("branch:{b}"));
         }
     }
+    new.provenance = wt_memory_core::trust::Provenance::of_writer(caller.source.as_deref());
     let keys: Vec<String> = new
         .metadata
         .get(record::KEYS)
@@ -318,10 +338,24 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
     } else {
         similar_older(store, &ins.id)?
     };
+    // Said once, by the write that created the store without the model: nothing is lost, and the
+    // store re-embeds itself the first time it is opened with the model.
+    let note = match (req.note, store.take_created_without_model()) {
+        (note, false) => note,
+        (note, true) => Some(
+            note.into_iter()
+                .chain([format!(
+                    "wt-memory: note: stored without the embedding model, so recall matches words only until `wt-memory setup` installs it; the store re-embeds itself once it is there"
+                )])
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    };
     Ok(Remembered {
         id: ins.id,
         duplicate: ins.duplicate,
-        note: req.note,
+        note,
+        held: ins.held,
         similar,
     })
 }
@@ -506,6 +540,7 @@ impl Recall {
         if self.tags_only && self.tags.is_empty() {
             return Err(bad_input("recall: --tags-only needs --tags"));
         }
+        check_count("recall", "--limit", self.limit)?;
         check_query("recall", &self.query)
     }
 
@@ -1029,6 +1064,8 @@ impl Operation for Remember {
         let done = direct.write(|s| remember(s, checked, caller))?;
         if !done.duplicate {
             let source = caller.source.as_deref().unwrap_or("cli");
+            // `extraction:outside` is an extraction to the metrics log.
+            let source = source.split(':').next().unwrap_or(source);
             direct.record_write(source, Some(&done.id), 1);
         }
         Ok(done)
@@ -1120,6 +1157,7 @@ impl Operation for Proactive {
     const NEEDS_CALLER: bool = true;
     const FROM_VIEW: bool = true;
     fn validate(&self) -> Result<()> {
+        check_count("proactive", "the limit", self.limit)?;
         check_query("proactive", &self.context)
     }
     fn texts_to_embed(&self) -> Vec<String> {
@@ -1161,6 +1199,8 @@ impl Operation for Tiers {
     const NEEDS_CALLER: bool = true;
     const FROM_VIEW: bool = true;
     fn validate(&self) -> Result<()> {
+        check_count("proactive", "the limit", self.limit)?;
+        check_count("proactive", "the index limit", self.index)?;
         check_query("proactive", &self.context)
     }
     fn texts_to_embed(&self) -> Vec<String> {
@@ -1184,6 +1224,9 @@ pub struct List {
 impl Operation for List {
     const NAME: &'static str = "list";
     type Answer = Vec<MemoryRecord>;
+    fn validate(&self) -> Result<()> {
+        check_count("list", "--limit", self.limit.unwrap_or(0))
+    }
     fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Vec<MemoryRecord>> {
         direct.read(|s| list(s, self.memory_type.as_deref(), self.limit))
     }

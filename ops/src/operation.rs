@@ -189,6 +189,7 @@ fn registered() -> impl Iterator<Item = &'static Registered> {
         super::transfer::OPERATIONS,
         super::todos::OPERATIONS,
         super::usage::OPERATIONS,
+        super::review::OPERATIONS,
     ]
     .into_iter()
     .flatten()

@@ -7,6 +7,7 @@ use wt_memory_core::exchange::{self, ImportReport};
 use wt_memory_core::record::{parse_user_type, split_tags};
 use wt_memory_core::snapshot::{self, Restored};
 use wt_memory_core::store::{NewMemory, Store};
+use wt_memory_core::trust;
 use wt_memory_foundation::error::{bad_input, not_found, other, Error, Result};
 use wt_memory_foundation::hygiene;
 
@@ -29,6 +30,11 @@ pub struct Import {
     /// The operation named in the undo snapshot taken before the first write (`None`: no
     /// snapshot; `sync pull` takes one per pull, not one per source).
     pub snapshot_as: Option<String>,
+    /// The teammate's sync source (`user/machine`) the document is from (`sync pull`); `None`: an
+    /// export file the user imports. A source the user has not trusted yet has its memories held
+    /// for review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
 }
 
 /// An import's counts; a dry run says what would happen.
@@ -57,6 +63,7 @@ impl Imported {
                 imported: *would_import,
                 skipped: *would_skip,
                 errors: *errors,
+                held: 0,
             },
         }
     }
@@ -68,7 +75,15 @@ pub fn check_import(req: &Import) -> Result<exchange::ExportDoc> {
 
 pub fn import(store: &Store, req: &Import) -> Result<Imported> {
     let doc = check_import(req)?;
-    let report = exchange::import_with(store, &doc, req.dry_run, || match &req.snapshot_as {
+    let origin = match &req.from {
+        None => exchange::Origin::file(),
+        Some(source) => exchange::Origin {
+            provenance: trust::Provenance::Teammate(source.clone()),
+            hold: (!trust::trusted_sources(store.dir()).contains(source))
+                .then(|| trust::untrusted_source_reason(source)),
+        },
+    };
+    let report = exchange::import_with(store, &doc, req.dry_run, &origin, || match &req.snapshot_as {
         Some(op) => take_snapshot(store, op).map_err(anyhow::Error::new),
         None => Ok(()),
     })?;
@@ -234,6 +249,9 @@ impl Operation for Import {
     const NAME: &'static str = "import";
     type Answer = Imported;
     fn validate(&self) -> Result<()> {
+        if let Some(source) = &self.from {
+            trust::check_source_name(source).map_err(bad_input)?;
+        }
         check_import(self).map(drop)
     }
     fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Imported> {

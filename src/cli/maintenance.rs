@@ -549,6 +549,7 @@ fn from_legacy(
         document,
         dry_run,
         snapshot_as: Some("migrate --from-legacy".into()),
+        from: None,
     };
     let report = client.run(req.clone())?.report();
     let verb = if dry_run { "would come in" } else { "came in" };

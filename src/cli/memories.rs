@@ -320,8 +320,18 @@ pub(super) fn remember_with(
     if let Some(note) = &done.note {
         writeln!(err, "{note}")?;
     }
+    if let Some(why) = &done.held {
+        writeln!(
+            err,
+            "wt-memory: stored but held for review ({why}): never injected until you approve it with `wt-memory review --approve {}`",
+            wt_memory_core::record::short_id(&done.id)
+        )?;
+    }
     if a.json {
         let mut line = serde_json::json!({"id": done.id, "duplicate": done.duplicate});
+        if let Some(why) = &done.held {
+            line["held"] = why.as_str().into();
+        }
         if !done.similar.is_empty() {
             line["similar"] = serde_json::to_value(&done.similar)?;
         }

@@ -11,6 +11,7 @@ mod enrich;
 mod maintenance;
 mod memories;
 mod metrics;
+mod review;
 mod todo;
 mod transfer;
 
@@ -60,6 +61,8 @@ enum Cmd {
     Metrics(metrics::Cmd),
     #[command(flatten)]
     Enrich(enrich::Cmd),
+    #[command(flatten)]
+    Review(review::Cmd),
 }
 
 /// What a command ends with.
@@ -172,6 +175,7 @@ pub fn main() -> ExitCode {
         Cmd::Todo(c) => todo::run(&mut client, c),
         Cmd::Metrics(c) => metrics::run(&mut client, c),
         Cmd::Enrich(c) => enrich::run(&mut client, c),
+        Cmd::Review(c) => review::run(&mut client, c),
     };
     // Close the store before the last words (a damaged store's warning is raised on open).
     drop(client);

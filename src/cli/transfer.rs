@@ -172,6 +172,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 document: wt_memory_foundation::hygiene::decode_lossy(&bytes),
                 dry_run,
                 snapshot_as: (!no_snapshot).then_some(snapshot_as),
+                from: None,
             };
             match import_in_parts(client, req) {
                 Ok(done) => print_json(&done),
@@ -295,6 +296,7 @@ fn import_in_parts(
             } else {
                 None
             },
+            from: req.from.clone(),
         };
         let done = client.run(part_req.clone())?.report();
         sum.imported += done.imported;

@@ -130,6 +130,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     refresh_claude_memory(ctx);
     match memory::map(ctx) {
         Ok(map) => {
+            notice_held(ctx, map.held);
             if let Some(text) = format::memory_map(&map) {
                 left = left.saturating_sub(text.chars().count() + 2);
                 parts.push(text);
@@ -185,6 +186,31 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     save_session(ctx, &[], &state);
     Ok(Some(parts.join("\n\n")))
 }
+
+/// Tell the user (not the agent: `systemMessage`) that memories wait for review, once for each
+/// new number of them: the count last told is kept beside the store.
+fn notice_held(ctx: &Ctx, held: usize) {
+    let told_path = ctx.project.store_dir.join(HELD_TOLD);
+    let told: Option<usize> = std::fs::read_to_string(&told_path)
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    if held == told.unwrap_or(0) || !ctx.project.store_dir.is_dir() {
+        return;
+    }
+    if let Err(e) = wt_memory_base::paths::write_atomic(&told_path, held.to_string().as_bytes()) {
+        log::error(&ctx.event, &format!("held-for-review notice: {e:#}"));
+    }
+    if held > 0 {
+        let noun = if held == 1 { "memory is" } else { "memories are" };
+        *ctx.notice.borrow_mut() = Some(format!(
+            "wt-memory: {held} {noun} held for review (orders to the agent, hidden text or a new \
+             teammate's source) and never injected; look at them with `wt-memory review`"
+        ));
+    }
+}
+
+/// The file beside a store holding how many held memories the user was last told of.
+const HELD_TOLD: &str = "held-told";
 
 /// PreCompact: Claude Code pastes a PreCompact hook's plain output into the summariser's
 /// instructions. It is asked to keep the ids of the memories this session was given, so the

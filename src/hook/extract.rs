@@ -66,6 +66,35 @@ pub struct Window {
     pub has_text: bool,
     /// The agent saved memories itself in this span.
     pub agent_saved: bool,
+    /// What the span read from outside the project, as its tool calls name it: a web fetch or
+    /// search, another MCP server's tool, an absolute path read (outside or not: see
+    /// [`Window::read_outside`]).
+    pub fetched: Vec<String>,
+}
+
+impl Window {
+    /// Did the span read content from outside the repository at `project_dir`? Its memories are
+    /// then checked more strictly (`wt_memory_core::trust`): the model summarised text anyone
+    /// could have written.
+    pub fn read_outside(&self, project_dir: &Path) -> bool {
+        self.fetched
+            .iter()
+            .any(|f| !f.starts_with('/') || !Path::new(f).starts_with(project_dir))
+    }
+}
+
+/// The tools whose results come from outside the project: the web, and MCP servers other than
+/// ours (`mcp__wt-tools__…`, or the plugin's `mcp__plugin_wt-tools_wt-tools__…`).
+fn reads_outside(tool: &str, input: Option<&Value>) -> Option<String> {
+    match tool {
+        "WebFetch" | "WebSearch" => Some(tool.to_string()),
+        "Read" | "NotebookRead" => input
+            .and_then(|i| i.get("file_path").or_else(|| i.get("notebook_path")))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        t if t.starts_with("mcp__") && !t.contains("wt-tools") => Some(t.to_string()),
+        _ => None,
+    }
 }
 
 fn one_line(s: &str, max: usize) -> String {
@@ -124,8 +153,12 @@ pub fn summarize(entries: &[Value]) -> Window {
                             w.has_text = true;
                         }
                         ("assistant", "tool_use")
-                            if b.get("name").and_then(Value::as_str) == Some("Bash") =>
+                            if b.get("name").and_then(Value::as_str) != Some("Bash") =>
                         {
+                            let name = b.get("name").and_then(Value::as_str).unwrap_or("");
+                            w.fetched.extend(reads_outside(name, b.get("input")));
+                        }
+                        ("assistant", "tool_use") => {
                             if let Some(cmd) = b
                                 .get("input")
                                 .and_then(|i| i.get("command"))
@@ -343,12 +376,14 @@ pub enum Span {
     Extract {
         prompt: String,
         state: TranscriptState,
+        /// The span read outside content ([`Window::read_outside`]).
+        outside: bool,
     },
 }
 
 /// The span of `path` the Stop extraction takes now (read only; see [`commit`]). Callers hold
 /// [`lock`] from here until they commit.
-pub fn span(store_dir: &Path, path: &Path) -> Result<Span, String> {
+pub fn span(store_dir: &Path, path: &Path, project_dir: &Path) -> Result<Span, String> {
     let Some((entries, state)) = new_lines(store_dir, path)? else {
         return Ok(Span::Nothing);
     };
@@ -366,7 +401,11 @@ pub fn span(store_dir: &Path, path: &Path) -> Result<Span, String> {
         ));
     }
     let prompt = build_prompt(&state, &window);
-    Ok(Span::Extract { prompt, state })
+    Ok(Span::Extract {
+        prompt,
+        state,
+        outside: window.read_outside(project_dir),
+    })
 }
 
 /// One extraction at a time per store (the Stop workers' and the transcript import's): held
@@ -399,7 +438,7 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
         &store_dir,
         ctx.deadline.checked_sub(AFTER_WAIT).unwrap_or(ctx.deadline),
     )?;
-    let (prompt, state) = match span(&store_dir, transcript_path)? {
+    let (prompt, state, outside) = match span(&store_dir, transcript_path, &ctx.project_dir)? {
         Span::Nothing => {
             super::log::debug(&ctx.event, "no new transcript lines");
             return Ok(0);
@@ -408,7 +447,11 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
             super::log::debug(&ctx.event, why);
             return commit(&store_dir, transcript_path, state).map(|_| 0);
         }
-        Span::Extract { prompt, state } => (prompt, state),
+        Span::Extract {
+            prompt,
+            state,
+            outside,
+        } => (prompt, state, outside),
     };
     let skip = |why: &str| {
         super::log::debug(&ctx.event, why);
@@ -435,7 +478,8 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
             insight.ty,
             &tags_for(insight, state.change.as_deref()),
             &insight.keys,
-            "extraction",
+            // Its provenance: a harvest, checked more strictly after outside content.
+            if outside { "extraction:outside" } else { "extraction" },
         ) {
             Ok(_) => stored += 1,
             Err(e) => super::log::error(&ctx.event, &format!("storing an insight failed: {e}")),

@@ -103,10 +103,11 @@ pub fn short_forms(full_id: &str) -> Vec<String> {
 /// Newlines and tabs become spaces, secrets are redacted again (the store should hold none, but
 /// imports and older stores may).
 pub fn clean_content(raw: &str, redact: bool) -> String {
+    let raw = wt_memory_foundation::hidden::visible(raw);
     let text = if redact {
-        wt_memory_foundation::hygiene::redact(raw)
+        wt_memory_foundation::hygiene::redact(&raw)
     } else {
-        raw.to_string()
+        raw
     };
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -136,8 +137,9 @@ pub fn memory_lines(
         if opts.floor && m.relevance_score.is_some_and(|r| r < RELEVANCE_FLOOR) {
             continue;
         }
-        // A replaced fact is never injected: the agent would act on what is no longer true.
-        if m.superseded_by.is_some() {
+        // A replaced fact is never injected: the agent would act on what is no longer true. A
+        // memory held for review never is either (the ranking leaves it out already).
+        if m.superseded_by.is_some() || is_held(m) {
             continue;
         }
         let content = clean_content(&m.content, opts.redact);
@@ -155,13 +157,29 @@ pub fn memory_lines(
             ""
         };
         let body = wt_memory_foundation::hygiene::truncate_with_ellipsis(&content, opts.per_memory);
+        let from = written_by(m);
         lines.push(if opts.with_ids {
-            format!("  - [MEM#{}] {marker}{body}", ids.assign(&m.id))
+            format!("  - [MEM#{}] {from}{marker}{body}", ids.assign(&m.id))
         } else {
-            format!("  - {marker}{body}")
+            format!("  - {from}{marker}{body}")
         });
     }
     lines
+}
+
+/// Is `m` held for review (never injected)?
+fn is_held(m: &MemoryRecord) -> bool {
+    m.has_tag(wt_memory_core::trust::HELD_TAG)
+}
+
+/// `(from teammate alice/laptop) `: where an injected memory came from, when not from the user.
+fn written_by(m: &MemoryRecord) -> String {
+    let from = wt_memory_core::trust::Provenance::parse(
+        m.metadata
+            .get(wt_memory_core::trust::PROVENANCE)
+            .map(String::as_str),
+    );
+    from.shown().map(|f| format!("({f}) ")).unwrap_or_default()
 }
 
 /// `header`, as many whole lines as fit, then `footer`, within `max_chars` in total (counting the
@@ -266,7 +284,7 @@ pub fn index_lines(memories: &[MemoryRecord], shown: &mut HashSet<String>) -> Ve
         if lines.len() == INDEX_LIMIT {
             break;
         }
-        if m.superseded_by.is_some() || shown.contains(&m.id) {
+        if m.superseded_by.is_some() || is_held(m) || shown.contains(&m.id) {
             continue;
         }
         let line = format!(

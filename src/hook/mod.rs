@@ -58,6 +58,9 @@ pub struct Ctx {
     pub deny: RefCell<Option<String>>,
     /// Run by the store's service: its own way in, which the client takes on first use.
     pub service: RefCell<Option<wt_memory_service::Local>>,
+    /// A line for the user, not the agent (`systemMessage`: Claude Code shows it and never sends
+    /// it to the model): SessionStart's notice of memories held for review.
+    pub notice: RefCell<Option<String>>,
 }
 
 impl Ctx {
@@ -113,10 +116,19 @@ fn arm_watchdog(deadline: Instant, event: String) {
 /// docs/performance.md, "Before the dated rounds: from a child process per call to the resident
 /// service").
 fn output_line(out: &Output) -> String {
-    let (event, text) = (&out.event, &out.text);
+    // Never a hidden character to the agent, whatever a memory or a file held.
+    let text = &wt_memory_foundation::hidden::visible(&out.text);
+    let event = &out.event;
     // PreCompact's output is read as plain text, pasted into the summariser's instructions.
     if event == "PreCompact" {
         return text.clone();
+    }
+    let mut line = serde_json::Map::new();
+    if let Some(notice) = &out.notice {
+        line.insert("systemMessage".into(), notice.as_str().into());
+    }
+    if text.is_empty() && !out.deny {
+        return serde_json::Value::Object(line).to_string();
     }
     let specific = if out.deny {
         serde_json::json!({
@@ -127,7 +139,8 @@ fn output_line(out: &Output) -> String {
     } else {
         serde_json::json!({"hookEventName": event, "additionalContext": text})
     };
-    serde_json::json!({ "hookSpecificOutput": specific }).to_string()
+    line.insert("hookSpecificOutput".into(), specific);
+    serde_json::Value::Object(line).to_string()
 }
 
 /// Is output finished at `finished` for a run with `deadline` still worth printing?
@@ -159,6 +172,8 @@ struct Output {
     text: String,
     deny: bool,
     deadline: Instant,
+    /// For the user only (`systemMessage`).
+    notice: Option<String>,
 }
 
 /// How a run ended.
@@ -335,6 +350,7 @@ fn handle(
         guard_only: args.iter().skip(1).any(|a| a == GUARD_ONLY),
         deny: RefCell::new(None),
         service: RefCell::new(service),
+        notice: RefCell::new(None),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
     let context = events::dispatch(&ctx, &input);
@@ -348,11 +364,16 @@ fn handle(
     // Let go of the store before printing: other hooks may be waiting for it.
     drop(ctx.client.take());
     log::debug(&event, &format!("done in {:?}", started.elapsed()));
-    Handled::Done(output.map(|text| Output {
+    let notice = ctx.notice.take();
+    if output.is_none() && notice.is_none() {
+        return Handled::Done(None);
+    }
+    Handled::Done(Some(Output {
         event,
-        text,
+        text: output.unwrap_or_default(),
         deny,
         deadline,
+        notice,
     }))
 }
 

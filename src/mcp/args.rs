@@ -259,8 +259,11 @@ pub struct DateRangeArgs {
 }
 
 pub(super) fn check_limit(limit: u32) -> Result<usize, String> {
+    let most = wt_memory_ops::MAX_COUNT;
     if limit == 0 {
         Err("limit must be at least 1".to_string())
+    } else if limit as usize > most {
+        Err(format!("limit is {limit}; the most is {most}"))
     } else {
         Ok(limit as usize)
     }

@@ -120,6 +120,7 @@ impl MemoryServer {
             document: wt_memory_foundation::hygiene::decode_lossy(&bytes),
             dry_run: args.dry_run,
             snapshot_as: Some("import".into()),
+            from: None,
         };
         self.json(move |c| c.run(req)).await
     }

@@ -332,6 +332,7 @@ impl<'a> SyncContext<'a> {
             return Ok(0);
         }
 
+        self.trust_known_sources(&selected, &me, &state)?;
         let (mut new, mut skipped, mut imported_sources) = (0u64, 0u64, 0usize);
         let mut failed_sources = 0usize;
         // One undo snapshot per pull: the first import that writes takes it, the others do not.
@@ -340,11 +341,17 @@ impl<'a> SyncContext<'a> {
             match self.import_source(&snap, source, !snapshot_taken) {
                 Ok(counts) => {
                     snapshot_taken |= counts.imported > 0;
-                    let errors = if counts.errors > 0 {
+                    let mut errors = if counts.errors > 0 {
                         format!(", {} errors", counts.errors)
                     } else {
                         String::new()
                     };
+                    if counts.held > 0 {
+                        errors.push_str(&format!(
+                            ", {} held for review (`wt-memory review`)",
+                            counts.held
+                        ));
+                    }
                     say!(
                         self,
                         "{source}: {} new, {} skipped{errors}",
@@ -385,6 +392,37 @@ impl<'a> SyncContext<'a> {
         Ok(0)
     }
 
+    /// Sources trusted without a review: our own identity (a store restored from the branch), and,
+    /// on the first pull of this version into a store that pulled before, every source on the
+    /// branch: the user took them in already, before there was a review to pass. From then on a
+    /// new source's memories are held until `wt-memory review --trust <source>`.
+    fn trust_known_sources(&self, selected: &[&String], me: &str, state: &SyncState) -> Result<()> {
+        let store_dir = self.client.borrow().project().store_dir.clone();
+        let decided = wt_memory_core::trust::trust_decided(&store_dir);
+        let known: Vec<&String> = selected
+            .iter()
+            .copied()
+            .filter(|s| s.as_str() == me || (!decided && state.last_pull_commit.is_some()))
+            .collect();
+        for source in &known {
+            self.with_store(|c| {
+                c.run(wt_memory_ops::TrustSource {
+                    source: source.to_string(),
+                })
+            })
+            .map_err(|e| anyhow!("cannot trust {source}: {e}"))?;
+        }
+        if !decided && state.last_pull_commit.is_some() && !known.is_empty() {
+            let names: Vec<&str> = known.iter().map(|s| s.as_str()).collect();
+            say!(
+                self,
+                "Trusted the sources pulled before: {} (a new source's memories wait for `wt-memory review`)",
+                names.join(", ")
+            );
+        }
+        Ok(())
+    }
+
     fn import_source(
         &self,
         snap: &Snapshot<'_>,
@@ -399,6 +437,7 @@ impl<'a> SyncContext<'a> {
             document: wt_memory_foundation::hygiene::decode_lossy(&bytes),
             dry_run: false,
             snapshot_as: take_snapshot.then(|| "sync-pull".to_string()),
+            from: Some(source.to_string()),
         };
         match self.with_store(|c| c.run(req.clone())) {
             Ok(done) => Ok(done.report()),

@@ -156,9 +156,24 @@ impl Store {
         match recorded {
             None => {
                 self.write_meta(current)?;
+                if current == EmbedderKind::Hash {
+                    self.created_without_model
+                        .store(true, std::sync::atomic::Ordering::SeqCst);
+                }
                 Ok(current)
             }
             Some(r) if r == current => Ok(current),
+            // Written before the model was installed, opened with it now: re-embedded here, once,
+            // so no write or recall is refused for the order things were installed in. Writes
+            // that arrive meanwhile wait their turn (a hook's are spooled past its budget).
+            Some(EmbedderKind::Hash) if current == EmbedderKind::MinilmL6 => {
+                let n = self.reembed()?;
+                wt_memory_base::log::info(
+                    "store",
+                    &format!("re-embedded {n} memories written before the model was installed"),
+                );
+                Ok(current)
+            }
             Some(EmbedderKind::MinilmL6) => bail!(
                 "this store's vectors come from the MiniLM model, but the model is not available now, so recall would not be semantic and new vectors would not match; {}",
                 wt_memory_foundation::setup::fix_hint()

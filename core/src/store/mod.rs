@@ -77,6 +77,14 @@ pub struct NewMemory {
     pub created_at: Option<DateTime<Utc>>,
     /// Keep this id (import), else a new one.
     pub id: Option<uuid::Uuid>,
+    /// Who writes it, and how (stored as metadata `provenance`; see [`crate::trust`]).
+    pub provenance: crate::trust::Provenance,
+    /// Why the writer holds it for review before it may reach the agent (a source not trusted
+    /// yet); the store adds its own reasons ([`crate::trust::vet`]).
+    pub hold: Option<String>,
+    /// The approval it had in the store it comes back to (a restore): kept, and the trust check
+    /// is not run again on what the user already approved.
+    pub reviewed: Option<String>,
 }
 
 impl NewMemory {
@@ -92,6 +100,9 @@ impl NewMemory {
             importance: crate::record::DEFAULT_IMPORTANCE,
             created_at: None,
             id: None,
+            provenance: Default::default(),
+            hold: None,
+            reviewed: None,
         }
     }
 }
@@ -119,6 +130,8 @@ pub struct Inserted {
     pub id: String,
     /// The same (normalised) content was already stored; `id` is that memory.
     pub duplicate: bool,
+    /// Why the new memory is held for review ([`crate::trust::vet`]), if it is.
+    pub held: Option<String>,
 }
 
 /// The engine of a store, open or opening. A service opens it on a thread of its own while it
@@ -236,6 +249,9 @@ pub struct Store {
     checked_at_open: std::sync::atomic::AtomicBool,
     pub project: Project,
     embedder_checked: OnceLock<Result<EmbedderKind, String>>,
+    /// This process created the store without the model (hash embeddings): the first write says
+    /// so once ([`Store::take_created_without_model`]).
+    created_without_model: std::sync::atomic::AtomicBool,
     /// The integrity record (see [`wt_memory_foundation::integrity`]), kept in step with every write.
     integrity: Mutex<Option<Record>>,
     /// The recorded ids replayed from the journal (`Some(None)`: it cannot be trusted), loaded
@@ -473,6 +489,7 @@ impl Store {
             checked_at_open: Default::default(),
             project: project.clone(),
             embedder_checked: OnceLock::new(),
+            created_without_model: Default::default(),
             integrity: Mutex::new(None),
             recorded_ids: Mutex::new(None),
             content_index: Mutex::new(None),
@@ -743,10 +760,12 @@ impl Store {
 
     /// Write one memory: the one door every write goes through. Content should already be
     /// cleaned (private spans dropped); secrets are redacted here again in every field, whoever
-    /// the caller. Identical (normalised) content returns the existing id instead of storing it
+    /// the caller, then hidden characters removed, the provenance recorded and the trust check
+    /// run ([`crate::trust::vet`]): a memory that fails it is stored held for review. Identical (normalised) content returns the existing id instead of storing it
     /// twice.
     pub fn insert(&self, new: NewMemory) -> anyhow::Result<Inserted> {
         let mut new = new.redacted();
+        crate::trust::vet(&mut new);
         // After redaction: an anchor is a path and a blob id, never a secret. An import keeps
         // the anchors it brings (taken where the memory was written).
         if !new.metadata.contains_key(crate::anchors::ANCHORS) {
@@ -765,12 +784,14 @@ impl Store {
             return Ok(Inserted {
                 id,
                 duplicate: true,
+                held: None,
             });
         }
         self.ensure_embedder()?;
         let embedding = self.embed(&new.content)?;
         let key_vectors = self.embed_keys(&new.metadata)?;
         let hash = hygiene::content_hash(&new.content);
+        let held = new.metadata.get(crate::trust::HELD_REASON).cloned();
         let experience = Experience {
             content: new.content,
             experience_type: new.experience_type,
@@ -809,6 +830,7 @@ impl Store {
         Ok(Inserted {
             id: id.0.to_string(),
             duplicate: false,
+            held,
         })
     }
 
@@ -936,6 +958,12 @@ impl Store {
         self.replace(&updated)
     }
 
+    /// Write `updated` over the memory with its id (same content and vectors; its tags or
+    /// metadata changed), and keep the views in step.
+    pub fn replace_memory(&self, updated: &Memory) -> anyhow::Result<()> {
+        self.replace(updated)
+    }
+
     /// Write `updated` over the memory with its id, and keep the views in step.
     fn replace(&self, updated: &Memory) -> anyhow::Result<()> {
         let _logged = self.note_view_write(Some(&updated.id.0.to_string()));
@@ -945,6 +973,12 @@ impl Store {
         }
         self.written(&updated.id, true);
         self.make_durable()
+    }
+
+    /// Did this process create the store without the model? True once, then false.
+    pub fn take_created_without_model(&self) -> bool {
+        self.created_without_model
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Replace a memory's embedding (used by `reembed`).
@@ -960,28 +994,24 @@ impl Store {
     }
 
     /// Re-embed every memory with the current embedder and record it (after `setup` on a store
-    /// written without the model). Returns the number of memories re-embedded.
+    /// written without the model). Returns the number of memories re-embedded. It never asks
+    /// [`Store::ensure_embedder`], so the check of the embedder can call it (a store written
+    /// before the model was installed re-embeds itself on its first open with the model).
     pub fn reembed(&self) -> anyhow::Result<usize> {
         let current = self.current_embedder();
         let all = self.all()?;
         self.batch(|| -> anyhow::Result<()> {
             for m in &all {
-                let e = self.embed(&m.experience.content)?;
-                self.set_embedding(m, e)?;
-            }
-            // Key vectors from the old embedder would not compare with the new queries.
-            for m in all
-                .iter()
-                .filter(|m| m.experience.metadata.contains_key(crate::record::KEYS))
-            {
-                if let Some(current) = self.get(&m.id.0.to_string())? {
-                    let keys: Vec<String> = MemoryRecord::from_memory(&current)
-                        .keys()
-                        .iter()
-                        .map(|k| k.to_string())
-                        .collect();
-                    self.write_keys(&current, &keys)?;
-                }
+                let mut updated = (**m).clone();
+                updated.experience.embeddings = Some(self.embed(&m.experience.content)?);
+                // Key vectors from the old embedder would not compare with the new queries.
+                updated.experience.image_embeddings = self.embed_keys(&m.experience.metadata)?;
+                let _logged = self.note_view_write(Some(&m.id.0.to_string()));
+                self.changed();
+                self.ms()?
+                    .update_memory(&updated)
+                    .map_err(|e| anyhow::anyhow!("update failed: {e:#}"))?;
+                self.make_durable()?;
             }
             Ok(())
         })??;

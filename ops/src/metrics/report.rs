@@ -19,6 +19,9 @@ pub struct Report {
     pub days: u32,
     pub since: String,
     pub memories: usize,
+    /// Of them, held for review (never injected; `wt-memory review`).
+    #[serde(default)]
+    pub held: usize,
     pub events: Vec<EventStats>,
     pub relevance: Relevance,
     pub sessions: usize,
@@ -197,6 +200,10 @@ impl Report {
                 .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
                 .unwrap_or_default(),
             memories: records.len(),
+            held: records
+                .iter()
+                .filter(|r| r.has_tag(wt_memory_core::trust::HELD_TAG))
+                .count(),
             growth: growth(records),
             ..Report::default()
         };
@@ -219,8 +226,14 @@ impl Report {
     /// One plain-text page for a terminal.
     pub fn to_text(&self) -> String {
         let mut out = format!(
-            "Memory metrics for {}: last {} days ({} memories in the store)\n\n",
-            self.project, self.days, self.memories
+            "Memory metrics for {}: last {} days ({} memories in the store{})\n\n",
+            self.project,
+            self.days,
+            self.memories,
+            match self.held {
+                0 => String::new(),
+                n => format!(", {n} held for review: `wt-memory review`"),
+            }
         );
         if self.events.is_empty() {
             out.push_str("No hook runs recorded in this window.\n");

@@ -1,0 +1,176 @@
+//! Memories held for review (`wt-memory review`): listed, approved, or their source trusted. Only
+//! the user answers a review: the MCP server offers none of these, so a held memory cannot ask
+//! the agent to approve it (docs/security.md).
+
+use super::memories::{change_one, checked_id};
+use super::{Caller, Direct, Operation};
+use serde::{Deserialize, Serialize};
+use wt_memory_core::record::MemoryRecord;
+use wt_memory_core::store::Store;
+use wt_memory_core::trust::{self, HELD_REASON, HELD_TAG, PROVENANCE, REVIEWED};
+use wt_memory_foundation::error::{bad_input, other, Result};
+
+/// The memories held for review, oldest first (at most `limit`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Held {
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// The most held memories one answer lists.
+pub const MAX_HELD_LISTED: usize = 1_000;
+
+pub fn held(store: &Store, limit: usize) -> Result<Vec<MemoryRecord>> {
+    let view = store.rank_view()?;
+    let mut held: Vec<MemoryRecord> = view
+        .rows_tagged(HELD_TAG)
+        .iter()
+        .map(|&i| view.records.record(i as usize))
+        .collect();
+    held.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+    held.truncate(limit);
+    Ok(held)
+}
+
+/// How many memories are held (doctor, metrics, SessionStart's notice): the view's tag count.
+pub fn held_count(store: &Store) -> Result<usize> {
+    Ok(store.rank_view()?.rows_tagged(HELD_TAG).len())
+}
+
+impl Operation for Held {
+    const NAME: &'static str = "held";
+    type Answer = Vec<MemoryRecord>;
+    const FROM_VIEW: bool = true;
+    fn validate(&self) -> Result<()> {
+        match self.limit {
+            Some(n) if n == 0 || n > MAX_HELD_LISTED => Err(bad_input(format!(
+                "review: --limit must be between 1 and {MAX_HELD_LISTED}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Vec<MemoryRecord>> {
+        let limit = self.limit.unwrap_or(MAX_HELD_LISTED);
+        direct.read(|s| held(s, limit))
+    }
+}
+
+/// Approve one held memory: it is trusted from then on (injected like any other).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Approve {
+    pub id: String,
+}
+
+/// A memory approved (or one that was not held).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Approved {
+    pub id: String,
+    /// It was held, and is not any more.
+    pub was_held: bool,
+}
+
+/// Take the hold off memory `id`: the tag and the reason go, the approval is recorded.
+pub fn approve(store: &Store, id: &str) -> Result<Option<Approved>> {
+    let Some(full) = super::memories::resolve_id(store, "review approve", id)? else {
+        return Ok(None);
+    };
+    let Some(memory) = store.get(&full)? else {
+        return Ok(None);
+    };
+    let record = MemoryRecord::from_memory(&memory);
+    if !record.has_tag(HELD_TAG) {
+        return Ok(Some(Approved {
+            id: full,
+            was_held: false,
+        }));
+    }
+    let mut updated = (*memory).clone();
+    updated.experience.tags.retain(|t| t != HELD_TAG);
+    let metadata = &mut updated.experience.metadata;
+    let was = metadata.remove(HELD_REASON).unwrap_or_default();
+    metadata.insert(
+        REVIEWED.into(),
+        format!("approved {} (was held: {was})", Store::now()),
+    );
+    store
+        .replace_memory(&updated)
+        .map_err(|e| other(format!("review approve failed, nothing changed: {e:#}")))?;
+    Ok(Some(Approved {
+        id: full,
+        was_held: true,
+    }))
+}
+
+impl Operation for Approve {
+    const NAME: &'static str = "approve";
+    type Answer = Approved;
+    fn validate(&self) -> Result<()> {
+        checked_id("review approve", &self.id).map(drop)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Approved> {
+        change_one(direct, "review approve", &self.id, |s, id| approve(s, id))
+    }
+}
+
+/// Trust a teammate's sync source (`user/machine`): its memories held only because the source
+/// was new are approved, and its later pulls are not held for that reason.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrustSource {
+    pub source: String,
+}
+
+/// What trusting a source did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trusted {
+    pub source: String,
+    /// Its memories approved now.
+    pub approved: usize,
+    /// Its memories still held for what they say.
+    pub still_held: usize,
+}
+
+pub fn trust_source(store: &Store, source: &str) -> Result<Trusted> {
+    trust::trust_source(store.dir(), source)
+        .map_err(|e| other(format!("review --trust: {e:#}")))?;
+    let from = trust::Provenance::Teammate(source.to_string()).as_str();
+    let (mut approved, mut still_held) = (0, 0);
+    for record in held(store, usize::MAX)? {
+        if record.metadata.get(PROVENANCE) != Some(&from) {
+            continue;
+        }
+        let only_the_source = record
+            .metadata
+            .get(HELD_REASON)
+            .is_some_and(|r| r.split("; ").all(trust::is_untrusted_source_reason));
+        if only_the_source {
+            approve(store, &record.id)?;
+            approved += 1;
+        } else {
+            still_held += 1;
+        }
+    }
+    Ok(Trusted {
+        source: source.to_string(),
+        approved,
+        still_held,
+    })
+}
+
+impl Operation for TrustSource {
+    const NAME: &'static str = "trust_source";
+    type Answer = Trusted;
+    fn validate(&self) -> Result<()> {
+        trust::check_source_name(&self.source).map_err(bad_input)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Trusted> {
+        direct.write(|s| trust_source(s, &self.source))
+    }
+}
+
+wt_memory_core::shows_no_memory!(Approved, Trusted);
+
+pub(super) const OPERATIONS: &[super::Registered] = &[
+    super::entry::<Held>(),
+    super::entry::<Approve>(),
+    super::entry::<TrustSource>(),
+];
