@@ -397,19 +397,20 @@ pub fn extract(
         let wait = std::time::Instant::now() + wt_memory_foundation::llm::LLM_TIMEOUT * 3;
         let _one_at_a_time =
             x::lock(&store_dir, wait).map_err(wt_memory_foundation::error::other)?;
-        let (prompt, state) =
-            match x::span(&store_dir, file, &project_dir).map_err(wt_memory_foundation::error::other)? {
-                Span::Nothing => continue,
-                Span::Skipped(state, _) => {
-                    if !dry_run {
-                        x::commit(&store_dir, file, state)
-                            .map_err(wt_memory_foundation::error::other)?;
-                    }
-                    continue;
+        let (prompt, state) = match x::span(&store_dir, file, &project_dir)
+            .map_err(wt_memory_foundation::error::other)?
+        {
+            Span::Nothing => continue,
+            Span::Skipped(state, _) => {
+                if !dry_run {
+                    x::commit(&store_dir, file, state)
+                        .map_err(wt_memory_foundation::error::other)?;
                 }
-                // A transcript import's memories are all checked as from a past transcript.
-                Span::Extract { prompt, state, .. } => (prompt, state),
-            };
+                continue;
+            }
+            // A transcript import's memories are all checked as from a past transcript.
+            Span::Extract { prompt, state, .. } => (prompt, state),
+        };
         if report.calls == max_calls {
             report.left += 1;
             continue;

@@ -83,8 +83,12 @@ pub struct ImportReport {
     pub skipped: usize,
     pub errors: usize,
     /// Of those imported, held for review (a source not trusted yet, or what they say).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub held: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {

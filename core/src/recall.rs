@@ -3,9 +3,9 @@
 //! these through the same `Client` request, so the CLI, hooks and MCP see the same answers.
 
 use crate::rank::{self, Candidate, QueryKind};
-use crate::trust::HELD_TAG;
 use crate::record::{MemoryRecord, Redact};
 use crate::store::{EmbedderKind, Packed, Quantized, RankView, Store};
+use crate::trust::HELD_TAG;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 

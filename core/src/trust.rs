@@ -117,7 +117,9 @@ impl Provenance {
             Provenance::User => return None,
             Provenance::Agent => "saved by the agent".into(),
             Provenance::Harvest { outside: false } => "harvested".into(),
-            Provenance::Harvest { outside: true } => "harvested, session read outside content".into(),
+            Provenance::Harvest { outside: true } => {
+                "harvested, session read outside content".into()
+            }
             Provenance::Commit => "commit".into(),
             Provenance::ToolOutput => "from command output".into(),
             Provenance::Transcript => "from a past transcript".into(),
@@ -157,14 +159,23 @@ pub fn vet(new: &mut NewMemory) {
         .insert(PROVENANCE.into(), new.provenance.as_str());
     let shown = [
         new.content.as_str(),
-        new.metadata.get(crate::record::TITLE).map_or("", String::as_str),
-        new.metadata.get(crate::record::KEYS).map_or("", String::as_str),
+        new.metadata
+            .get(crate::record::TITLE)
+            .map_or("", String::as_str),
+        new.metadata
+            .get(crate::record::KEYS)
+            .map_or("", String::as_str),
     ]
     .join("\n");
     let mut reasons: Vec<String> = Vec::new();
     if !removed.is_empty() {
-        reasons.push(format!("{}: {} removed", trust::Concern::HiddenText.label(), removed.describe()));
-        new.metadata.insert(HIDDEN_REMOVED.into(), removed.describe());
+        reasons.push(format!(
+            "{}: {} removed",
+            trust::Concern::HiddenText.label(),
+            removed.describe()
+        ));
+        new.metadata
+            .insert(HIDDEN_REMOVED.into(), removed.describe());
     }
     if let Some(approved) = new.reviewed.take() {
         // The user approved it where it is restored to: only a hold of the restore's own stands.
@@ -173,7 +184,7 @@ pub fn vet(new: &mut NewMemory) {
     } else if let Some(found) = trust::assess(&shown, new.provenance.strict()) {
         reasons.push(found.reason());
     }
-    for held_before in new.hold.take() {
+    if let Some(held_before) = new.hold.take() {
         for part in held_before.split("; ") {
             if !reasons.iter().any(|r| r == part) {
                 reasons.push(part.to_string());
@@ -198,14 +209,22 @@ pub fn check_stored(memory: &shodh_memory::memory::Memory) -> Option<shodh_memor
     let provenance = Provenance::parse(e.metadata.get(PROVENANCE).map(String::as_str));
     let shown = [
         e.content.as_str(),
-        e.metadata.get(crate::record::TITLE).map_or("", String::as_str),
-        e.metadata.get(crate::record::KEYS).map_or("", String::as_str),
+        e.metadata
+            .get(crate::record::TITLE)
+            .map_or("", String::as_str),
+        e.metadata
+            .get(crate::record::KEYS)
+            .map_or("", String::as_str),
     ]
     .join("\n");
     let (visible, removed) = hidden::strip(&shown);
     let mut reasons = Vec::new();
     if !removed.is_empty() {
-        reasons.push(format!("{}: {} found", trust::Concern::HiddenText.label(), removed.describe()));
+        reasons.push(format!(
+            "{}: {} found",
+            trust::Concern::HiddenText.label(),
+            removed.describe()
+        ));
     }
     if let Some(found) = trust::assess(&visible, provenance.strict()) {
         reasons.push(found.reason());
@@ -220,7 +239,9 @@ pub fn check_stored(memory: &shodh_memory::memory::Memory) -> Option<shodh_memor
         hygiene::truncate_with_ellipsis(&reasons.join("; "), 400),
     );
     if !removed.is_empty() {
-        held.experience.metadata.insert(HIDDEN_REMOVED.into(), removed.describe());
+        held.experience
+            .metadata
+            .insert(HIDDEN_REMOVED.into(), removed.describe());
     }
     Some(held)
 }
@@ -244,7 +265,7 @@ pub fn trust_decided(store_dir: &Path) -> bool {
 }
 
 /// Trust `source` from now on.
-pub fn trust_source(store_dir: &Path, source: &str) -> anyhow::Result<()> {
+pub fn add_trusted_source(store_dir: &Path, source: &str) -> anyhow::Result<()> {
     let mut all = trusted_sources(store_dir);
     if !all.iter().any(|s| s == source) {
         all.push(source.to_string());
@@ -253,7 +274,8 @@ pub fn trust_source(store_dir: &Path, source: &str) -> anyhow::Result<()> {
     wt_memory_base::paths::write_atomic(
         &store_dir.join(TRUSTED_SOURCES),
         serde_json::to_string_pretty(&all)?.as_bytes(),
-    )
+    )?;
+    Ok(())
 }
 
 /// A sync source's name as the branch spells it: `user/machine`, short, no spaces or control
@@ -295,7 +317,10 @@ mod tests {
 
     #[test]
     fn a_hostile_or_hidden_write_is_held_and_an_ordinary_one_is_not() {
-        let mut plain = NewMemory::new("Always run cargo fmt before committing", ExperienceType::Learning);
+        let mut plain = NewMemory::new(
+            "Always run cargo fmt before committing",
+            ExperienceType::Learning,
+        );
         vet(&mut plain);
         assert!(!plain.tags.contains(&HELD_TAG.to_string()));
         assert_eq!(plain.metadata[PROVENANCE], "user");

@@ -81,7 +81,10 @@ pub fn store_checks(store: &Store) -> StoreChecks {
         Ok(0) => Check::new(true, "held for review: none", ""),
         Ok(n) => Check::new(
             false,
-            format!("held for review: {n} memories (hidden text, orders to the agent or a new teammate source; never injected)"),
+            format!(
+                "held for review: {n} {} (hidden text, orders to the agent or a new teammate source; never injected)",
+                if n == 1 { "memory" } else { "memories" }
+            ),
             "wt-memory review",
         ),
         Err(e) => Check::new(false, format!("held for review: cannot count: {e:#}"), "wt-memory repair"),

@@ -1,7 +1,6 @@
 //! Looking after a store: stats, status, health, dedup, cleanup, migrations, re-embedding,
 //! repair, and the list of stores.
 
-use wt_memory_core::trust::HELD_TAG;
 use super::{take_snapshot, Caller, Direct, Operation};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -12,6 +11,7 @@ use wt_memory_core::dedup;
 use wt_memory_core::migrate;
 use wt_memory_core::record::MemoryRecord;
 use wt_memory_core::store::{self, EmbedderKind, RepairReport, Store};
+use wt_memory_core::trust::HELD_TAG;
 use wt_memory_foundation::error::Result;
 use wt_memory_foundation::integrity::{self, Alert};
 
@@ -386,7 +386,7 @@ pub fn migrate(store: &Store) -> Result<Vec<MigrationState>> {
 /// Re-embed every memory with the current model; returns how many.
 pub fn reembed(store: &Store) -> Result<usize> {
     take_snapshot(store, "reembed")?;
-    Ok(store.reembed()?)
+    Ok(store.rewrite_vectors()?)
 }
 
 /// `repair`: rebuild the derived indexes and check the store against its integrity record.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use wt_memory_core::record::MemoryRecord;
 use wt_memory_core::store::Store;
 use wt_memory_core::trust::{self, HELD_REASON, HELD_TAG, PROVENANCE, REVIEWED};
-use wt_memory_foundation::error::{bad_input, other, Result};
+use wt_memory_foundation::error::{bad_input, not_found, other, Result};
 
 /// The memories held for review, oldest first (at most `limit`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -108,7 +108,13 @@ impl Operation for Approve {
         checked_id("review approve", &self.id).map(drop)
     }
     fn run(&self, direct: &mut Direct, _: &Caller) -> Result<Approved> {
-        change_one(direct, "review approve", &self.id, |s, id| approve(s, id))
+        change_one(direct, "review approve", &self.id, |s, id| {
+            approve(s, id)?.ok_or_else(|| {
+                not_found(format!(
+                    "review approve: no memory {id} (see `wt-memory review`)"
+                ))
+            })
+        })
     }
 }
 
@@ -130,7 +136,7 @@ pub struct Trusted {
 }
 
 pub fn trust_source(store: &Store, source: &str) -> Result<Trusted> {
-    trust::trust_source(store.dir(), source)
+    trust::add_trusted_source(store.dir(), source)
         .map_err(|e| other(format!("review --trust: {e:#}")))?;
     let from = trust::Provenance::Teammate(source.to_string()).as_str();
     let (mut approved, mut still_held) = (0, 0);

@@ -83,9 +83,11 @@ pub fn import(store: &Store, req: &Import) -> Result<Imported> {
                 .then(|| trust::untrusted_source_reason(source)),
         },
     };
-    let report = exchange::import_with(store, &doc, req.dry_run, &origin, || match &req.snapshot_as {
-        Some(op) => take_snapshot(store, op).map_err(anyhow::Error::new),
-        None => Ok(()),
+    let report = exchange::import_with(store, &doc, req.dry_run, &origin, || {
+        match &req.snapshot_as {
+            Some(op) => take_snapshot(store, op).map_err(anyhow::Error::new),
+            None => Ok(()),
+        }
     })?;
     Ok(if req.dry_run {
         Imported::DryRun {

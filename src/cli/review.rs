@@ -42,7 +42,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
     if let Some(source) = trust {
         let done = client.run(ops::TrustSource { source })?;
         println!(
-            "Trusted {}: {} memories approved, {} still held for what they say",
+            "Trusted {}: {} approved, {} still held for what they say",
             done.source, done.approved, done.still_held
         );
     }
@@ -80,7 +80,7 @@ fn listing(held: &[MemoryRecord]) -> String {
         return "No memory is held for review.\n".into();
     }
     let mut out = format!(
-        "{} memories held for review: never injected into a session until you approve them.\n\
+        "{} held for review: never injected into a session until you approve them.\n\
          Approve only what you would have written yourself; the text below is quoted, not run.\n\n",
         held.len()
     );

@@ -201,7 +201,11 @@ fn notice_held(ctx: &Ctx, held: usize) {
         log::error(&ctx.event, &format!("held-for-review notice: {e:#}"));
     }
     if held > 0 {
-        let noun = if held == 1 { "memory is" } else { "memories are" };
+        let noun = if held == 1 {
+            "memory is"
+        } else {
+            "memories are"
+        };
         *ctx.notice.borrow_mut() = Some(format!(
             "wt-memory: {held} {noun} held for review (orders to the agent, hidden text or a new \
              teammate's source) and never injected; look at them with `wt-memory review`"

@@ -479,7 +479,11 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
             &tags_for(insight, state.change.as_deref()),
             &insight.keys,
             // Its provenance: a harvest, checked more strictly after outside content.
-            if outside { "extraction:outside" } else { "extraction" },
+            if outside {
+                "extraction:outside"
+            } else {
+                "extraction"
+            },
         ) {
             Ok(_) => stored += 1,
             Err(e) => super::log::error(&ctx.event, &format!("storing an insight failed: {e}")),
@@ -579,11 +583,13 @@ mod tests {
             lines: vec!["AGENT: x".into()],
             has_text: true,
             agent_saved: true,
+            fetched: Vec::new(),
         };
         let fresh = Window {
             lines: vec!["AGENT: x".into()],
             has_text: true,
             agent_saved: false,
+            fetched: Vec::new(),
         };
         assert!(build_prompt(&st, &saved).contains("only what the agent missed"));
         assert!(!build_prompt(&st, &fresh).contains("only what the agent missed"));

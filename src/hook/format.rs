@@ -480,6 +480,7 @@ mod tests {
             total,
             types: own(types),
             topics: own(topics),
+            held: 0,
         }
     }
 

@@ -75,7 +75,13 @@ fn withheld_from_agent(value: &mut serde_json::Value) {
                 return;
             }
             let metadata = fields.get("metadata").cloned().unwrap_or(Value::Null);
-            let field = |k: &str| metadata.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+            let field = |k: &str| {
+                metadata
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
             let kinds: Vec<String> = field(HELD_REASON)
                 .split("; ")
                 .filter_map(|part| part.split(':').next())

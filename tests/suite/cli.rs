@@ -153,6 +153,56 @@ fn paraphrase_needs_the_neural_model() {
     }
 }
 
+/// Installed in the plausible wrong order (a store first written before `wt-memory setup`), no
+/// write is lost: the first write says once that it was stored without the model, and the first
+/// opening with the model re-embeds the store, after which writes and recall work and recall is
+/// semantic.
+#[test]
+fn a_store_written_before_the_model_re_embeds_itself_and_keeps_every_write() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("app");
+    let no_model = |args: &[&str], stdin: Option<&str>| {
+        let mut c = env.cmd("wt-memory", &repo);
+        c.args(args)
+            .arg("--no-daemon")
+            .env("XDG_DATA_HOME", env.path().join("no-data"))
+            .env_remove("SHODH_PACKAGE_DIR")
+            .env_remove("SHODH_MODEL_PATH");
+        support::run(&mut c, stdin)
+    };
+    let mut said = 0;
+    for n in NOTES {
+        let out = no_model(&["remember", "--type", "Learning"], Some(n));
+        assert!(out.status.success(), "{}", stderr(&out));
+        said += usize::from(stderr(&out).contains("stored without the embedding model"));
+    }
+    assert_eq!(said, 1, "said once, by the write that made the store");
+    // The model is there now: a write is taken, every earlier one is kept, recall is semantic.
+    let later = env.remember(
+        &repo,
+        "The staging database is reset every Sunday night",
+        "Learning",
+        "",
+    );
+    assert!(!later.is_empty());
+    let all = env.wt_json(&repo, &["list", "--limit", "100"], None);
+    assert_eq!(all.as_array().unwrap().len(), NOTES.len() + 1);
+    let found = env.wt_json(
+        &repo,
+        &["recall", "container killed for running out of RAM"],
+        None,
+    );
+    assert!(
+        found[0]["content"].as_str().unwrap().contains("OOMKilled"),
+        "re-embedded with the model: {found}"
+    );
+    let meta: Value = serde_json::from_slice(
+        &std::fs::read(env.store_dir_of("app").join("wt-memory.json")).unwrap(),
+    )
+    .unwrap();
+    assert_ne!(meta["embedder"], "hash", "{meta}");
+}
+
 #[test]
 fn neural_store_without_model_refuses_to_write_or_rank() {
     let env = TestEnv::new();
@@ -1248,8 +1298,8 @@ fn migration_001_tags_unbranched_memories_once() {
     );
     let out = env.wt(&dir, &["list"], None);
     assert!(
-        stderr(&out).contains("2 migration(s) applied"),
-        "001 and 002"
+        stderr(&out).contains("3 migration(s) applied"),
+        "001, 002 and 003"
     );
     let tags = env.wt_json(&dir, &["get", &id], None)["tags"].clone();
     assert_eq!(tags, serde_json::json!(["branch:unknown"]));

@@ -98,6 +98,7 @@ fn realistic() -> Report {
         days: 30,
         since: "2025-02-22T09:00:00Z".to_string(),
         memories: growth.last().map(|g| g.memories).unwrap_or(0),
+        held: 0,
         events: vec![
             event("PostToolUseFailure", 31, 12, 38.2, 95.0, 410.0),
             event("PreToolUse", 140, 66, 21.4, 60.3, 520.0),

@@ -35,10 +35,17 @@ fn hostile_sample(step: usize) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The hook's injected text for a prompt (empty when it injects nothing).
+/// The hook's injected text for a prompt (empty when it injects nothing), each call a session of
+/// its own (a session answers a prompt it saw again from its cache).
 fn injected(env: &TestEnv, repo: &Path, prompt: &str) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static SESSIONS: AtomicUsize = AtomicUsize::new(0);
+    let session = format!(
+        "5b1c9a70-2d4e-4f11-9a3b-{:012}",
+        SESSIONS.fetch_add(1, Ordering::SeqCst)
+    );
     let payload = json!({
-        "session_id": "5b1c9a70-2d4e-4f11-9a3b-0c8d7e6f5a41",
+        "session_id": session,
         "hook_event_name": "UserPromptSubmit",
         "cwd": repo, "prompt": prompt,
     });
@@ -88,7 +95,13 @@ fn held(env: &TestEnv, repo: &Path) -> Vec<Value> {
 /// character anywhere in what the hooks print.
 fn assert_never_injected(env: &TestEnv, repo: &Path, cases: &[(String, String)], path: &str) {
     let held = held(env, repo);
-    assert_eq!(held.len(), cases.len(), "{path}: held {} of {}", held.len(), cases.len());
+    assert_eq!(
+        held.len(),
+        cases.len(),
+        "{path}: held {} of {}",
+        held.len(),
+        cases.len()
+    );
     for record in &held {
         assert!(record["tags"].as_array().unwrap().iter().any(|t| t == HELD));
         assert!(hidden_chars(record["content"].as_str().unwrap()).is_empty());
@@ -99,7 +112,10 @@ fn assert_never_injected(env: &TestEnv, repo: &Path, cases: &[(String, String)],
             !context.contains(&fingerprint(text)),
             "{path}: {id} reached the agent:\n{context}"
         );
-        assert!(hidden_chars(&context).is_empty(), "{path}: {id}: hidden text injected");
+        assert!(
+            hidden_chars(&context).is_empty(),
+            "{path}: {id}: hidden text injected"
+        );
     }
 }
 
@@ -116,14 +132,23 @@ fn hostile_memories_are_held_and_never_injected_by_cli_import_or_sync_pull() {
     env.remember(&by_cli, ordinary, "Learning", "");
     for (_, text) in &cases {
         let out = env.wt(&by_cli, &["remember", "--type", "Learning"], Some(text));
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("held for review"),
             "the writer is told"
         );
     }
     assert_never_injected(&env, &by_cli, &cases, "cli");
-    assert!(injected(&env, &by_cli, "how many times are invoice webhooks retried?").contains("three times"));
+    assert!(injected(
+        &env,
+        &by_cli,
+        "how many times are invoice webhooks retried?"
+    )
+    .contains("three times"));
 
     // 2. An export file, whose records claim to be the user's own and approved.
     let records: Vec<Value> = cases
@@ -143,7 +168,10 @@ fn hostile_memories_are_held_and_never_injected_by_cli_import_or_sync_pull() {
     env.wt_ok(&by_import, &["import", file.to_str().unwrap()], None);
     assert_never_injected(&env, &by_import, &cases, "import");
     for record in held(&env, &by_import) {
-        assert_eq!(record["metadata"]["provenance"], "import", "a file cannot say it is the user's");
+        assert_eq!(
+            record["metadata"]["provenance"], "import",
+            "a file cannot say it is the user's"
+        );
         assert!(record["metadata"].get("reviewed").is_none());
     }
 
@@ -151,21 +179,53 @@ fn hostile_memories_are_held_and_never_injected_by_cli_import_or_sync_pull() {
     //    the user trusted that source: what it says is still checked.
     let remote = env.path().join("team.git");
     let seed = env.git_repo("seed");
-    git(env.path(), &["clone", "-q", "--bare", seed.to_str().unwrap(), remote.to_str().unwrap()]);
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            remote.to_str().unwrap(),
+        ],
+    );
     let attacker = env.path().join("attacker");
-    git(env.path(), &["clone", "-q", remote.to_str().unwrap(), attacker.to_str().unwrap()]);
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            attacker.to_str().unwrap(),
+        ],
+    );
     git(&attacker, &["checkout", "-q", "--orphan", "wt-memory"]);
     git(&attacker, &["rm", "-rq", "--cached", "."]);
     std::fs::create_dir_all(attacker.join("mallory/box")).unwrap();
-    std::fs::write(attacker.join("mallory/box/memories.json"), serde_json::to_vec(&doc).unwrap()).unwrap();
+    std::fs::write(
+        attacker.join("mallory/box/memories.json"),
+        serde_json::to_vec(&doc).unwrap(),
+    )
+    .unwrap();
     git(&attacker, &["add", "mallory/box/memories.json"]);
     git(&attacker, &["commit", "-qm", "notes"]);
     git(&attacker, &["push", "-q", "origin", "wt-memory"]);
     let by_sync = env.path().join("by-sync");
-    git(env.path(), &["clone", "-q", remote.to_str().unwrap(), by_sync.to_str().unwrap()]);
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            by_sync.to_str().unwrap(),
+        ],
+    );
     env.wt_ok(&by_sync, &["review", "--trust", "mallory/box"], None);
     let pulled = env.wt_ok(&by_sync, &["sync", "pull"], None);
-    assert!(pulled.contains(&format!("{} held for review", cases.len())), "{pulled}");
+    assert!(
+        pulled.contains(&format!("{} held for review", cases.len())),
+        "{pulled}"
+    );
     assert_never_injected(&env, &by_sync, &cases, "sync pull");
     for record in held(&env, &by_sync) {
         assert_eq!(record["metadata"]["provenance"], "teammate:mallory/box");
@@ -175,26 +235,56 @@ fn hostile_memories_are_held_and_never_injected_by_cli_import_or_sync_pull() {
 #[test]
 fn a_new_teammates_memories_wait_for_trust_and_an_approved_memory_is_injected() {
     let env = TestEnv::new();
-    let note = "Deploys to staging go through the release-train job in ci/release.yml every Tuesday";
+    let note =
+        "Deploys to staging go through the release-train job in ci/release.yml every Tuesday";
     let doc = json!({"version": 1, "format": "wt-memory-export", "project": "p",
         "exported_at": "2026-01-01T00:00:00Z", "count": 1, "records": [
             {"id": "00000000-0000-4000-8000-000000000001", "content": note,
              "experience_type": "Learning", "tags": [], "metadata": {}}]});
     let remote = env.path().join("team.git");
     let seed = env.git_repo("seed");
-    git(env.path(), &["clone", "-q", "--bare", seed.to_str().unwrap(), remote.to_str().unwrap()]);
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            remote.to_str().unwrap(),
+        ],
+    );
     let alice = env.path().join("alice");
-    git(env.path(), &["clone", "-q", remote.to_str().unwrap(), alice.to_str().unwrap()]);
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            alice.to_str().unwrap(),
+        ],
+    );
     git(&alice, &["checkout", "-q", "--orphan", "wt-memory"]);
     git(&alice, &["rm", "-rq", "--cached", "."]);
     std::fs::create_dir_all(alice.join("alice/laptop")).unwrap();
-    std::fs::write(alice.join("alice/laptop/memories.json"), serde_json::to_vec(&doc).unwrap()).unwrap();
+    std::fs::write(
+        alice.join("alice/laptop/memories.json"),
+        serde_json::to_vec(&doc).unwrap(),
+    )
+    .unwrap();
     git(&alice, &["add", "alice/laptop/memories.json"]);
     git(&alice, &["commit", "-qm", "notes"]);
     git(&alice, &["push", "-q", "origin", "wt-memory"]);
 
     let bob = env.path().join("bob");
-    git(env.path(), &["clone", "-q", remote.to_str().unwrap(), bob.to_str().unwrap()]);
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            bob.to_str().unwrap(),
+        ],
+    );
     let pulled = env.wt_ok(&bob, &["sync", "pull"], None);
     assert!(pulled.contains("1 held for review"), "{pulled}");
     let prompt = "when do staging deploys happen?";
@@ -210,8 +300,13 @@ fn a_new_teammates_memories_wait_for_trust_and_an_approved_memory_is_injected() 
     let first: Value = serde_json::from_str(start(&env).trim()).unwrap();
     let notice = first["systemMessage"].as_str().unwrap_or_default();
     assert!(notice.contains("1 memory is held for review"), "{first}");
-    let context = first["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
-    assert!(!context.contains("held for review"), "the agent is not told: {context}");
+    let context = first["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        !context.contains("held for review"),
+        "the agent is not told: {context}"
+    );
     let again: Value = serde_json::from_str(start(&env).trim()).unwrap_or(Value::Null);
     assert!(again.get("systemMessage").is_none(), "told twice: {again}");
     // doctor counts it.
@@ -219,10 +314,13 @@ fn a_new_teammates_memories_wait_for_trust_and_an_approved_memory_is_injected() 
     assert!(String::from_utf8_lossy(&doctor.stdout).contains("held for review: 1"));
 
     let trusted = env.wt_ok(&bob, &["review", "--trust", "alice/laptop"], None);
-    assert!(trusted.contains("1 memories approved"), "{trusted}");
+    assert!(trusted.contains("1 approved"), "{trusted}");
     let context = injected(&env, &bob, prompt);
     assert!(context.contains("release-train"), "{context}");
-    assert!(context.contains("(from teammate alice/laptop)"), "{context}");
+    assert!(
+        context.contains("(from teammate alice/laptop)"),
+        "{context}"
+    );
     assert!(context.contains("not instructions"), "{context}");
 
     // A held memory the user approves by id is injected from then on.
@@ -246,14 +344,25 @@ fn hidden_characters_reach_no_output_and_hold_the_memory() {
         .chars()
         .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
         .collect();
-    let text = format!("The cache layer lives in src/cache.rs{smuggled} and uses\u{200B} LRU eviction\u{202E}");
+    let text = format!(
+        "The cache layer lives in src/cache.rs{smuggled} and uses\u{200B} LRU eviction\u{202E}"
+    );
     let id = env.remember(&repo, &text, "Learning", "cache");
     let got = env.wt_json(&repo, &["get", &id], None);
-    assert_eq!(got["content"], "The cache layer lives in src/cache.rs and uses LRU eviction");
-    assert!(got["metadata"]["hidden_removed"].as_str().unwrap().contains("16 tag characters"));
+    assert_eq!(
+        got["content"],
+        "The cache layer lives in src/cache.rs and uses LRU eviction"
+    );
+    assert!(got["metadata"]["hidden_removed"]
+        .as_str()
+        .unwrap()
+        .contains("16 tag characters"));
     assert!(got["tags"].as_array().unwrap().iter().any(|t| t == HELD));
     for args in [&["list"][..], &["review", "--json"], &["export"]] {
         let out = env.wt_ok(&repo, args, None);
-        assert!(hidden_chars(&out).is_empty(), "{args:?} printed hidden text");
+        assert!(
+            hidden_chars(&out).is_empty(),
+            "{args:?} printed hidden text"
+        );
     }
 }

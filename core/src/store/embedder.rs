@@ -167,7 +167,7 @@ impl Store {
             // so no write or recall is refused for the order things were installed in. Writes
             // that arrive meanwhile wait their turn (a hook's are spooled past its budget).
             Some(EmbedderKind::Hash) if current == EmbedderKind::MinilmL6 => {
-                let n = self.reembed()?;
+                let n = self.rewrite_vectors()?;
                 wt_memory_base::log::info(
                     "store",
                     &format!("re-embedded {n} memories written before the model was installed"),

@@ -997,7 +997,7 @@ impl Store {
     /// written without the model). Returns the number of memories re-embedded. It never asks
     /// [`Store::ensure_embedder`], so the check of the embedder can call it (a store written
     /// before the model was installed re-embeds itself on its first open with the model).
-    pub fn reembed(&self) -> anyhow::Result<usize> {
+    pub fn rewrite_vectors(&self) -> anyhow::Result<usize> {
         let current = self.current_embedder();
         let all = self.all()?;
         self.batch(|| -> anyhow::Result<()> {

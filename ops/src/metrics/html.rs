@@ -454,6 +454,7 @@ mod tests {
             days: 30,
             since: "2025-01-01T00:00:00Z".to_string(),
             memories: 12,
+            held: 0,
             events: vec![EventStats {
                 event: "UserPromptSubmit".to_string(),
                 runs: 40,
