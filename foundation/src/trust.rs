@@ -585,10 +585,11 @@ fn first_match(rules: &[Rule], reading: &str) -> Option<Finding> {
             .find(|m| {
                 let (before, after) = (&reading[..m.start()], &reading[m.end()..]);
                 let before = last_bytes(before, 60);
-                !(r.negatable && negated(before, after))
-                    && !(r.concern == Concern::AddressesAgent && reported(before))
-                    && !(r.download && ordinary_download(m.as_str(), after))
-                    && !excused(r.concern, m.as_str())
+                let passes = (r.negatable && negated(before, after))
+                    || (r.concern == Concern::AddressesAgent && reported(before))
+                    || (r.download && ordinary_download(m.as_str(), after))
+                    || excused(r.concern, m.as_str());
+                !passes
             })
             .map(|m| Finding {
                 concern: r.concern,

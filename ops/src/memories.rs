@@ -344,9 +344,7 @@ pub fn remember(store: &Store, req: CheckedRemember, caller: &Caller) -> Result<
         (note, false) => note,
         (note, true) => Some(
             note.into_iter()
-                .chain([format!(
-                    "wt-memory: note: stored without the embedding model, so recall matches words only until `wt-memory setup` installs it; the store re-embeds itself once it is there"
-                )])
+                .chain(["wt-memory: note: stored without the embedding model, so recall matches words only until `wt-memory setup` installs it; the store re-embeds itself once it is there".to_string()])
                 .collect::<Vec<_>>()
                 .join("\n"),
         ),

@@ -1448,7 +1448,10 @@ async fn sync_tools_share_memories_through_the_git_remote() {
         json!({"from_source": "alice/laptop"}),
     )
     .await;
-    assert!(pulled.contains("1 new") && pulled.contains("1 held for review"), "{pulled}");
+    assert!(
+        pulled.contains("1 new") && pulled.contains("1 held for review"),
+        "{pulled}"
+    );
     // A new teammate's memories wait for the user's trust; the agent cannot give it.
     env.wt_ok(&bob, &["review", "--trust", "alice/laptop"], None);
     let found = call_json(

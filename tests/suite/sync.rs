@@ -575,7 +575,10 @@ fn pull_imports_other_sources_and_skips_its_own() {
         ]
     );
     // A new source's memories are held until Bob trusts it (docs/security.md).
-    assert!(out.contains(&format!("{ALICE}: 2 new, 0 skipped, 2 held for review")), "{out}");
+    assert!(
+        out.contains(&format!("{ALICE}: 2 new, 0 skipped, 2 held for review")),
+        "{out}"
+    );
     team.env
         .wt_ok(&team.bob, &["review", "--trust", ALICE], None);
     // Retrieval keys travel with the memory.
