@@ -175,11 +175,11 @@ fn negated(before: &str, after: &str) -> bool {
     static BEFORE: OnceLock<Regex> = OnceLock::new();
     static AFTER: OnceLock<Regex> = OnceLock::new();
     let before_re = BEFORE.get_or_init(|| {
-        Regex::new(r"(?i)(?:\bnever\b|\bnobody\b|\bno one\b|\bdon't\b|\bdo not\b|\bnot\b|\bno\b|\bavoid\b|\bwithout\b|\bnicht\b|\bnie\b|\bniemals\b|\bjamais\b|\bnunca\b|\bmai\b|\bникогда\b|\bне\b|\bnigdy\b|\bnooit\b|\bsoha\b|不要|禁止|しない)[^.;\n]{0,40}$")
+        Regex::new(r"(?:\bnever\b|\bnobody\b|\bno one\b|\bdon't\b|\bdo not\b|\bnot\b|\bno\b|\bavoid\b|\bwithout\b|\bnicht\b|\bnie\b|\bniemals\b|\bjamais\b|\bnunca\b|\bmai\b|\bникогда\b|\bне\b|\bnigdy\b|\bnooit\b|\bsoha\b|不要|禁止|しない)[^.;\n]{0,40}$")
             .expect("valid regex")
     });
     let after_re = AFTER.get_or_init(|| {
-        Regex::new(r"(?i)^[^.;\n]{0,60}\b(?:only (?:in|inside|on|within)|(?:in|inside|within) (?:a|the) (?:temp|tmp|temporary|sandbox|sandboxed|container|vm|throwaway|disposable|test|scratch)|outside (?:of )?(?:the |a )?(?:\w+ )?(?:sandbox|container|devcontainer|vm))\b")
+        Regex::new(r"^[^.;\n]{0,60}\b(?:only (?:in|inside|on|within)|(?:in|inside|within) (?:a|the) (?:temp|tmp|temporary|sandbox|sandboxed|container|vm|throwaway|disposable|test|scratch)|outside (?:of )?(?:the |a )?(?:\w+ )?(?:sandbox|container|devcontainer|vm))\b")
             .expect("valid regex")
     });
     before_re.is_match(before) || after_re.is_match(after)
@@ -191,7 +191,7 @@ fn reported(before: &str) -> bool {
     static REPORTED: OnceLock<Regex> = OnceLock::new();
     REPORTED
         .get_or_init(|| {
-            Regex::new(r"(?i)\b(?:tells?|told|instructs?|instructed|asks?|asked|prompts?|trains?|trained|teaches|taught|forces?|reminds?)\s+(?:the |our |each |every )?(?:model|assistant|agent|llm|bot|it|them|claude|summari[sz]er)s?\s+(?:to|that it should|never to|not to)\s*$")
+            Regex::new(r"\b(?:tells?|told|instructs?|instructed|asks?|asked|prompts?|trains?|trained|teaches|taught|forces?|reminds?)\s+(?:the |our |each |every )?(?:model|assistant|agent|llm|bot|it|them|claude|summari[sz]er)s?\s+(?:to|that it should|never to|not to)\s*$")
                 .expect("valid regex")
         })
         .is_match(before)
@@ -209,7 +209,7 @@ struct Rule {
 fn rule(concern: Concern, pattern: &str) -> Rule {
     Rule {
         concern,
-        regex: Regex::new(&format!("(?i){pattern}")).expect("valid trust rule"),
+        regex: Regex::new(pattern).expect("valid trust rule"),
         negatable: false,
         download: false,
     }
@@ -541,8 +541,10 @@ fn readings(text: &str) -> Vec<String> {
     let folded = despace(&folded);
     let leet = unleet(&folded);
     // Line structure matters to the turn-marker rules: keep one reading with its newlines.
-    let lines: String = text.to_lowercase().chars().map(fold_char).collect();
-    let mut all = vec![plain, lines];
+    let mut all = vec![plain];
+    if text.contains('\n') {
+        all.push(text.to_lowercase().chars().map(fold_char).collect());
+    }
     for r in [folded, leet] {
         if !all.contains(&r) {
             all.push(r);
@@ -627,7 +629,7 @@ fn excused(concern: Concern, matched: &str) -> bool {
     concern == Concern::Exfiltration
         && FEATURE
             .get_or_init(|| {
-                Regex::new(r"(?i)\b(?:password|token|key|secret|credential|session)s?[ _-]?(?:reset|policy|field|length|hash|hashing|strength|manager|rotation|expiry|expiration|prompt|form|validation|endpoint|flow|refresh|limit|scopes?)\b")
+                Regex::new(r"\b(?:password|token|key|secret|credential|session)s?[ _-]?(?:reset|policy|field|length|hash|hashing|strength|manager|rotation|expiry|expiration|prompt|form|validation|endpoint|flow|refresh|limit|scopes?)\b")
                     .expect("valid regex")
             })
             .is_match(matched)
@@ -644,20 +646,19 @@ fn exfiltration(reading: &str) -> Option<Finding> {
     const WINDOW: usize = 300;
     let send = SEND_RE.get_or_init(|| {
         Regex::new(&format!(
-            r"(?i)\b{SEND}\b|发送|发到|发给|上传|送信|送って|アップロード|올리|보내|업로드"
+            r"\b{SEND}\b|发送|发到|发给|上传|送信|送って|アップロード|올리|보내|업로드"
         ))
         .expect("valid regex")
     });
     let secret = SECRET_RE.get_or_init(|| {
         Regex::new(&format!(
-            r"(?i){SECRET}|\$\{{?\w*(?:token|secret|password|api_?key|private_?key)\w*|printenv"
+            r"{SECRET}|\$\{{?\w*(?:token|secret|password|api_?key|private_?key)\w*|printenv"
         ))
         .expect("valid regex")
     });
-    let dest =
-        DEST_RE.get_or_init(|| Regex::new(&format!("(?i){DESTINATION}")).expect("valid regex"));
+    let dest = DEST_RE.get_or_init(|| Regex::new(DESTINATION).expect("valid regex"));
     let from = FROM_RE.get_or_init(|| {
-        Regex::new(r"(?i)(?:\bfrom|\bvon|\bdesde|\bdepuis|\bda|\bиз|\bz|\bvan|从|から|\bvia|\bat the|\bin the)\s*$")
+        Regex::new(r"(?:\bfrom|\bvon|\bdesde|\bdepuis|\bda|\bиз|\bz|\bvan|从|から|\bvia|\bat the|\bin the)\s*$")
             .expect("valid regex")
     });
     let positions = |re: &Regex, keep: &dyn Fn(regex::Match) -> bool| -> Vec<usize> {
@@ -716,13 +717,13 @@ fn without_mentions(text: &str) -> String {
     static QUOTED: OnceLock<Regex> = OnceLock::new();
     let quoted = QUOTED.get_or_init(|| {
         Regex::new(&format!(
-            r#"(?i)(\b{MENTION_CUE}\W{{0,3}}(?:\w+\W{{1,2}}){{0,2}}?)(?:'[^'\n]{{3,90}}'|"[^"\n]{{3,90}}"|`[^`\n]{{3,90}}`|«[^»\n]{{3,90}}»|“[^”\n]{{3,90}}”)"#
+            r#"(\b{MENTION_CUE}\W{{0,3}}(?:\w+\W{{1,2}}){{0,2}}?)(?:'[^'\n]{{3,90}}'|"[^"\n]{{3,90}}"|`[^`\n]{{3,90}}`|«[^»\n]{{3,90}}»|“[^”\n]{{3,90}}”)"#
         ))
         .expect("valid regex")
     });
     static QUOTED_BEFORE: OnceLock<Regex> = OnceLock::new();
     let quoted_before = QUOTED_BEFORE.get_or_init(|| {
-        Regex::new(r#"(?i)(?:'[^'\n]{3,90}'|"[^"\n]{3,90}"|`[^`\n]{3,90}`|«[^»\n]{3,90}»|“[^”\n]{3,90}”)(\s*-?\s*(?:style|like|type|kind|phrases?|strings?|payloads?|patterns?|attacks?|injections?|examples?)\b)"#)
+        Regex::new(r#"(?:'[^'\n]{3,90}'|"[^"\n]{3,90}"|`[^`\n]{3,90}`|«[^»\n]{3,90}»|“[^”\n]{3,90}”)(\s*-?\s*(?:style|like|type|kind|phrases?|strings?|payloads?|patterns?|attacks?|injections?|examples?)\b)"#)
             .expect("valid regex")
     });
     let text = quoted.replace_all(text, "$1\"…\"");
@@ -732,6 +733,13 @@ fn without_mentions(text: &str) -> String {
 fn excerpt(matched: &str) -> String {
     let one_line = matched.split_whitespace().collect::<Vec<_>>().join(" ");
     crate::hygiene::truncate_with_ellipsis(&one_line, 80)
+}
+
+/// Compile every rule now (a service does it on a thread of its own when it starts, so no write
+/// waits for it).
+pub fn warm() {
+    let _ = assess("warm", true);
+    let _ = decoded_payloads("d2FybSB1cCB0aGUgZGVjb2Rlcg==");
 }
 
 /// Check a memory's text (its content, and its title and keys, which are shown too). `strict`:
@@ -744,7 +752,10 @@ pub fn assess(text: &str, strict: bool) -> Option<Finding> {
 
 fn assess_at(text: &str, strict: bool, depth: usize) -> Option<Finding> {
     let text = crate::hidden::visible(text);
-    for reading in readings(&without_mentions(&text)) {
+    // Every rule is written in lower case and reads lower-cased text: case-insensitive matching
+    // over these alternations costs the first check most of a second to compile.
+    let mentioned = without_mentions(&text.to_lowercase());
+    for reading in readings(&mentioned) {
         if let Some(found) = first_match(text_rules(), &reading).or_else(|| exfiltration(&reading))
         {
             return Some(found);
@@ -758,11 +769,7 @@ fn assess_at(text: &str, strict: bool, depth: usize) -> Option<Finding> {
     // Last, the text with everything but letters removed (what spacing and in-word punctuation
     // leave of an override); its excerpt is the text's start, as the person reviewing reads it.
     let dense: String = unleet(&despace(
-        &without_mentions(&text)
-            .to_lowercase()
-            .chars()
-            .map(fold_char)
-            .collect::<String>(),
+        &mentioned.chars().map(fold_char).collect::<String>(),
     ))
     .chars()
     .filter(|c| c.is_alphabetic())

@@ -438,6 +438,9 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
         Holding::UntilDropped,
     );
     direct.serve_store();
+    // The trust check's rules compile in a few hundred milliseconds: on a thread of their own
+    // now, so the first write a hook sends does not wait for them.
+    std::thread::spawn(wt_memory_foundation::trust::warm);
     // Warm: open the store (when it exists and is free) and load the model before the first
     // request. A busy store is left to the first request, with that request's own wait.
     direct.set_lock_wait(Duration::ZERO);

@@ -1369,6 +1369,20 @@ fn oversized_lines_and_fields_are_refused_by_name_and_never_echoed() {
         &said[..said.len().min(300)]
     );
     assert_eq!(contents(&ok(wtd(&env, &repo, &["list"], None))).len(), 1);
+    // A count past any store's size (a socket fuzz once overflowed `limit + index` and killed the
+    // connection's thread) is refused where it crosses the socket, and the connection goes on.
+    let mut conn = greeted(&sock);
+    let huge = format!(
+        "{{\"call\":{{\"caller\":{{\"branch\":null,\"cwd\":\"/\"}},\"lock_wait_ms\":0,\"request\":{{\"op\":\"tiers\",\"args\":{{\"context\":\"the first note\",\"limit\":{max},\"index\":{max},\"kind\":null}}}}}}}}\n",
+        max = u64::MAX
+    );
+    let said = say(&mut conn, huge.as_bytes());
+    assert!(
+        said.contains("the most is 100000"),
+        "{}",
+        &said[..said.len().min(300)]
+    );
+    assert_eq!(contents(&ok(wtd(&env, &repo, &["list"], None))).len(), 1);
     assert!(alive(pid));
 }
 
