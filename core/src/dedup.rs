@@ -136,10 +136,11 @@ pub struct SupersedeLink {
     pub older_preview: String,
 }
 
-/// Audit and dedup previews are printed (and returned over MCP): redacted like every way out.
-fn preview(content: &str) -> String {
+/// Audit and dedup previews are printed (and returned over MCP): redacted like every way out,
+/// and never the text of a memory held for review ([`MemoryRecord::summary_text`]).
+fn preview(record: &MemoryRecord) -> String {
     wt_memory_foundation::hygiene::truncate_chars(
-        &wt_memory_foundation::hygiene::redact(content),
+        &wt_memory_foundation::hygiene::redact(record.summary_text()),
         120,
     )
     .to_string()
@@ -155,8 +156,8 @@ pub fn supersede_links(records: &[MemoryRecord]) -> Vec<SupersedeLink> {
             Some(SupersedeLink {
                 newer_id: newer.id.clone(),
                 older_id: older.id.clone(),
-                newer_preview: preview(&newer.content),
-                older_preview: preview(&older.content),
+                newer_preview: preview(newer),
+                older_preview: preview(older),
             })
         })
         .collect();
@@ -243,7 +244,7 @@ pub fn audit(records: &[MemoryRecord], threshold: f64) -> Audit {
             }
             Cluster {
                 count: g.len(),
-                preview: preview(&survivor.content),
+                preview: preview(survivor),
                 survivor_id: survivor.id.clone(),
                 ids: g.iter().map(|&i| records[i].id.clone()).collect(),
                 victim_ids: g[1..].iter().map(|&i| records[i].id.clone()).collect(),

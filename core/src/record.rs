@@ -300,7 +300,19 @@ impl MemoryRecord {
     /// The start of its content on one line, as a report or a list of memories to review shows
     /// it: redacted before it is cut, so a secret cut in two is still found.
     pub fn preview(&self) -> String {
-        hygiene::truncate_chars(&hygiene::redact(&self.content), PREVIEW_CHARS).replace('\n', " ")
+        hygiene::truncate_chars(&hygiene::redact(self.summary_text()), PREVIEW_CHARS)
+            .replace('\n', " ")
+    }
+
+    /// What a summary of memories (a preview, an audit's cluster, a report's list) shows of this
+    /// one: its content, or for a memory held for review only that it is held; `wt-memory review`
+    /// is where its text is read.
+    pub fn summary_text(&self) -> &str {
+        if self.has_tag(crate::trust::HELD_TAG) {
+            "[held for review: see `wt-memory review`]"
+        } else {
+            &self.content
+        }
     }
 
     pub fn has_tag(&self, tag: &str) -> bool {

@@ -98,7 +98,7 @@ fn bearer_token(caps: &regex::Captures, text: &str, kind: &'static str) -> Found
 }
 
 /// Standard or URL-safe base64, padding optional; `None` when it is not base64.
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(s: &str) -> Option<Vec<u8>> {
     let s = s.trim_end_matches('=');
     let mut out = Vec::with_capacity(s.len() * 3 / 4);
     let (mut acc, mut bits) = (0u32, 0u32);

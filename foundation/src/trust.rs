@@ -498,26 +498,7 @@ fn percent_decoded(s: &str) -> String {
 
 /// A base64 (or base64url) run decoded, when it decodes to mostly printable text.
 fn base64_text(run: &str) -> Option<String> {
-    let mut bits: u32 = 0;
-    let mut n = 0;
-    let mut bytes: Vec<u8> = Vec::new();
-    for c in run.trim_end_matches('=').bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        } as u32;
-        bits = (bits << 6) | v;
-        n += 6;
-        if n >= 8 {
-            n -= 8;
-            bytes.push((bits >> n) as u8);
-            bits &= (1 << n) - 1;
-        }
-    }
+    let mut bytes = crate::redact::base64_decode(run)?;
     // PowerShell's -EncodedCommand is UTF-16LE: every other byte is zero.
     if bytes.len() >= 8 && bytes.iter().skip(1).step_by(2).all(|&b| b == 0) {
         bytes = bytes.iter().step_by(2).copied().collect();

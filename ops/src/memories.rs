@@ -391,6 +391,8 @@ fn similar_older(store: &Store, id: &str) -> Result<Vec<Similar>> {
             r.created_at() <= created
                 && Some(r.id()) != replaces
                 && !view.superseded_by.contains_key(r.id())
+                // A held memory's text is shown to no writer, least of all the agent.
+                && !r.has_tag(wt_memory_core::trust::HELD_TAG)
         })
         .collect();
     similar.sort_by(|a, b| b.0.total_cmp(&a.0));

@@ -119,6 +119,47 @@ fn assert_never_injected(env: &TestEnv, repo: &Path, cases: &[(String, String)],
     }
 }
 
+/// A remote whose `wt-memory` branch holds `source`'s export `doc`: what anyone with push access to
+/// the project's remote can write there.
+fn remote_with_export(env: &TestEnv, source: &str, doc: &Value) -> std::path::PathBuf {
+    let remote = env.path().join("team.git");
+    let seed = env.git_repo("seed");
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            remote.to_str().unwrap(),
+        ],
+    );
+    let writer = clone_of(env, &remote, "writer");
+    git(&writer, &["checkout", "-q", "--orphan", "wt-memory"]);
+    git(&writer, &["rm", "-rq", "--cached", "."]);
+    let file = format!("{source}/memories.json");
+    std::fs::create_dir_all(writer.join(source)).unwrap();
+    std::fs::write(writer.join(&file), serde_json::to_vec(doc).unwrap()).unwrap();
+    git(&writer, &["add", &file]);
+    git(&writer, &["commit", "-qm", "notes"]);
+    git(&writer, &["push", "-q", "origin", "wt-memory"]);
+    remote
+}
+
+fn clone_of(env: &TestEnv, remote: &Path, name: &str) -> std::path::PathBuf {
+    let dir = env.path().join(name);
+    git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
+    );
+    dir
+}
+
 #[test]
 fn hostile_memories_are_held_and_never_injected_by_cli_import_or_sync_pull() {
     let env = TestEnv::new();
@@ -177,49 +218,8 @@ fn hostile_memories_are_held_and_never_injected_by_cli_import_or_sync_pull() {
 
     // 3. `sync pull` of a branch file written by anyone with push access (mallory/box), after
     //    the user trusted that source: what it says is still checked.
-    let remote = env.path().join("team.git");
-    let seed = env.git_repo("seed");
-    git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            seed.to_str().unwrap(),
-            remote.to_str().unwrap(),
-        ],
-    );
-    let attacker = env.path().join("attacker");
-    git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            remote.to_str().unwrap(),
-            attacker.to_str().unwrap(),
-        ],
-    );
-    git(&attacker, &["checkout", "-q", "--orphan", "wt-memory"]);
-    git(&attacker, &["rm", "-rq", "--cached", "."]);
-    std::fs::create_dir_all(attacker.join("mallory/box")).unwrap();
-    std::fs::write(
-        attacker.join("mallory/box/memories.json"),
-        serde_json::to_vec(&doc).unwrap(),
-    )
-    .unwrap();
-    git(&attacker, &["add", "mallory/box/memories.json"]);
-    git(&attacker, &["commit", "-qm", "notes"]);
-    git(&attacker, &["push", "-q", "origin", "wt-memory"]);
-    let by_sync = env.path().join("by-sync");
-    git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            remote.to_str().unwrap(),
-            by_sync.to_str().unwrap(),
-        ],
-    );
+    let remote = remote_with_export(&env, "mallory/box", &doc);
+    let by_sync = clone_of(&env, &remote, "by-sync");
     env.wt_ok(&by_sync, &["review", "--trust", "mallory/box"], None);
     let pulled = env.wt_ok(&by_sync, &["sync", "pull"], None);
     assert!(
@@ -241,50 +241,8 @@ fn a_new_teammates_memories_wait_for_trust_and_an_approved_memory_is_injected() 
         "exported_at": "2026-01-01T00:00:00Z", "count": 1, "records": [
             {"id": "00000000-0000-4000-8000-000000000001", "content": note,
              "experience_type": "Learning", "tags": [], "metadata": {}}]});
-    let remote = env.path().join("team.git");
-    let seed = env.git_repo("seed");
-    git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            seed.to_str().unwrap(),
-            remote.to_str().unwrap(),
-        ],
-    );
-    let alice = env.path().join("alice");
-    git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            remote.to_str().unwrap(),
-            alice.to_str().unwrap(),
-        ],
-    );
-    git(&alice, &["checkout", "-q", "--orphan", "wt-memory"]);
-    git(&alice, &["rm", "-rq", "--cached", "."]);
-    std::fs::create_dir_all(alice.join("alice/laptop")).unwrap();
-    std::fs::write(
-        alice.join("alice/laptop/memories.json"),
-        serde_json::to_vec(&doc).unwrap(),
-    )
-    .unwrap();
-    git(&alice, &["add", "alice/laptop/memories.json"]);
-    git(&alice, &["commit", "-qm", "notes"]);
-    git(&alice, &["push", "-q", "origin", "wt-memory"]);
-
-    let bob = env.path().join("bob");
-    git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            remote.to_str().unwrap(),
-            bob.to_str().unwrap(),
-        ],
-    );
+    let remote = remote_with_export(&env, "alice/laptop", &doc);
+    let bob = clone_of(&env, &remote, "bob");
     let pulled = env.wt_ok(&bob, &["sync", "pull"], None);
     assert!(pulled.contains("1 held for review"), "{pulled}");
     let prompt = "when do staging deploys happen?";
