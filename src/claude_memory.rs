@@ -227,6 +227,8 @@ pub struct Report {
 /// memory, a deleted one's memory is forgotten, an unchanged one is left alone (a second run does
 /// nothing).
 pub fn import(client: &mut Client, dir: &Path) -> Result<Report> {
+    // Files the agent writes: stored as from Claude's auto memory, whoever runs the import.
+    client.set_source("claude-auto-memory");
     let topics = read_topics(dir).map_err(|e| {
         wt_memory_foundation::error::bad_input(format!(
             "import --claude-memory: cannot read {}: {e}",

@@ -143,7 +143,6 @@ pub fn import_claude_memory(
     dir: &std::path::Path,
 ) -> Result<crate::claude_memory::Report, String> {
     with_client(ctx, "claude memory import", |c| {
-        c.set_source("claude-auto-memory");
         crate::claude_memory::import(c, dir)
     })
 }
