@@ -224,6 +224,10 @@ fn import_records(
         // Whatever the file says of itself: it arrives as what brought it, unapproved here.
         new.provenance = origin.provenance.clone();
         new.reviewed = None;
+        // The file's own words for why it was held are not kept: they are the writer's text.
+        if new.hold.is_some() {
+            new.hold = Some("held where it was written".into());
+        }
         if let Some(why) = &origin.hold {
             new.hold = Some(match new.hold.take() {
                 Some(held_there) => format!("{why}; {held_there}"),

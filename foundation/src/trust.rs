@@ -49,6 +49,16 @@ pub enum Concern {
 }
 
 impl Concern {
+    pub const ALL: [Concern; 7] = [
+        Concern::AddressesAgent,
+        Concern::FakeMarker,
+        Concern::FetchAndRun,
+        Concern::Exfiltration,
+        Concern::CredentialsOrPermissions,
+        Concern::HiddenText,
+        Concern::UntrustedSource,
+    ];
+
     /// The short label stored with a held memory and shown to the agent in its place.
     pub fn label(self) -> &'static str {
         match self {

@@ -216,6 +216,24 @@ fn notice_held(ctx: &Ctx, held: usize) {
 /// The file beside a store holding how many held memories the user was last told of.
 const HELD_TOLD: &str = "held-told";
 
+/// The agent's shell command that would answer a review (`wt-memory review --approve` or
+/// `--trust`): stopped, because only the user approves what is held (docs/security.md), and a held
+/// memory the agent once read must not be able to ask it to.
+fn answers_a_review(command: &str) -> Option<String> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let runs_review = words
+        .windows(2)
+        .any(|w| w[0].ends_with("wt-memory") && w[1] == "review");
+    let answers = words
+        .iter()
+        .any(|w| w.starts_with("--approve") || w.starts_with("--trust"));
+    (runs_review && answers).then(|| {
+        "Memories held for review are approved by the user, not the agent: ask the user to run this \
+         command in their own terminal if they want to."
+            .to_string()
+    })
+}
+
 /// PreCompact: Claude Code pastes a PreCompact hook's plain output into the summariser's
 /// instructions. It is asked to keep the ids of the memories this session was given, so the
 /// agent can still cite and fetch them after compaction.
@@ -426,6 +444,10 @@ fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> 
     // Before a Bash command close to one that failed before: stopped once, with the reason (the
     // guard runs alone when init registered it without `--pretool`).
     if tool == "Bash" {
+        if let Some(reason) = input.tool_input_str("command").and_then(answers_a_review) {
+            *ctx.deny.borrow_mut() = Some(reason);
+            return Ok(None);
+        }
         match super::guard::stop_reason(ctx, input) {
             Ok(Some(reason)) => {
                 *ctx.deny.borrow_mut() = Some(reason);

@@ -82,17 +82,22 @@ fn withheld_from_agent(value: &mut serde_json::Value) {
                     .unwrap_or_default()
                     .to_string()
             };
-            let kinds: Vec<String> = field(HELD_REASON)
-                .split("; ")
-                .filter_map(|part| part.split(':').next())
-                .map(|kind| kind.trim().to_string())
-                .filter(|kind| !kind.is_empty())
+            // Only the check's own labels: a reason's excerpt is the memory's text.
+            let reason = field(HELD_REASON);
+            let kinds: Vec<&str> = wt_memory_foundation::trust::Concern::ALL
+                .iter()
+                .map(|c| c.label())
+                .filter(|label| reason.split("; ").any(|part| part.starts_with(label)))
                 .collect();
             fields.insert(
                 "content".into(),
                 Value::String(format!(
-                    "[held for review ({}): not shown to the agent; the user reviews it with `wt-memory review`]",
-                    kinds.join(", ")
+                    "[held for review{}: not shown to the agent; the user reviews it with `wt-memory review`]",
+                    if kinds.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", kinds.join(", "))
+                    }
                 )),
             );
             fields.insert(

@@ -355,3 +355,35 @@ fn a_hostile_commit_message_saved_by_the_hook_is_held() {
         !injected(&env, &repo, "what do I run first after bumping deps?").contains("198.51.100.4")
     );
 }
+
+/// Only the user answers a review: the agent's shell command that would approve a held memory or
+/// trust a source is stopped before it runs; listing what is held is not.
+#[test]
+fn the_agent_cannot_approve_a_held_memory_through_its_shell() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("guarded");
+    let before = |command: &str| {
+        let payload = json!({
+            "session_id": "8b2c3d4e-5f60-4a7b-9c8d-0e1f2a3b4c5d", "hook_event_name": "PreToolUse",
+            "cwd": repo, "tool_name": "Bash", "tool_use_id": "toolu_review1",
+            "tool_input": {"command": command},
+        });
+        let mut cmd = env.cmd("wt-hook-memory", &repo);
+        cmd.arg("PreToolUse").env("CLAUDE_PROJECT_DIR", &repo);
+        let out = run(&mut cmd, Some(&payload.to_string()));
+        assert_eq!(out.status.code(), Some(0));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        serde_json::from_str::<Value>(stdout.trim()).unwrap_or(Value::Null)["hookSpecificOutput"]
+            ["permissionDecision"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    for command in [
+        "wt-memory review --approve 3f2a9c1e",
+        "cd /tmp && ~/.cargo/bin/wt-memory review --trust mallory/box",
+    ] {
+        assert_eq!(before(command), "deny", "{command}");
+    }
+    assert_ne!(before("wt-memory review"), "deny");
+}
