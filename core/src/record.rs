@@ -55,6 +55,19 @@ pub fn short_id(id: &str) -> &str {
 /// How many characters of a memory's content [`MemoryRecord::preview`] shows.
 pub const PREVIEW_CHARS: usize = 100;
 
+/// The metadata key of a memory's provenance (`trust::Provenance::as_str`). A memory written before
+/// provenance was recorded has none and counts as the user's own.
+pub const PROVENANCE: &str = "provenance";
+/// The tag of a memory held for review: the view's tag index keeps it out of every ranking at no
+/// cost per query, and counts it.
+pub const HELD_TAG: &str = "held-for-review";
+/// The metadata key of why a memory is held (for the person reviewing it).
+pub const HELD_REASON: &str = "held_reason";
+/// The metadata key of what hidden characters a write removed (`3 tag characters`).
+pub const HIDDEN_REMOVED: &str = "hidden_removed";
+/// The metadata key of a held memory's approval (`approved <time>`).
+pub const REVIEWED: &str = "reviewed";
+
 /// The metadata key of a memory's title (MCP `remember`'s `title`), shown by the hooks' index.
 pub const TITLE: &str = "title";
 
@@ -308,7 +321,7 @@ impl MemoryRecord {
     /// one: its content, or for a memory held for review only that it is held; `wt-memory review`
     /// is where its text is read.
     pub fn summary_text(&self) -> &str {
-        if self.has_tag(crate::trust::HELD_TAG) {
+        if self.has_tag(HELD_TAG) {
             "[held for review: see `wt-memory review`]"
         } else {
             &self.content

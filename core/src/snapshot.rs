@@ -6,6 +6,7 @@
 
 use crate::exchange::{self, ExportDoc};
 use crate::record::MemoryRecord;
+use crate::record::{HELD_TAG, REVIEWED};
 use crate::store::Store;
 use anyhow::Context;
 use std::collections::{HashMap, HashSet};
@@ -192,8 +193,16 @@ pub fn restore(store: &Store, records: &[MemoryRecord]) -> anyhow::Result<Restor
     for m in &current {
         let id = m.id.0.to_string();
         if let Some(r) = wanted.get(id.as_str()) {
-            if m.experience.tags != r.tags {
-                store.set_tags(m, r.tags.clone())?;
+            // A hold stands unless the user approved the memory: a snapshot from before the hold
+            // (or before migration 003) does not lift it.
+            let mut tags = r.tags.clone();
+            let held_now = m.experience.tags.iter().any(|t| t == HELD_TAG)
+                && !m.experience.metadata.contains_key(REVIEWED);
+            if held_now && !tags.iter().any(|t| t == HELD_TAG) {
+                tags.push(HELD_TAG.into());
+            }
+            if m.experience.tags != tags {
+                store.set_tags(m, tags)?;
                 report.retagged += 1;
             }
             present.insert(id);

@@ -37,6 +37,7 @@ pub fn add(
     extra_tags: &[String],
     branch: Option<&str>,
     dir: &std::path::Path,
+    provenance: crate::trust::Provenance,
 ) -> anyhow::Result<String> {
     let mut tags = vec!["todo".to_string(), "backlog".to_string()];
     tags.extend(extra_tags.iter().cloned());
@@ -49,6 +50,7 @@ pub fn add(
     let mut new = NewMemory::new(text, ExperienceType::Context);
     new.tags = tags;
     new.metadata.insert("todo_status".into(), "open".into());
+    new.provenance = provenance;
     Ok(store.insert(new)?.id)
 }
 

@@ -1,29 +1,17 @@
 //! Where a memory came from, and whether it may reach the agent (docs/security.md).
 //!
 //! Every memory carries its provenance (metadata `provenance`): who wrote it and how. Every write
-//! goes through [`vet`] in `Store::insert`: hidden characters are removed, the text is checked
+//! goes through `NewMemory::vetted` in `Store::insert`: hidden characters are removed, the text is checked
 //! ([`wt_memory_foundation::trust::assess`], stricter for a harvest of a session that read outside
 //! content), and a memory that carried hidden text, reads as an order to the agent, or comes from
 //! a source the user has not trusted yet is **held for review**: stored (never lost), tagged
 //! [`HELD_TAG`] with its reason, kept out of every ranking and every hook, withheld from MCP, and
 //! listed by `wt-memory review`, where the user approves or forgets it.
 
-use crate::store::NewMemory;
 use std::path::Path;
 use wt_memory_foundation::{hidden, hygiene, trust};
 
-/// The metadata key of a memory's provenance ([`Provenance::as_str`]). A memory written before
-/// provenance was recorded has none and counts as the user's own.
-pub const PROVENANCE: &str = "provenance";
-/// The tag of a memory held for review: the view's tag index keeps it out of every ranking at no
-/// cost per query, and counts it.
-pub const HELD_TAG: &str = "held-for-review";
-/// The metadata key of why a memory is held (for the person reviewing it).
-pub const HELD_REASON: &str = "held_reason";
-/// The metadata key of what hidden characters a write removed (`3 tag characters`).
-pub const HIDDEN_REMOVED: &str = "hidden_removed";
-/// The metadata key of a held memory's approval (`approved <time>`).
-pub const REVIEWED: &str = "reviewed";
+pub use crate::record::{HELD_REASON, HELD_TAG, HIDDEN_REMOVED, PROVENANCE, REVIEWED};
 
 /// Keys only the store writes: a writer's own metadata may not set them (an agent may not call
 /// its memory the user's, nor approve it).
@@ -130,72 +118,73 @@ impl Provenance {
     }
 }
 
-/// Make a new memory safe to store: hidden characters removed from every text field, writer-set
-/// reserved metadata dropped, its provenance recorded, and the trust check run on what will be
-/// shown (content, title, keys). A memory that carried hidden text, reads as an order to the
-/// agent, or arrives with a hold ([`NewMemory::hold`]) is tagged [`HELD_TAG`] with its reason.
-pub fn vet(new: &mut NewMemory) {
-    let mut removed = hidden::Removed::default();
-    let mut visible = |text: &str| -> String {
-        let (clean, gone) = hidden::strip(text);
-        removed.add(&gone);
-        clean
-    };
-    new.content = visible(&new.content);
-    new.tags = new
-        .tags
-        .iter()
-        .map(|t| visible(t))
-        .filter(|t| t != HELD_TAG)
-        .collect();
-    new.entities = new.entities.iter().map(|e| visible(e)).collect();
-    new.metadata = new
-        .metadata
-        .iter()
-        .filter(|(k, _)| !RESERVED_KEYS.contains(&k.as_str()))
-        .map(|(k, v)| (visible(k), visible(v)))
-        .collect();
-    new.metadata
-        .insert(PROVENANCE.into(), new.provenance.as_str());
-    let shown = [
-        new.content.as_str(),
-        new.metadata
-            .get(crate::record::TITLE)
-            .map_or("", String::as_str),
-        new.metadata
-            .get(crate::record::KEYS)
-            .map_or("", String::as_str),
-    ]
-    .join("\n");
-    let mut reasons: Vec<String> = Vec::new();
+/// The metadata that is structure, not words a reader is shown: left out of the check.
+const STRUCTURAL_KEYS: &[&str] = &[
+    crate::anchors::ANCHORS,
+    crate::record::SUPERSEDES,
+    "original_id",
+    PROVENANCE,
+    HELD_REASON,
+    HIDDEN_REMOVED,
+    REVIEWED,
+];
+
+/// Everything of a memory a reader may be shown, as one text for the check: its content, tags,
+/// entities and metadata values (a title, keys, a failure record's command and fix), but not its
+/// structure (anchors, links, ids).
+pub fn shown_text<'a>(
+    content: &'a str,
+    tags: impl IntoIterator<Item = &'a String>,
+    entities: impl IntoIterator<Item = &'a String>,
+    metadata: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> String {
+    let mut parts: Vec<&str> = vec![content];
+    // A namespaced tag (`branch:main`, `claude:feedback`) is structure; any other tag is words.
+    parts.extend(
+        tags.into_iter()
+            .map(String::as_str)
+            .filter(|t| !t.contains(':') || t.contains(char::is_whitespace)),
+    );
+    parts.extend(entities.into_iter().map(String::as_str));
+    parts.extend(
+        metadata
+            .into_iter()
+            .filter(|(k, _)| !STRUCTURAL_KEYS.contains(&k.as_str()))
+            .map(|(_, v)| v.as_str()),
+    );
+    parts.join("\n")
+}
+
+/// Why a memory whose shown text is `shown` (hidden characters removed already: `removed`) is held,
+/// by a writer of `provenance`; empty when it is not.
+pub fn hold_reasons(
+    shown: &str,
+    removed: &hidden::Removed,
+    provenance: &Provenance,
+) -> Vec<String> {
+    let mut reasons = Vec::new();
     if !removed.is_empty() {
         reasons.push(format!(
             "{}: {} removed",
             trust::Concern::HiddenText.label(),
             removed.describe()
         ));
-        new.metadata
-            .insert(HIDDEN_REMOVED.into(), removed.describe());
     }
-    if let Some(approved) = new.reviewed.take() {
-        // The user approved it where it is restored to: only a hold of the restore's own stands.
-        new.metadata.insert(REVIEWED.into(), approved);
-        reasons.clear();
-    } else if let Some(found) = trust::assess(&shown, new.provenance.strict()) {
+    if let Some(found) = trust::assess(shown, provenance.strict()) {
         reasons.push(found.reason());
     }
-    if let Some(held_before) = new.hold.take() {
-        for part in held_before.split("; ") {
-            if !reasons.iter().any(|r| r == part) {
-                reasons.push(part.to_string());
-            }
+    reasons
+}
+
+/// `reasons` and the parts of `earlier` (a hold the memory arrived with) not among them, as the
+/// one stored reason.
+pub fn joined_reason(mut reasons: Vec<String>, earlier: Option<&str>) -> Option<String> {
+    for part in earlier.into_iter().flat_map(|e| e.split("; ")) {
+        if !reasons.iter().any(|r| r == part) {
+            reasons.push(part.to_string());
         }
     }
-    if !reasons.is_empty() {
-        let reason = hygiene::truncate_with_ellipsis(&reasons.join("; "), 400);
-        new.metadata.insert(HELD_REASON.into(), reason);
-        new.tags.push(HELD_TAG.into());
-    }
+    (!reasons.is_empty()).then(|| hygiene::truncate_with_ellipsis(&reasons.join("; "), 400))
 }
 
 /// A stored memory checked as a new write would be (migration 003): the memory held for review
@@ -203,41 +192,18 @@ pub fn vet(new: &mut NewMemory) {
 /// approved already).
 pub fn check_stored(memory: &shodh_memory::memory::Memory) -> Option<shodh_memory::memory::Memory> {
     let e = &memory.experience;
-    if e.tags.iter().any(|t| t == HELD_TAG) || e.metadata.contains_key(REVIEWED) {
+    if e.tags.iter().any(|t| t == HELD_TAG) {
         return None;
     }
     let provenance = Provenance::parse(e.metadata.get(PROVENANCE).map(String::as_str));
-    let shown = [
-        e.content.as_str(),
-        e.metadata
-            .get(crate::record::TITLE)
-            .map_or("", String::as_str),
-        e.metadata
-            .get(crate::record::KEYS)
-            .map_or("", String::as_str),
-    ]
-    .join("\n");
+    // Written before a review existed, a `reviewed` key is a writer's, not the user's: checked.
+    let shown = shown_text(&e.content, &e.tags, &e.entities, &e.metadata);
     let (visible, removed) = hidden::strip(&shown);
-    let mut reasons = Vec::new();
-    if !removed.is_empty() {
-        reasons.push(format!(
-            "{}: {} found",
-            trust::Concern::HiddenText.label(),
-            removed.describe()
-        ));
-    }
-    if let Some(found) = trust::assess(&visible, provenance.strict()) {
-        reasons.push(found.reason());
-    }
-    if reasons.is_empty() {
-        return None;
-    }
+    let reason = joined_reason(hold_reasons(&visible, &removed, &provenance), None)?;
     let mut held = memory.clone();
     held.experience.tags.push(HELD_TAG.into());
-    held.experience.metadata.insert(
-        HELD_REASON.into(),
-        hygiene::truncate_with_ellipsis(&reasons.join("; "), 400),
-    );
+    held.experience.metadata.remove(REVIEWED);
+    held.experience.metadata.insert(HELD_REASON.into(), reason);
     if !removed.is_empty() {
         held.experience
             .metadata
@@ -257,11 +223,6 @@ pub fn trusted_sources(store_dir: &Path) -> Vec<String> {
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or_default()
-}
-
-/// Has the user decided about any source yet (the file exists)?
-pub fn trust_decided(store_dir: &Path) -> bool {
-    store_dir.join(TRUSTED_SOURCES).exists()
 }
 
 /// Trust `source` from now on.
@@ -313,15 +274,16 @@ pub fn is_untrusted_source_reason(part: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::NewMemory;
     use shodh_memory::memory::ExperienceType;
 
     #[test]
     fn a_hostile_or_hidden_write_is_held_and_an_ordinary_one_is_not() {
-        let mut plain = NewMemory::new(
+        let plain = NewMemory::new(
             "Always run cargo fmt before committing",
             ExperienceType::Learning,
         );
-        vet(&mut plain);
+        let plain = plain.vetted();
         assert!(!plain.tags.contains(&HELD_TAG.to_string()));
         assert_eq!(plain.metadata[PROVENANCE], "user");
 
@@ -330,13 +292,13 @@ mod tests {
             ExperienceType::Learning,
         );
         hostile.provenance = Provenance::Teammate("mallory/box".into());
-        vet(&mut hostile);
+        let hostile = hostile.vetted();
         assert!(hostile.tags.contains(&HELD_TAG.to_string()));
         assert!(hostile.metadata[HELD_REASON].starts_with("fetch-and-run"));
         assert_eq!(hostile.metadata[PROVENANCE], "teammate:mallory/box");
 
-        let mut hidden = NewMemory::new("Use uv\u{E0049}\u{E0047}", ExperienceType::Learning);
-        vet(&mut hidden);
+        let hidden = NewMemory::new("Use uv\u{E0049}\u{E0047}", ExperienceType::Learning);
+        let hidden = hidden.vetted();
         assert_eq!(hidden.content, "Use uv");
         assert_eq!(hidden.metadata[HIDDEN_REMOVED], "2 tag characters");
         assert!(hidden.tags.contains(&HELD_TAG.to_string()));
@@ -348,7 +310,7 @@ mod tests {
         new.provenance = Provenance::Agent;
         new.metadata.insert(PROVENANCE.into(), "user".into());
         new.metadata.insert(REVIEWED.into(), "approved".into());
-        vet(&mut new);
+        let new = new.vetted();
         assert_eq!(new.metadata[PROVENANCE], "agent");
         assert!(!new.metadata.contains_key(REVIEWED));
     }

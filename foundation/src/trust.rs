@@ -493,9 +493,10 @@ fn percent_decoded(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
+        let hex = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
+        if bytes[i] == b'%' {
+            if let (Some(hi), Some(lo)) = (hex(bytes.get(i + 1)), hex(bytes.get(i + 2))) {
+                out.push((hi * 16 + lo) as u8);
                 i += 3;
                 continue;
             }
@@ -989,6 +990,21 @@ mod tests {
             memories.len()
         );
         assert!(held.len() * 100 <= memories.len(), "{held:?}");
+    }
+
+    #[test]
+    fn odd_input_never_panics() {
+        for text in [
+            "x%41%42%43%a€",
+            "%",
+            "%4",
+            "€%€%",
+            "a\u{200B}%e2%82",
+            "\\x4",
+            "ñ".repeat(300).as_str(),
+        ] {
+            let _ = assess(text, true);
+        }
     }
 
     #[test]

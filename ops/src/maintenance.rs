@@ -90,12 +90,21 @@ pub fn memory_map(view: &store::RankView) -> MemoryMap {
         all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         all
     }
-    let held = view.tally.tags.get(HELD_TAG).copied().unwrap_or(0);
+    let held_rows = view.rows_tagged(HELD_TAG);
+    let held = held_rows.len();
+    // The agent reads the topics: a held memory's tags are not counted (they are its words).
+    let mut counts = view.tally.tags.clone();
+    for &i in held_rows.iter() {
+        for tag in view.records.get(i as usize).tags() {
+            if let Some(n) = counts.get_mut(tag) {
+                *n = n.saturating_sub(1);
+            }
+        }
+    }
     let mut topics = most_used(
-        view.tally
-            .tags
+        counts
             .iter()
-            .filter(|(tag, _)| !tag.contains(':') && tag.as_str() != HELD_TAG),
+            .filter(|(tag, n)| **n > 0 && !tag.contains(':') && tag.as_str() != HELD_TAG),
     );
     topics.truncate(MAP_TOPICS);
     // Names shown are redacted here, where a resident service has the patterns ready: every write
@@ -247,7 +256,7 @@ pub const CLEANUP_MIN_LENGTH: usize = 20;
 /// importance.
 pub fn cleanup(store: &Store, threshold: f32, min_length: usize, dry_run: bool) -> Result<Cleaned> {
     super::check_unit("threshold", threshold as f64)?;
-    let records = store.records()?;
+    let records = unheld(store.records()?);
     let short = |r: &&MemoryRecord| r.content.chars().count() < min_length;
     let garbage: Vec<&MemoryRecord> = records.iter().filter(short).collect();
     let low: Vec<&MemoryRecord> = records
@@ -281,6 +290,13 @@ pub const NOTHING_CLEANED: Cleaned = Cleaned::Done {
     low_importance: 0,
 };
 
+/// The memories an audit or a dedup looks at: none held for review, which are the review's to
+/// answer (a cluster would merge one into a trusted memory, or delete the trusted one).
+fn unheld(mut records: Vec<MemoryRecord>) -> Vec<MemoryRecord> {
+    records.retain(|r| !r.has_tag(HELD_TAG));
+    records
+}
+
 pub fn audit(records: &[MemoryRecord], threshold: f64) -> Result<dedup::Audit> {
     super::check_unit("threshold", threshold)?;
     Ok(dedup::audit(records, threshold))
@@ -307,7 +323,7 @@ pub enum Deduped {
 
 /// Keep one survivor per near-duplicate cluster, with the cluster's tags merged into it.
 pub fn dedup(store: &Store, threshold: f64, dry_run: bool) -> Result<Deduped> {
-    let report = audit(&store.records()?, threshold)?;
+    let report = audit(&unheld(store.records()?), threshold)?;
     if dry_run {
         return Ok(Deduped::DryRun {
             dry_run: true,
@@ -562,7 +578,7 @@ impl Operation for Audit {
         super::check_unit("threshold", self.threshold)
     }
     fn run(&self, direct: &mut Direct, _: &Caller) -> Result<dedup::Audit> {
-        let mut report = audit(&direct.read(|s| Ok(s.records()?))?, self.threshold)?;
+        let mut report = audit(&unheld(direct.read(|s| Ok(s.records()?))?), self.threshold)?;
         let days = crate::metrics::REVIEW_AFTER_DAYS;
         let used = direct.recorder().used_within(days).unwrap_or_default();
         report.review = direct.read(|s| super::to_review(s, &used, days))?;

@@ -22,7 +22,8 @@ pub fn check_todo(text: &str) -> Result<String> {
 pub fn todo_add(store: &Store, text: &str, tags: &[String], caller: &Caller) -> Result<String> {
     let text = check_todo(text)?;
     let branch = caller.branch.as_deref();
-    Ok(todo::add(store, &text, tags, branch, &caller.cwd)?)
+    let from = wt_memory_core::trust::Provenance::of_writer(caller.source.as_deref());
+    Ok(todo::add(store, &text, tags, branch, &caller.cwd, from)?)
 }
 
 pub fn todo_list(store: &Store) -> Result<Vec<MemoryRecord>> {

@@ -202,6 +202,8 @@ pub fn check_seed_text(text: &str, path: &Path) -> Result<CheckedSeeds> {
         tags.push("source:seed".into());
         let mut new = NewMemory::new(&hygiene::clean_content(&s.content), ty);
         new.tags = tags;
+        // A seed file is in the repository: whoever got a change merged wrote it.
+        new.provenance = trust::Provenance::Import;
         out.push(new);
     }
     Ok(CheckedSeeds(out))

@@ -222,8 +222,9 @@ const HELD_TOLD: &str = "held-told";
 fn answers_a_review(command: &str) -> Option<String> {
     let words: Vec<&str> = command.split_whitespace().collect();
     let runs_review = words
-        .windows(2)
-        .any(|w| w[0].ends_with("wt-memory") && w[1] == "review");
+        .iter()
+        .position(|w| w.ends_with("wt-memory") || w.ends_with("wt-memory-engine"))
+        .is_some_and(|at| words[at..].contains(&"review"));
     let answers = words
         .iter()
         .any(|w| w.starts_with("--approve") || w.starts_with("--trust"));

@@ -83,6 +83,18 @@ impl Window {
     }
 }
 
+/// A shell command that reads from the network (its output is outside content).
+fn fetches(command: &str) -> bool {
+    command
+        .split(|c: char| c.is_whitespace() || "|;&(".contains(c))
+        .any(|word| {
+            matches!(
+                word.rsplit('/').next().unwrap_or(word),
+                "curl" | "wget" | "gh" | "http" | "xh" | "lynx" | "w3m" | "aria2c"
+            )
+        })
+}
+
 /// The tools whose results come from outside the project: the web, and MCP servers other than
 /// ours (`mcp__wt-tools__…`, or the plugin's `mcp__plugin_wt-tools_wt-tools__…`).
 fn reads_outside(tool: &str, input: Option<&Value>) -> Option<String> {
@@ -164,6 +176,9 @@ pub fn summarize(entries: &[Value]) -> Window {
                                 .and_then(|i| i.get("command"))
                                 .and_then(Value::as_str)
                             {
+                                if fetches(cmd) {
+                                    w.fetched.push(format!("Bash: {}", one_line(cmd, 80)));
+                                }
                                 w.lines.push(format!("TOOL[Bash]: {}", one_line(cmd, 200)));
                             }
                         }

@@ -36,7 +36,13 @@ impl MemoryServer {
                 .collect(),
             ..ops::Remember::default()
         };
-        self.json(move |c| c.run(req)).await
+        self.json(move |c| {
+            let mut done = c.run(req)?;
+            // The check's labels only: a reason's excerpt would let the agent probe the rules.
+            done.held = done.held.map(|why| super::hold_labels(&why));
+            Ok(done)
+        })
+        .await
     }
 
     #[tool(

@@ -58,6 +58,17 @@ fn text_result(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
+/// The kinds of a hold, by the check's own labels only (`fetch-and-run, hidden characters`): a
+/// stored reason's excerpt quotes the memory, which the agent is not to read.
+fn hold_labels(reason: &str) -> String {
+    wt_memory_foundation::trust::Concern::ALL
+        .iter()
+        .map(|c| c.label())
+        .filter(|label| reason.split("; ").any(|part| part.starts_with(label)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// An answer as the agent may see it: every memory held for review (tagged
 /// [`HELD_TAG`](wt_memory_core::trust::HELD_TAG), at any depth of the answer) keeps its id,
 /// type, provenance and the kinds of its hold, and loses its text, keys and metadata. A flag
@@ -82,13 +93,7 @@ fn withheld_from_agent(value: &mut serde_json::Value) {
                     .unwrap_or_default()
                     .to_string()
             };
-            // Only the check's own labels: a reason's excerpt is the memory's text.
-            let reason = field(HELD_REASON);
-            let kinds: Vec<&str> = wt_memory_foundation::trust::Concern::ALL
-                .iter()
-                .map(|c| c.label())
-                .filter(|label| reason.split("; ").any(|part| part.starts_with(label)))
-                .collect();
+            let kinds = hold_labels(&field(HELD_REASON));
             fields.insert(
                 "content".into(),
                 Value::String(format!(
@@ -96,7 +101,7 @@ fn withheld_from_agent(value: &mut serde_json::Value) {
                     if kinds.is_empty() {
                         String::new()
                     } else {
-                        format!(" ({})", kinds.join(", "))
+                        format!(" ({kinds})")
                     }
                 )),
             );

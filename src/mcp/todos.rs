@@ -53,8 +53,9 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let id = valid!(check_non_empty("id", &args.id)).to_string();
         self.text(move |c| {
+            // A held todo's text is not the agent's to read (`summary_text`).
             Ok(ops::todo_done_line(
-                &c.run(ops::TodoDone { id: id.to_string() })?.content,
+                c.run(ops::TodoDone { id: id.to_string() })?.summary_text(),
             ))
         })
         .await

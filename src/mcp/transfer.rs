@@ -79,7 +79,10 @@ impl MemoryServer {
         }
         let target = valid!(export_target(&self.project.path, file, args.overwrite));
         self.text(move |c| {
-            let text = serde_json::to_string_pretty(&c.run(ops::Export { exclude_private })?)?;
+            // The file is the agent's to read: held memories go in without their text.
+            let mut doc = c.run(ops::Export { exclude_private })?;
+            super::withheld_from_agent(&mut doc);
+            let text = serde_json::to_string_pretty(&doc)?;
             wt_memory_base::paths::write_atomic(&target, text.as_bytes()).map_err(|e| {
                 wt_memory_foundation::error::other(format!(
                     "cannot write {}: {e}",

@@ -130,6 +130,10 @@ pub struct SyncState {
     pub last_pull_commit: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_pull_at: Option<String>,
+    /// A pull of a version that holds new sources' memories ran here: the sources pulled before
+    /// it were trusted then, once; every later new source waits for `wt-memory review --trust`.
+    #[serde(default)]
+    pub sources_reviewed: bool,
 }
 
 impl SyncState {
@@ -326,6 +330,7 @@ impl<'a> SyncContext<'a> {
                 bail!("no source '{f}' on branch '{BRANCH}' (sources: {known})");
             }
             say!(self, "No other sources found.");
+            state.sources_reviewed = true;
             state.last_pull_commit = Some(snap.tip.clone());
             state.last_pull_at = Some(now_iso());
             state.save(&self.state_path)?;
@@ -333,6 +338,10 @@ impl<'a> SyncContext<'a> {
         }
 
         self.trust_known_sources(&selected, &me, &state)?;
+        if !state.sources_reviewed {
+            state.sources_reviewed = true;
+            state.save(&self.state_path)?;
+        }
         let (mut new, mut skipped, mut imported_sources) = (0u64, 0u64, 0usize);
         let mut failed_sources = 0usize;
         // One undo snapshot per pull: the first import that writes takes it, the others do not.
@@ -397,12 +406,12 @@ impl<'a> SyncContext<'a> {
     /// branch: the user took them in already, before there was a review to pass. From then on a
     /// new source's memories are held until `wt-memory review --trust <source>`.
     fn trust_known_sources(&self, selected: &[&String], me: &str, state: &SyncState) -> Result<()> {
-        let store_dir = self.client.borrow().project().store_dir.clone();
-        let decided = wt_memory_core::trust::trust_decided(&store_dir);
+        // Pulled before by a version that held nothing: what it took in, it took in unreviewed.
+        let upgraded = !state.sources_reviewed && state.last_pull_commit.is_some();
         let known: Vec<&String> = selected
             .iter()
             .copied()
-            .filter(|s| s.as_str() == me || (!decided && state.last_pull_commit.is_some()))
+            .filter(|s| s.as_str() == me || upgraded)
             .collect();
         for source in &known {
             self.with_store(|c| {
@@ -412,7 +421,7 @@ impl<'a> SyncContext<'a> {
             })
             .map_err(|e| anyhow!("cannot trust {source}: {e}"))?;
         }
-        if !decided && state.last_pull_commit.is_some() && !known.is_empty() {
+        if upgraded && !known.is_empty() {
             let names: Vec<&str> = known.iter().map(|s| s.as_str()).collect();
             say!(
                 self,

@@ -146,6 +146,18 @@ fn remote_with_export(env: &TestEnv, source: &str, doc: &Value) -> std::path::Pa
     remote
 }
 
+/// Another source's export added to the remote's `wt-memory` branch.
+fn add_export(env: &TestEnv, remote: &Path, source: &str, doc: &Value) {
+    let writer = clone_of(env, remote, &format!("writer-{}", source.replace('/', "-")));
+    git(&writer, &["checkout", "-q", "wt-memory"]);
+    let file = format!("{source}/memories.json");
+    std::fs::create_dir_all(writer.join(source)).unwrap();
+    std::fs::write(writer.join(&file), serde_json::to_vec(doc).unwrap()).unwrap();
+    git(&writer, &["add", &file]);
+    git(&writer, &["commit", "-qm", "more notes"]);
+    git(&writer, &["push", "-q", "origin", "wt-memory"]);
+}
+
 fn clone_of(env: &TestEnv, remote: &Path, name: &str) -> std::path::PathBuf {
     let dir = env.path().join(name);
     git(
@@ -281,6 +293,19 @@ fn a_new_teammates_memories_wait_for_trust_and_an_approved_memory_is_injected() 
     );
     assert!(context.contains("not instructions"), "{context}");
 
+    // A source that appears later is held too: trust is never given by a pull.
+    let later = json!({"version": 1, "format": "wt-memory-export", "project": "p",
+        "exported_at": "2026-01-02T00:00:00Z", "count": 1, "records": [
+            {"id": "00000000-0000-4000-8000-000000000002",
+             "content": "Staging deploys also need the feature-flag snapshot from flags/staging.json",
+             "experience_type": "Learning", "tags": [], "metadata": {}}]});
+    add_export(&env, &remote, "carol/desk", &later);
+    let pulled = env.wt_ok(&bob, &["sync", "pull"], None);
+    assert!(
+        pulled.contains("carol/desk: 1 new, 0 skipped, 1 held for review"),
+        "{pulled}"
+    );
+
     // A held memory the user approves by id is injected from then on.
     let id = env.remember(
         &bob,
@@ -290,7 +315,7 @@ fn a_new_teammates_memories_wait_for_trust_and_an_approved_memory_is_injected() 
     );
     assert!(!injected(&env, &bob, "what should run before a commit?").contains("fmt.sh"));
     env.wt_ok(&bob, &["review", "--approve", &id], None);
-    assert!(held(&env, &bob).is_empty());
+    assert!(held(&env, &bob).iter().all(|m| m["id"] != id.as_str()));
     assert!(injected(&env, &bob, "what should run before a commit?").contains("fmt.sh"));
 }
 

@@ -166,6 +166,11 @@ impl Store {
             // Written before the model was installed, opened with it now: re-embedded here, once,
             // so no write or recall is refused for the order things were installed in. Writes
             // that arrive meanwhile wait their turn (a hook's are spooled past its budget).
+            // A read copy is thrown away after its reads: it ranks by terms, as the store's
+            // vectors allow, until the store itself is opened and re-embedded.
+            Some(EmbedderKind::Hash) if current == EmbedderKind::MinilmL6 && self.is_read_copy() => {
+                Ok(EmbedderKind::Hash)
+            }
             Some(EmbedderKind::Hash) if current == EmbedderKind::MinilmL6 => {
                 let n = self.rewrite_vectors()?;
                 wt_memory_base::log::info(

@@ -108,8 +108,61 @@ impl NewMemory {
 }
 
 impl NewMemory {
+    /// Make a new memory safe to store (docs/security.md), in this order: hidden characters
+    /// removed from every field (first, so a zero-width character splits no secret and no reserved
+    /// key), the reserved metadata a writer may not set dropped, secrets redacted, the provenance
+    /// recorded, and the trust check run on everything a reader may be shown. A memory that
+    /// carried hidden text, fails the check or arrives with a hold ([`NewMemory::hold`]) is
+    /// tagged [`crate::trust::HELD_TAG`] with its reason. [`Store::insert`] applies it to every
+    /// write.
+    pub fn vetted(mut self) -> Self {
+        use crate::trust::{self, HELD_REASON, HELD_TAG, HIDDEN_REMOVED, PROVENANCE, REVIEWED};
+        use wt_memory_foundation::hidden;
+        let mut removed = hidden::Removed::default();
+        let mut visible = |text: &str| -> String {
+            let (clean, gone) = hidden::strip(text);
+            removed.add(&gone);
+            clean
+        };
+        self.content = visible(&self.content);
+        self.tags = self.tags.iter().map(|t| visible(t)).collect();
+        self.entities = self.entities.iter().map(|e| visible(e)).collect();
+        self.metadata = self
+            .metadata
+            .iter()
+            .map(|(k, v)| (visible(k), visible(v)))
+            .collect();
+        self.tags.retain(|t| t != HELD_TAG);
+        self.metadata
+            .retain(|k, _| !trust::RESERVED_KEYS.contains(&k.as_str()));
+        let mut new = self.redacted();
+        new.metadata
+            .insert(PROVENANCE.into(), new.provenance.as_str());
+        if !removed.is_empty() {
+            new.metadata
+                .insert(HIDDEN_REMOVED.into(), removed.describe());
+        }
+        let reasons = match new.reviewed.take() {
+            // Approved by the user in the store it is restored to: only its hidden text counts.
+            Some(approved) => {
+                new.metadata.insert(REVIEWED.into(), approved);
+                trust::hold_reasons("", &removed, &new.provenance)
+            }
+            None => {
+                let shown =
+                    trust::shown_text(&new.content, &new.tags, &new.entities, &new.metadata);
+                trust::hold_reasons(&shown, &removed, &new.provenance)
+            }
+        };
+        if let Some(reason) = trust::joined_reason(reasons, new.hold.take().as_deref()) {
+            new.metadata.insert(HELD_REASON.into(), reason);
+            new.tags.push(HELD_TAG.into());
+        }
+        new
+    }
+
     /// Every text field with secrets redacted: content, tags, metadata keys and values (a value
-    /// under a secret-named key is redacted whole), entities. [`Store::insert`] applies it to
+    /// under a secret-named key is redacted whole), entities. [`NewMemory::vetted`] applies it to
     /// every write, so remember, MCP, the hooks, seed, import and `sync pull` are all covered.
     pub fn redacted(mut self) -> Self {
         self.content = hygiene::redact(&self.content);
@@ -760,12 +813,11 @@ impl Store {
 
     /// Write one memory: the one door every write goes through. Content should already be
     /// cleaned (private spans dropped); secrets are redacted here again in every field, whoever
-    /// the caller, then hidden characters removed, the provenance recorded and the trust check
-    /// run ([`crate::trust::vet`]): a memory that fails it is stored held for review. Identical (normalised) content returns the existing id instead of storing it
+    /// the caller, with hidden characters removed, the provenance recorded and the trust check
+    /// run ([`NewMemory::vetted`]): a memory that fails it is stored held for review. Identical (normalised) content returns the existing id instead of storing it
     /// twice.
     pub fn insert(&self, new: NewMemory) -> anyhow::Result<Inserted> {
-        let mut new = new.redacted();
-        crate::trust::vet(&mut new);
+        let mut new = new.vetted();
         // After redaction: an anchor is a path and a blob id, never a secret. An import keeps
         // the anchors it brings (taken where the memory was written).
         if !new.metadata.contains_key(crate::anchors::ANCHORS) {
@@ -781,10 +833,19 @@ impl Store {
             bail!("empty content");
         }
         if let Some(id) = self.find_same_content(&new.content)? {
+            // The same text held before is still held: the writer is told so.
+            let held = self.get(&id)?.and_then(|m| {
+                let e = &m.experience;
+                e.tags
+                    .iter()
+                    .any(|t| t == crate::trust::HELD_TAG)
+                    .then(|| e.metadata.get(crate::trust::HELD_REASON).cloned())
+                    .flatten()
+            });
             return Ok(Inserted {
                 id,
                 duplicate: true,
-                held: None,
+                held,
             });
         }
         self.ensure_embedder()?;
@@ -850,11 +911,41 @@ impl Store {
     /// learned from use). The learned-keys list keeps only the keys still there.
     pub fn write_keys(&self, memory: &Memory, keys: &[String]) -> anyhow::Result<()> {
         let mut updated = memory.clone();
-        // Each key redacted on its own: a rule must not reach from one key into the next.
+        // Each key redacted on its own: a rule must not reach from one key into the next; and
+        // checked as a write is (`NewMemory::vetted`): a key that orders the agent holds the memory.
+        let mut removed = wt_memory_foundation::hidden::Removed::default();
         let keys: Vec<String> = crate::record::clean_keys(keys)
             .iter()
-            .map(|k| hygiene::redact(k))
+            .map(|k| {
+                let (visible, gone) = wt_memory_foundation::hidden::strip(k);
+                removed.add(&gone);
+                hygiene::redact(&visible)
+            })
             .collect();
+        let provenance = crate::trust::Provenance::parse(
+            memory
+                .experience
+                .metadata
+                .get(crate::trust::PROVENANCE)
+                .map(String::as_str),
+        );
+        let hold = crate::trust::hold_reasons(&keys.join("\n"), &removed, &provenance);
+        if let Some(reason) = crate::trust::joined_reason(
+            hold,
+            updated
+                .experience
+                .metadata
+                .get(crate::trust::HELD_REASON)
+                .map(String::as_str),
+        ) {
+            let experience = &mut updated.experience;
+            if !experience.tags.iter().any(|t| t == crate::trust::HELD_TAG) {
+                experience.tags.push(crate::trust::HELD_TAG.into());
+            }
+            experience
+                .metadata
+                .insert(crate::trust::HELD_REASON.into(), reason);
+        }
         let metadata = &mut updated.experience.metadata;
         if keys.is_empty() {
             metadata.remove(crate::record::KEYS);
@@ -973,6 +1064,11 @@ impl Store {
         }
         self.written(&updated.id, true);
         self.make_durable()
+    }
+
+    /// Is this a read copy ([`Store::open_copy`]), whose writes would be thrown away?
+    pub(super) fn is_read_copy(&self) -> bool {
+        self._copy.is_some()
     }
 
     /// Did this process create the store without the model? True once, then false.
