@@ -113,11 +113,6 @@ pub fn visible(text: &str) -> String {
     strip(text).0
 }
 
-/// Does `text` hold a character [`strip`] would remove or change?
-pub fn has_hidden(text: &str) -> bool {
-    text.chars().any(|c| kind(c).is_some())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,8 +110,8 @@ impl NewMemory {
 impl NewMemory {
     /// Make a new memory safe to store (docs/security.md), in this order: hidden characters
     /// removed from every field (first, so a zero-width character splits no secret and no reserved
-    /// key), the reserved metadata a writer may not set dropped, secrets redacted, the provenance
-    /// recorded, and the trust check run on everything a reader may be shown. A memory that
+    /// key), the reserved metadata a writer may not set dropped, the trust check run on everything
+    /// a reader may be shown, secrets redacted, the provenance recorded. A memory that
     /// carried hidden text, fails the check or arrives with a hold ([`NewMemory::hold`]) is
     /// tagged [`crate::trust::HELD_TAG`] with its reason. [`Store::insert`] applies it to every
     /// write.
@@ -135,6 +135,9 @@ impl NewMemory {
         self.tags.retain(|t| t != HELD_TAG);
         self.metadata
             .retain(|k, _| !trust::RESERVED_KEYS.contains(&k.as_str()));
+        // Checked as written, before redaction turns a key or token in a command into a marker
+        // the rules no longer see; the stored reason is redacted like every field.
+        let shown = trust::shown_text(&self.content, &self.tags, &self.entities, &self.metadata);
         let mut new = self.redacted();
         new.metadata
             .insert(PROVENANCE.into(), new.provenance.as_str());
@@ -148,14 +151,11 @@ impl NewMemory {
                 new.metadata.insert(REVIEWED.into(), approved);
                 trust::hold_reasons("", &removed, &new.provenance)
             }
-            None => {
-                let shown =
-                    trust::shown_text(&new.content, &new.tags, &new.entities, &new.metadata);
-                trust::hold_reasons(&shown, &removed, &new.provenance)
-            }
+            None => trust::hold_reasons(&shown, &removed, &new.provenance),
         };
         if let Some(reason) = trust::joined_reason(reasons, new.hold.take().as_deref()) {
-            new.metadata.insert(HELD_REASON.into(), reason);
+            new.metadata
+                .insert(HELD_REASON.into(), hygiene::redact(&reason));
             new.tags.push(HELD_TAG.into());
         }
         new
