@@ -4,6 +4,7 @@
 # to end, and MCP `recall`/`remember` round trips over stdio (bench/mcp.py). The other benchmarks
 # and this one's helpers are in bench/ (bench/README.md).
 # Usage: scripts/bench.sh [runs]   (default 30)   (build first: cargo build --bins; model: wt-memory setup)
+# WT_BENCH_SIZE=N grows the project's store to N memories, WT_BENCH_PERSONAL=N adds a personal store.
 # By default this measures the resident service (WT_MEMORY_DAEMON=0: every process opens the store),
 # warm, plus a cold first call
 # (no daemon running), the daemon's RSS and requests served.
@@ -63,6 +64,18 @@ if [ "$size" -gt "$(wc -l < "$tmp/notes.txt")" ]; then
 fi
 [ -n "${WT_BENCH_KEEP:-}" ] && { cat "$tmp/import-rate" 2>/dev/null || true; } > "$tmp/built-$size"
 fi
+# WT_BENCH_PERSONAL=N: a personal store of N memories beside the project's (docs/user-guide.md,
+# "Two scopes"), read by every hook and recall below: variants of the dev memories, the worst
+# case for a query (they compete with the project's).
+personal="${WT_BENCH_PERSONAL:-0}"
+if [ "$personal" -gt 0 ] && [ ! -f "$tmp/personal-$personal" ]; then
+  "$bin/wt-memory" --scope project export --output "$tmp/personal-seed.json"
+  exported=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["records"]))' "$tmp/personal-seed.json")
+  python3 "$OLDPWD/bench/grow_store.py" "$tmp/personal-seed.json" "$(( exported + personal ))" > "$tmp/personal.json"
+  "$bin/wt-memory" --scope personal import "$tmp/personal.json" >/dev/null
+  touch "$tmp/personal-$personal"
+fi
+[ "$personal" -gt 0 ] && echo "personal store: $("$bin/wt-memory" --scope personal stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])' 2>/dev/null || echo '?') memories"
 echo "store: $("$bin/wt-memory" stats --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])' 2>/dev/null || echo '?') memories"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/post_tool_use.read.json" > "$tmp/payload.json"
 sed "s#/path/to/proj#$repo#g" "$OLDPWD/testdata/fixtures/hooks/user_prompt_submit.normal.json" > "$tmp/prompt.json"

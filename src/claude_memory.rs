@@ -225,8 +225,10 @@ pub struct Report {
 
 /// Bring `dir`'s topic files into the store: a new file is remembered, a changed one replaces its
 /// memory, a deleted one's memory is forgotten, an unchanged one is left alone (a second run does
-/// nothing).
-pub fn import(client: &mut Client, dir: &Path) -> Result<Report> {
+/// nothing). With `personal` (the personal store beside the project), a topic about the user
+/// (`type: user`) that names nothing of this repository goes there instead, keyed by its full
+/// path (every project's auto memory has its own `user_*.md`).
+pub fn import(client: &mut Client, personal: Option<&mut Client>, dir: &Path) -> Result<Report> {
     // Files the agent writes: stored as from Claude's auto memory, whoever runs the import.
     client.set_source("claude-auto-memory");
     let topics = read_topics(dir).map_err(|e| {
@@ -235,6 +237,37 @@ pub fn import(client: &mut Client, dir: &Path) -> Result<Report> {
             dir.display()
         ))
     })?;
+    let Some(personal) = personal else {
+        return sync_topics(client, &topics, None);
+    };
+    let root = client
+        .project()
+        .toplevel
+        .clone()
+        .unwrap_or_else(|| client.project().cwd.clone());
+    let (about_user, about_project): (Vec<Topic>, Vec<Topic>) = topics
+        .into_iter()
+        .partition(|t| t.kind == "user" && !crate::scope::names_project(&t.content(), &root));
+    let mut report = sync_topics(client, &about_project, None)?;
+    if about_user.is_empty() && !wt_memory_core::store::exists(&personal.project().store_dir) {
+        return Ok(report); // nothing for a personal store that does not exist
+    }
+    personal.set_source("claude-auto-memory");
+    let theirs = sync_topics(personal, &about_user, Some(dir))?;
+    report.added += theirs.added;
+    report.updated += theirs.updated;
+    report.forgotten += theirs.forgotten;
+    report.unchanged += theirs.unchanged;
+    Ok(report)
+}
+
+/// [`import`] of `topics` into one store; `under`: the topics are keyed by their full path in
+/// that folder (the personal store's), and only memories of that folder are compared.
+fn sync_topics(client: &mut Client, topics: &[Topic], under: Option<&Path>) -> Result<Report> {
+    let key = |file: &str| match under {
+        Some(dir) => dir.join(file).to_string_lossy().into_owned(),
+        None => file.to_string(),
+    };
     let known: Vec<MemoryRecord> = client.run(ops::Recall {
         limit: 100_000,
         tags: vec![SOURCE_TAG.to_string()],
@@ -244,14 +277,18 @@ pub fn import(client: &mut Client, dir: &Path) -> Result<Report> {
     let by_file: HashMap<&str, &MemoryRecord> = known
         .iter()
         .filter_map(|m| m.metadata.get(FILE_KEY).map(|f| (f.as_str(), m)))
+        .filter(|(f, _)| under.is_none_or(|dir| Path::new(f).parent() == Some(dir)))
         .collect();
     let mut report = Report::default();
-    for topic in &topics {
-        match by_file.get(topic.file.as_str()) {
+    for topic in topics {
+        let file = key(&topic.file);
+        let mut request = topic.request();
+        request.metadata.insert(FILE_KEY.to_string(), file.clone());
+        match by_file.get(file.as_str()) {
             Some(m) if m.metadata.get(HASH_KEY) == Some(&topic.sha256) => report.unchanged += 1,
             Some(m) => {
                 // The same text (only the file's bytes around it changed) is the same memory.
-                let done = client.run(topic.request())?;
+                let done = client.run(request)?;
                 if done.id == m.id {
                     report.unchanged += 1;
                 } else {
@@ -260,13 +297,13 @@ pub fn import(client: &mut Client, dir: &Path) -> Result<Report> {
                 }
             }
             None => {
-                client.run(topic.request())?;
+                client.run(request)?;
                 report.added += 1;
             }
         }
     }
     for (file, m) in &by_file {
-        if !topics.iter().any(|t| t.file == *file) {
+        if !topics.iter().any(|t| key(&t.file) == *file) {
             forget(client, &m.id)?;
             report.forgotten += 1;
         }

@@ -64,6 +64,20 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         project.name,
         project.store_dir.display()
     ))];
+    store.push(match crate::scope::personal_beside(&project) {
+        _ if project.is_personal() => Check::info(
+            "this is your personal store (outside any repository): every project reads it beside its own",
+        ),
+        Some(personal) => Check::info(format!(
+            "personal store at {}: {} memories about you, read beside this project's, never synced or exported with it",
+            personal.store_dir.display(),
+            wt_memory_service::client::count_of(&personal)
+                .map_or_else(|e| format!("? ({e})"), |n| n.to_string())
+        )),
+        None => Check::info(
+            "no personal store yet (`wt-memory remember --scope personal`, or a preference the Stop hook hears, makes it)",
+        ),
+    });
     let (daemon, stuck) =
         match wt_memory_service::probe(&project, std::time::Duration::from_secs(2)) {
             wt_memory_service::Found::Service(mut c) => (c.status().ok(), None),

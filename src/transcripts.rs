@@ -393,6 +393,7 @@ pub fn extract(
         })?)
     };
     let mut report = LlmReport::default();
+    let mut personal: Option<Client> = None;
     for file in files {
         let wait = std::time::Instant::now() + wt_memory_foundation::llm::LLM_TIMEOUT * 3;
         let _one_at_a_time =
@@ -425,8 +426,13 @@ pub fn extract(
             &std::env::temp_dir(),
         )
         .map_err(wt_memory_foundation::error::other)?;
+        let root = client
+            .project()
+            .toplevel
+            .clone()
+            .unwrap_or_else(|| project_dir.clone());
         for insight in x::parse_insights(&answer) {
-            let done = client.run(Remember {
+            let req = Remember {
                 content: insight.content.clone(),
                 memory_type: insight.ty.into(),
                 tags: wt_memory_core::record::split_tags(&x::tags_for(
@@ -435,7 +441,25 @@ pub fn extract(
                 )),
                 keys: insight.keys.clone(),
                 ..Remember::default()
-            })?;
+            };
+            // What the session learned about the person goes to the personal store (the same
+            // rule as the Stop hook's: see `x::scope_of`).
+            let store = match x::scope_of(&insight, &root) {
+                crate::scope::Scope::Personal if !client.project().is_personal() => personal
+                    .get_or_insert_with(|| {
+                        let mut c = Client::open(
+                            wt_memory_base::project::personal(&project_dir),
+                            wt_memory_service::client::Mode::configured(
+                                wt_memory_ops::OpenOptions::default(),
+                                wt_memory_service::client::Holding::UntilDropped,
+                            ),
+                        );
+                        c.set_source("transcript");
+                        c
+                    }),
+                _ => &mut *client,
+            };
+            let done = store.run(req)?;
             report.insights += usize::from(!done.duplicate);
         }
         x::commit(&store_dir, file, state).map_err(wt_memory_foundation::error::other)?;

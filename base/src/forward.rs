@@ -63,6 +63,7 @@ fn forwardable(args: &[OsString]) -> Option<Plan> {
         .map(|a| a.to_str().map(str::to_string))
         .collect::<Option<_>>()?;
     let mut project = None;
+    let mut personal = false;
     let mut command = None;
     let mut i = 0;
     while i < argv.len() {
@@ -73,6 +74,18 @@ fn forwardable(args: &[OsString]) -> Option<Plan> {
                 i += 1;
             }
             _ if arg.starts_with("--project=") => project = Some(arg["--project=".len()..].into()),
+            // The personal store is a store like the others, with a service of its own; an
+            // unknown scope goes to the engine binary, which says what is wrong.
+            _ if arg == "--scope" || arg.starts_with("--scope=") => {
+                let value = match arg.strip_prefix("--scope=") {
+                    Some(v) => v.to_string(),
+                    None => {
+                        i += 1;
+                        argv.get(i)?.clone()
+                    }
+                };
+                personal = crate::project::Scope::parse(&value)? == crate::project::Scope::Personal;
+            }
             "--" | "-h" | "--help" | "-V" | "--version" | "--no-daemon" | "--no-migrate" => {
                 return None
             }
@@ -85,6 +98,9 @@ fn forwardable(args: &[OsString]) -> Option<Plan> {
         i += 1;
     }
     let (_, reads_stdin) = command?;
+    if personal {
+        project = Some(crate::project::GLOBAL.to_string());
+    }
     Some(Plan {
         argv,
         project,
@@ -269,6 +285,11 @@ mod tests {
         assert_eq!(project.as_deref(), Some("p"));
         let (_, project) = plan(&["remember", "--project=q", "--type", "Context"]).unwrap();
         assert_eq!(project.as_deref(), Some("q"));
+        let (_, project) = plan(&["--scope", "personal", "recall", "x"]).unwrap();
+        assert_eq!(project.as_deref(), Some(crate::project::GLOBAL));
+        let (_, project) = plan(&["recall", "x", "--scope=project"]).unwrap();
+        assert_eq!(project, None);
+        assert!(plan(&["recall", "x", "--scope", "team"]).is_none());
         let (argv, _) = plan(&["recall", "x", "--limit", "2"]).unwrap();
         assert_eq!(argv, ["recall", "x", "--limit", "2"]);
         assert!(plan(&["proactive", "src/a.rs"]).is_some());

@@ -2,13 +2,63 @@
 //!
 //! All worktrees of one repository share a store, and two repositories with the same directory name
 //! do not (the previous implementation keyed stores by bare directory name). The store name is
-//! `<basename>-<first 8 hex of sha256(canonical git common dir)>`; outside git it is `_global`.
+//! `<basename>-<first 8 hex of sha256(canonical git common dir)>`; outside git it is `_global`,
+//! which is also the user's personal store: memory about the person (preferences, working style,
+//! accounts, language) that every project reads beside its own ([`Scope`]).
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub const GLOBAL: &str = "_global";
+
+/// Where a memory lives: the project's store, or the user's personal store (the store used outside
+/// any repository, `<storage root>/_global`), which every project reads beside its own and none
+/// syncs, exports or reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Project,
+    Personal,
+}
+
+impl Scope {
+    pub const NAMES: [&'static str; 2] = ["project", "personal"];
+
+    pub fn parse(text: &str) -> Option<Scope> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "project" => Some(Scope::Project),
+            "personal" => Some(Scope::Personal),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::Personal => "personal",
+        }
+    }
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Scope, String> {
+        Scope::parse(text)
+            .ok_or_else(|| format!("unknown scope '{text}' (use {})", Scope::NAMES.join(" or ")))
+    }
+}
+
+/// The user's personal store, seen from `cwd`.
+pub fn personal(cwd: &Path) -> Project {
+    Project {
+        name: GLOBAL.to_string(),
+        store_dir: crate::paths::storage_root().join(GLOBAL),
+        toplevel: None,
+        main_root: None,
+        cwd: cwd.to_path_buf(),
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Project {
@@ -264,6 +314,11 @@ pub fn resolve(cwd: &Path, override_name: Option<&str>) -> Project {
 }
 
 impl Project {
+    /// Is this the user's personal store (the one outside any repository)?
+    pub fn is_personal(&self) -> bool {
+        self.name == GLOBAL
+    }
+
     /// The directory that holds project files such as `.claude/rules.yaml`:
     /// the worktree top level, else `$CLAUDE_PROJECT_DIR`, else the working directory.
     pub fn files_root(&self) -> PathBuf {

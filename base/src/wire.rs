@@ -20,7 +20,7 @@ use std::time::SystemTime;
 /// new or changed request: a service of the same crate version but an older build would otherwise
 /// be used, and answer a request it does not know with an error (7: every request is
 /// `{"op": name, "args": …}`, one type per operation).
-pub const PROTOCOL: u32 = 7;
+pub const PROTOCOL: u32 = 8;
 
 /// The binary that links the engine: the full command line, and the service (`serve`).
 pub const ENGINE: &str = "wt-memory-engine";

@@ -130,6 +130,9 @@ pub fn new_memory(rec: &MemoryRecord, content: &str) -> NewMemory {
 pub struct Origin {
     pub provenance: Provenance,
     pub hold: Option<String>,
+    /// The records come from another store of this user (a memory moved between the project's
+    /// store and the personal one): they keep their provenance, hold and approval.
+    pub own_store: bool,
 }
 
 impl Origin {
@@ -138,6 +141,15 @@ impl Origin {
         Origin {
             provenance: Provenance::Import,
             hold: None,
+            own_store: false,
+        }
+    }
+
+    /// A memory moved from the user's other store (`promote`, `demote`).
+    pub fn own_store() -> Origin {
+        Origin {
+            own_store: true,
+            ..Origin::file()
         }
     }
 }
@@ -221,12 +233,14 @@ fn import_records(
         }
         let mut new = new_memory(&rec, &content);
         new.metadata.insert("original_id".into(), origin_id);
-        // Whatever the file says of itself: it arrives as what brought it, unapproved here.
-        new.provenance = origin.provenance.clone();
-        new.reviewed = None;
-        // The file's own words for why it was held are not kept: they are the writer's text.
-        if new.hold.is_some() {
-            new.hold = Some("held where it was written".into());
+        if !origin.own_store {
+            // Whatever the file says of itself: it arrives as what brought it, unapproved here.
+            new.provenance = origin.provenance.clone();
+            new.reviewed = None;
+            // The file's own words for why it was held are not kept: they are the writer's text.
+            if new.hold.is_some() {
+                new.hold = Some("held where it was written".into());
+            }
         }
         if let Some(why) = &origin.hold {
             new.hold = Some(match new.hold.take() {

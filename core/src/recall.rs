@@ -537,7 +537,15 @@ pub fn proactive(
     branch: Option<&str>,
     use_prior: &dyn Fn(&str) -> f64,
 ) -> anyhow::Result<Vec<MemoryRecord>> {
-    Ok(tiers(store, context, kind, limit, 0, branch, use_prior)?.full)
+    let ask = TierAsk {
+        context,
+        kind,
+        limit,
+        index_limit: 0,
+        branch,
+        supplement: false,
+    };
+    Ok(tiers(store, &ask, use_prior)?.full)
 }
 
 /// The most a memory's use prior may shift its relevance, either way (the prior itself is the
@@ -548,15 +556,34 @@ pub const MAX_USE_PRIOR: f64 = 0.1;
 /// passed the gates but do not name the file or its module, then what ranked below the gates down
 /// to the index floor. `use_prior` shifts a memory's relevance by how the agent used it (at most
 /// [`MAX_USE_PRIOR`] either way) before the gates.
+/// What a hook asks of one store: the memories to show in full for `context` and up to
+/// `index_limit` more to list by title.
+#[derive(Debug, Clone, Copy)]
+pub struct TierAsk<'a> {
+    pub context: &'a str,
+    pub kind: Option<QueryKind>,
+    pub limit: usize,
+    pub index_limit: usize,
+    /// The caller's branch, for the boost.
+    pub branch: Option<&'a str>,
+    /// This store is read beside another (the personal store beside a project's): its handful of
+    /// memories compete with the other store's, so the new-user gates never apply.
+    pub supplement: bool,
+}
+
 pub fn tiers(
     store: &Store,
-    context: &str,
-    kind: Option<QueryKind>,
-    limit: usize,
-    index_limit: usize,
-    branch: Option<&str>,
+    ask: &TierAsk,
     use_prior: &dyn Fn(&str) -> f64,
 ) -> anyhow::Result<Tiers> {
+    let TierAsk {
+        context,
+        kind,
+        limit,
+        index_limit,
+        branch,
+        supplement,
+    } = *ask;
     let q = RecallQuery {
         text: context.to_string(),
         limit,
@@ -572,6 +599,7 @@ pub fn tiers(
     // the model (the hash fallback's low scores carry no meaning).
     let asks_prompt = q.kind.unwrap_or_else(|| QueryKind::infer(context)) == QueryKind::Prompt;
     let index_floor = if ranking.view.records.len() <= SMALL_STORE
+        && !supplement
         && asks_prompt
         && store.ensure_embedder()? == EmbedderKind::MinilmL6
     {
@@ -582,7 +610,7 @@ pub fn tiers(
     // The full floor keeps out the near misses of a store where many memories compete; a store
     // that holds no more memories than the event injects (a new user's) has none to choose
     // between, so there the relevance floor alone decides.
-    let small = ranking.view.records.len() <= limit;
+    let small = ranking.view.records.len() <= limit && !supplement;
     let full_floor = if small { RELEVANCE_FLOOR } else { full_floor };
     let top = ranking.hits.first().map_or(0.0, |_| ranking.relevance(0));
     let relative = top

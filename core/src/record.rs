@@ -45,6 +45,9 @@ pub struct MemoryRecord {
     /// `proactive` results. Hooks never inject a superseded memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// Which store answered (`project` or `personal`); only in answers read from both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<wt_memory_base::project::Scope>,
 }
 
 /// The first 8 characters of a memory id: enough for every command that takes an id prefix.
@@ -281,6 +284,7 @@ impl MemoryRecord {
             relevance_score: None,
             relevance_reason: None,
             superseded_by: None,
+            scope: None,
         }
     }
 
@@ -307,6 +311,7 @@ impl MemoryRecord {
             relevance_score: None,
             relevance_reason: None,
             superseded_by: None,
+            scope: None,
         }
     }
 
@@ -463,6 +468,7 @@ mod tests {
             relevance_score: Some(0.5),
             relevance_reason: None,
             superseded_by: None,
+            scope: None,
         }
     }
 

@@ -695,19 +695,14 @@ pub fn to_review(
     Ok(out)
 }
 
-/// The memories a hook injects in full for `context` and up to `index_limit` it lists below them.
+/// The memories a hook injects in full and those it lists below them.
 pub fn tiers(
     store: &Store,
-    context: &str,
-    kind: Option<QueryKind>,
-    limit: usize,
-    index_limit: usize,
-    caller: &Caller,
+    ask: &recall::TierAsk,
     use_prior: &dyn Fn(&str) -> f64,
 ) -> Result<recall::Tiers> {
-    check_query("proactive", context)?;
-    let branch = caller.branch.as_deref();
-    let mut tiers = recall::tiers(store, context, kind, limit, index_limit, branch, use_prior)?;
+    check_query("proactive", ask.context)?;
+    let mut tiers = recall::tiers(store, ask, use_prior)?;
     // A memory whose file is gone is listed in the index at most, marked.
     let gone = mark_stale(store, &mut tiers.full);
     mark_stale(store, &mut tiers.index);
@@ -1179,6 +1174,10 @@ pub struct Tiers {
     pub kind: Option<QueryKind>,
     #[serde(default = "yes")]
     pub use_prior: bool,
+    /// This store is read beside another (the personal store beside a project's): no new-user
+    /// gates, whatever its size.
+    #[serde(default)]
+    pub supplement: bool,
 }
 
 impl Tiers {
@@ -1189,6 +1188,7 @@ impl Tiers {
             index,
             kind,
             use_prior: wt_memory_base::config::get().use_prior,
+            supplement: false,
         }
     }
 }
@@ -1209,8 +1209,15 @@ impl Operation for Tiers {
     fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<recall::Tiers> {
         let uses = use_prior(direct, self.use_prior);
         let prior = |id: &str| uses.get(id).map_or(0.0, |c| c.prior());
-        let (context, kind, limit, index) = (&self.context, self.kind, self.limit, self.index);
-        direct.read(|s| tiers(s, context, kind, limit, index, caller, &prior))
+        let ask = recall::TierAsk {
+            context: &self.context,
+            kind: self.kind,
+            limit: self.limit,
+            index_limit: self.index,
+            branch: caller.branch.as_deref(),
+            supplement: self.supplement,
+        };
+        direct.read(|s| tiers(s, &ask, &prior))
     }
 }
 

@@ -35,6 +35,10 @@ pub struct Import {
     /// for review.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
+    /// The document holds memories moved from the user's other store (`promote`, `demote`):
+    /// they keep their provenance and review.
+    #[serde(default)]
+    pub moved: bool,
 }
 
 /// An import's counts; a dry run says what would happen.
@@ -76,11 +80,13 @@ pub fn check_import(req: &Import) -> Result<exchange::ExportDoc> {
 pub fn import(store: &Store, req: &Import) -> Result<Imported> {
     let doc = check_import(req)?;
     let origin = match &req.from {
+        None if req.moved => exchange::Origin::own_store(),
         None => exchange::Origin::file(),
         Some(source) => exchange::Origin {
             provenance: trust::Provenance::Teammate(source.clone()),
             hold: (!trust::trusted_sources(store.dir()).contains(source))
                 .then(|| trust::untrusted_source_reason(source)),
+            own_store: false,
         },
     };
     let report = exchange::import_with(store, &doc, req.dry_run, &origin, || {

@@ -263,6 +263,7 @@ fn import_export_round_trip_and_unusable_documents_are_named() {
         dry_run: false,
         snapshot_as: Some("import".into()),
         from: None,
+        moved: false,
     };
     let done = other.run(req.clone()).unwrap().report();
     assert_eq!((done.imported, done.skipped, done.errors), (1, 0, 0));

@@ -550,6 +550,7 @@ fn from_legacy(
         dry_run,
         snapshot_as: Some("migrate --from-legacy".into()),
         from: None,
+        moved: false,
     };
     let report = client.run(req.clone())?.report();
     let verb = if dry_run { "would come in" } else { "came in" };

@@ -1,6 +1,7 @@
 //! remember, supersede, recall, proactive, list, get, context, brain, forget.
 
 use super::{print_json, read_stdin, Res};
+use crate::scope::{BothRead, Scope};
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
@@ -48,6 +49,11 @@ pub enum Cmd {
     Brain,
     /// Delete memories.
     Forget(ForgetArgs),
+    /// Move a memory (id or 8+ hex digits) from this project's store to your personal store:
+    /// memory about you, read in every project, never synced or exported with a project.
+    Promote { id: String },
+    /// Move a memory from your personal store to this project's store.
+    Demote { id: String },
     /// A memory's retrieval keys: print them, or --add a question it should answer (in the words
     /// you would ask it) and --remove a key that finds it wrongly.
     Keys(ops::EditKeys),
@@ -152,23 +158,31 @@ fn parse_kind(kind: Option<&str>) -> Result<Option<QueryKind>, wt_memory_foundat
     .transpose()
 }
 
-pub fn run(client: &mut Client, cmd: Cmd) -> Res {
+/// Run `cmd`; `personal` is the personal store's client for a read of both scopes (None: no
+/// personal store beside this project) and for a move between them.
+pub fn run(client: &mut Client, mut personal: Option<Client>, cmd: Cmd) -> Res {
+    let cmd = match both_read(cmd) {
+        Ok(read) => return read_both(client, personal.as_mut(), read?),
+        Err(other) => *other,
+    };
     match cmd {
+        Cmd::Promote { id } | Cmd::Demote { id } if personal.is_none() => {
+            return Err(wt_memory_foundation::error::other(format!(
+                "cannot move {id}: the personal store was not opened"
+            )))
+        }
+        Cmd::Promote { id } => {
+            return move_between(client, personal.as_mut().expect("checked above"), &id)
+        }
+        Cmd::Demote { id } => {
+            return move_between(personal.as_mut().expect("checked above"), client, &id)
+        }
         Cmd::Remember(a) => remember(client, a)?,
         Cmd::Supersede(op) => {
             let done = client.run(op)?;
             println!("{} now replaces {}", done.newer, done.older);
         }
-        Cmd::Recall(a) => print_json(&client.run(recall_request(a)?)?),
-        Cmd::Proactive {
-            context,
-            limit,
-            kind,
-        } => print_json(&client.run(ops::Proactive::new(
-            &context,
-            parse_kind(kind.as_deref())?,
-            limit,
-        ))?),
+        Cmd::Recall(_) | Cmd::Proactive { .. } => unreachable!("answered by read_both above"),
         Cmd::List { ty, limit } => print_json(&client.run(ops::List {
             memory_type: ty,
             limit,
@@ -250,24 +264,70 @@ fn recall_request(a: RecallArgs) -> Result<Recall, Error> {
     .with_dates(a.since.as_deref(), a.until.as_deref())
 }
 
-/// The service's request for a `recall` or `proactive` command line the `wt-memory` front
-/// forwarded, checked as the client checks it (None: not such a command, or one the engine
-/// binary should refuse in its own words).
-pub(super) fn query_request(cmd: Cmd) -> Option<Box<dyn ops::Request>> {
-    let request: Box<dyn ops::Request> = match cmd {
-        Cmd::Recall(a) => Box::new(recall_request(a).ok()?),
+/// The read a `recall` or `proactive` command line asks (any other command back as it was).
+fn both_read(cmd: Cmd) -> Result<Result<BothRead, Error>, Box<Cmd>> {
+    Ok(match cmd {
+        Cmd::Recall(a) => recall_request(a).map(BothRead::Recall),
         Cmd::Proactive {
             context,
             limit,
             kind,
-        } => {
-            let kind = parse_kind(kind.as_deref()).ok()?;
-            Box::new(ops::Proactive::new(&context, kind, limit))
+        } => parse_kind(kind.as_deref())
+            .map(|kind| BothRead::Proactive(ops::Proactive::new(&context, kind, limit))),
+        other => return Err(Box::new(other)),
+    })
+}
+
+/// The service's read for a `recall` or `proactive` command line the `wt-memory` front
+/// forwarded, checked as the client checks it (None: not such a command, or one the engine
+/// binary should refuse in its own words).
+pub(super) fn query_request(cmd: Cmd) -> Option<BothRead> {
+    let read = both_read(cmd).ok()?.ok()?;
+    read.project_request().validate().ok()?;
+    Some(read)
+}
+
+impl Cmd {
+    /// `recall` and `proactive` read the personal store beside the project's.
+    pub(super) fn reads_both_scopes(&self) -> bool {
+        matches!(self, Cmd::Recall(_) | Cmd::Proactive { .. })
+    }
+
+    /// `promote` and `demote` move a memory between the two stores.
+    pub(super) fn moves_between_scopes(&self) -> bool {
+        matches!(self, Cmd::Promote { .. } | Cmd::Demote { .. })
+    }
+}
+
+/// `recall` or `proactive`: the project's store and, beside it, the personal one.
+fn read_both(client: &mut Client, personal: Option<&mut Client>, read: BothRead) -> Res {
+    let personal_asked = personal.is_some();
+    let (mut records, skipped) = read.run(client, personal)?;
+    if let Some(why) = skipped {
+        eprintln!("wt-memory: note: {why}; this project's memories only");
+    }
+    if !personal_asked && client.project().is_personal() {
+        crate::scope::mark(&mut records, Scope::Personal);
+    }
+    print_json(&records);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `promote` / `demote`: one memory moved between the stores.
+fn move_between(from: &mut Client, to: &mut Client, id: &str) -> Res {
+    let moved = crate::scope::move_memory(from, to, id)?;
+    println!(
+        "{} moved from the {} store to the {} store{}",
+        short_id(&moved.id),
+        moved.from.as_str(),
+        moved.to.as_str(),
+        if moved.already_there {
+            " (it held the same memory already)"
+        } else {
+            ""
         }
-        _ => return None,
-    };
-    request.validate().ok()?;
-    Some(request)
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn remember(client: &mut Client, a: RememberArgs) -> Result<(), Error> {

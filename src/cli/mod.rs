@@ -37,6 +37,11 @@ pub struct Cli {
     /// Use this project's store instead of the one of the current directory.
     #[arg(long, global = true, value_name = "NAME")]
     project: Option<String>,
+    /// `personal`: your personal store (memory about you, read in every project); `project`: this
+    /// project's store alone. Default: writes go to the project's store, and recall and proactive
+    /// read both.
+    #[arg(long, global = true, value_name = "SCOPE", conflicts_with = "project")]
+    scope: Option<crate::scope::Scope>,
     /// Do not run pending store migrations.
     #[arg(long, global = true)]
     no_migrate: bool,
@@ -141,7 +146,7 @@ pub fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let project = project::resolve(&cwd, cli.project.as_deref());
+    let project = resolve(&cwd, cli.scope, cli.project.as_deref());
     let options = OpenOptions {
         migrate: !cli.no_migrate,
         // Working in this process, a command that only reads reads a copy: it leaves the store's
@@ -167,9 +172,18 @@ pub fn main() -> ExitCode {
             );
         }
     }
+    // The personal store, for a read of both scopes or a move between them.
+    let personal = match &command {
+        Cmd::Memories(c) if c.moves_between_scopes() => Some(project::personal(&cwd)),
+        Cmd::Memories(c) if c.reads_both_scopes() && cli.scope.is_none() => {
+            crate::scope::personal_beside(&project)
+        }
+        _ => None,
+    }
+    .map(|p| Client::open(p, mode.clone()));
     let mut client = Client::open(project, mode);
     let result = match command {
-        Cmd::Memories(c) => memories::run(&mut client, c),
+        Cmd::Memories(c) => memories::run(&mut client, personal, c),
         Cmd::Maintenance(c) => maintenance::run(&mut client, c),
         Cmd::Transfer(c) => transfer::run(&mut client, c),
         Cmd::Todo(c) => todo::run(&mut client, c),
@@ -195,6 +209,19 @@ pub fn main() -> ExitCode {
     code
 }
 
+/// The store a command line names: `--scope personal`, `--project NAME`, or the current
+/// directory's project.
+fn resolve(
+    cwd: &std::path::Path,
+    scope: Option<crate::scope::Scope>,
+    name: Option<&str>,
+) -> project::Project {
+    match scope {
+        Some(crate::scope::Scope::Personal) => project::personal(cwd),
+        _ => project::resolve(cwd, name),
+    }
+}
+
 /// A command line of the previous wt-tools (its `/wt:memory` command passes unknown subcommands
 /// straight through, so users meet these).
 enum Legacy {
@@ -209,7 +236,7 @@ fn legacy(args: &[std::ffi::OsString]) -> Option<Legacy> {
     let mut at = 0;
     while let Some(arg) = args.get(at).and_then(|a| a.to_str()) {
         match arg {
-            "--project" => at += 2,
+            "--project" | "--scope" => at += 2,
             _ if arg.starts_with('-') => at += 1,
             _ => break,
         }
@@ -293,8 +320,15 @@ pub struct ForwardedRemember {
 /// session") is most of such a command at the service.
 pub struct ForwardedQuery {
     project: project::Project,
+    read: crate::scope::BothRead,
     request: Box<dyn Request>,
+    /// The personal store's running service, asked too (None: no personal store beside it, or
+    /// `--scope` chose one store).
+    personal: Option<wt_memory_service::Connection>,
 }
+
+/// How long a forwarded read waits for the personal store's service.
+const PERSONAL_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A store's service runs only a command line for its own store.
 fn check_forwarded_store(project: &project::Project, direct: &Direct) -> Result<(), Error> {
@@ -322,15 +356,31 @@ impl ForwardedCommand for ForwardedQuery {
         let caller = Caller::of(&self.project);
         // The records as the client reads them (recall and proactive answer records), so every
         // field prints as the engine binary prints it.
-        let found = self.request.run(direct, &caller).and_then(|made| {
-            let records: Vec<wt_memory_core::record::MemoryRecord> =
+        let this = *self;
+        let mut stderr = String::new();
+        let found = this.request.run(direct, &caller).and_then(|made| {
+            let mut records: Vec<wt_memory_core::record::MemoryRecord> =
                 wt_memory_ops::typed(made.shown())?;
+            if let Some(mut personal) = this.personal {
+                personal.set_timeout(PERSONAL_WAIT, Some(std::time::Instant::now() + PERSONAL_WAIT));
+                let theirs = personal
+                    .call(&Caller::default(), &*this.read.personal_request())
+                    .and_then(|answer| this.read.personal_records(answer));
+                match theirs {
+                    Ok(theirs) => records = this.read.merge(records, theirs),
+                    Err(e) => stderr = format!(
+                        "wt-memory: note: the personal store did not answer: {e}; this project's memories only\n"
+                    ),
+                }
+            } else if this.project.is_personal() {
+                crate::scope::mark(&mut records, crate::scope::Scope::Personal);
+            }
             Ok(serde_json::to_string_pretty(&records)?)
         });
         Ok(match found {
             Ok(json) => Forwarded {
                 stdout: json + "\n",
-                stderr: String::new(),
+                stderr,
                 code: 0,
             },
             Err(e) => {
@@ -378,7 +428,8 @@ pub fn parse_forwarded(call: &Forward) -> Result<Box<dyn ForwardedCommand>, Erro
     if cli.no_daemon || cli.no_migrate {
         return Err(refused());
     }
-    let project = project::resolve(&call.cwd, cli.project.as_deref());
+    let project = resolve(&call.cwd, cli.scope, cli.project.as_deref());
+    let both = cli.scope.is_none();
     match cli.command {
         Some(Cmd::Memories(memories::Cmd::Remember(args))) => Ok(Box::new(ForwardedRemember {
             project,
@@ -386,8 +437,22 @@ pub fn parse_forwarded(call: &Forward) -> Result<Box<dyn ForwardedCommand>, Erro
             content: call.stdin.clone(),
         })),
         Some(Cmd::Memories(cmd)) => {
-            let request = memories::query_request(cmd).ok_or_else(refused)?;
-            Ok(Box::new(ForwardedQuery { project, request }))
+            let read = memories::query_request(cmd).ok_or_else(refused)?;
+            // The personal store beside the project is asked through its own service; when
+            // that does not run yet, the engine binary starts it.
+            let personal = match both
+                .then(|| crate::scope::personal_beside(&project))
+                .flatten()
+            {
+                Some(personal) => Some(wt_memory_service::running(&personal).ok_or_else(refused)?),
+                None => None,
+            };
+            Ok(Box::new(ForwardedQuery {
+                project,
+                request: read.project_request(),
+                read,
+                personal,
+            }))
         }
         _ => Err(refused()),
     }

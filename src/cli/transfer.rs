@@ -103,7 +103,18 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                     )
                 })?,
             };
-            let done = crate::claude_memory::import(client, &dir)?;
+            // A topic about the user goes to the personal store (none outside a repository,
+            // where the store is the personal one).
+            let mut personal = (!client.project().is_personal()).then(|| {
+                Client::open(
+                    wt_memory_base::project::personal(&client.project().cwd),
+                    wt_memory_service::client::Mode::configured(
+                        wt_memory_ops::OpenOptions::default(),
+                        wt_memory_service::client::Holding::UntilDropped,
+                    ),
+                )
+            });
+            let done = crate::claude_memory::import(client, personal.as_mut(), &dir)?;
             println!(
                 "Claude Code's auto memory ({}): {} added, {} updated, {} forgotten, {} unchanged.",
                 dir.display(),
@@ -173,6 +184,7 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 dry_run,
                 snapshot_as: (!no_snapshot).then_some(snapshot_as),
                 from: None,
+                moved: false,
             };
             match import_in_parts(client, req) {
                 Ok(done) => print_json(&done),
@@ -297,6 +309,7 @@ fn import_in_parts(
                 None
             },
             from: req.from.clone(),
+            moved: req.moved,
         };
         let done = client.run(part_req.clone())?.report();
         sum.imported += done.imported;

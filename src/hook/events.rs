@@ -129,9 +129,9 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
 
     refresh_claude_memory(ctx);
     match memory::map(ctx) {
-        Ok(map) => {
+        Ok((map, personal)) => {
             notice_held(ctx, map.held);
-            if let Some(text) = format::memory_map(&map) {
+            if let Some(text) = format::memory_map(&map, personal) {
                 left = left.saturating_sub(text.chars().count() + 2);
                 parts.push(text);
             }

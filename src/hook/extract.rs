@@ -66,6 +66,10 @@ pub struct Window {
     pub has_text: bool,
     /// The agent saved memories itself in this span.
     pub agent_saved: bool,
+    /// The user said something about themselves ([`speaks_of_self`]): a preference, a habit, how
+    /// to address them. Such a span is extracted even outside an OpenSpec session, for the
+    /// personal store.
+    pub about_the_user: bool,
     /// What the span read from outside the project, as its tool calls name it: a web fetch or
     /// search, another MCP server's tool, an absolute path read (outside or not: see
     /// [`Window::read_outside`]).
@@ -119,8 +123,74 @@ fn user_text(text: &str, w: &mut Window) {
     if transcript::is_wrapped(&text) || text.chars().count() <= 5 || text.chars().count() >= 2000 {
         return;
     }
+    w.about_the_user |= speaks_of_self(&text);
     w.lines.push(format!("USER: {}", one_line(&text, 500)));
     w.has_text = true;
+}
+
+/// How people state a lasting preference or habit of their own, in the languages the trust
+/// check reads (lower case; matched on word boundaries).
+const SELF_CUES: &[&str] = &[
+    "i prefer",
+    "i'd rather",
+    "i would rather",
+    "i always",
+    "i never",
+    "i usually",
+    "i like to",
+    "i don't like",
+    "i do not like",
+    "i hate",
+    "i want you to always",
+    "i want you to never",
+    "always use",
+    "never use",
+    "please always",
+    "please never",
+    "from now on",
+    "going forward",
+    "remember that i",
+    "remember i",
+    "call me",
+    "always answer",
+    "always reply",
+    "always respond",
+    "write to me in",
+    "my preference",
+    "i'm used to",
+    "i am used to",
+    "my accounts",
+    "my test account",
+    // German, French, Spanish, Italian, Portuguese.
+    "ich bevorzuge",
+    "ich mag",
+    "ich will immer",
+    "ab jetzt",
+    "antworte auf",
+    "je préfère",
+    "à partir de maintenant",
+    "réponds en",
+    "prefiero",
+    "a partir de ahora",
+    "responde en",
+    "preferisco",
+    "d'ora in poi",
+    "rispondi in",
+    "eu prefiro",
+    "de agora em diante",
+];
+
+/// Does `text` (the user's) state something lasting about the user: a preference, a habit,
+/// how to address them, their accounts?
+pub fn speaks_of_self(text: &str) -> bool {
+    let lower = format!(" {} ", text.to_lowercase().replace('’', "'"));
+    SELF_CUES.iter().any(|cue| {
+        lower.match_indices(cue).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + cue.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    })
 }
 
 /// Reduce transcript entries to `USER:`/`AGENT:`/`TOOL[Bash]:`/`ERROR:` lines.
@@ -226,7 +296,9 @@ facts obvious from reading the code, and never credentials, tokens, passwords or
     p.push_str(
         "Answer with at most 3 lines, one insight per line, exactly in this form:\n\
 Type|tags|content|keys: key; key; key\n\
-Type is Learning, Decision or Context. tags are comma-separated lowercase words. content is one \
+Type is Learning, Decision or Context. An insight about the user rather than this project (a \
+preference, working style, language, an account they use), true in any project they work on: \
+start its line with Personal: and name no file or command of this project. tags are comma-separated lowercase words. content is one \
 self-contained sentence of at most 200 characters. keys help a later session find the insight: \
 two short questions or tasks a developer would type when it helps, in their own words, then one \
 anchor listing only the files, commands, error codes and identifiers it is specific to; \
@@ -247,6 +319,9 @@ pub struct Insight {
     pub content: String,
     /// Retrieval keys, when the model gave them.
     pub keys: Vec<String>,
+    /// The model marked it `Personal:` (about the user, for every project); the store it goes
+    /// to is [`scope_of`]'s decision.
+    pub personal: bool,
 }
 
 fn clean_tag(t: &str) -> Option<String> {
@@ -272,6 +347,10 @@ pub fn parse_insights(output: &str) -> Vec<Insight> {
     let mut out = Vec::new();
     for line in output.lines() {
         let line = line.trim().trim_start_matches(['-', '*', ' ']);
+        let (personal, line) = match line.get(..9) {
+            Some(head) if head.eq_ignore_ascii_case("personal:") => (true, line[9..].trim_start()),
+            _ => (false, line),
+        };
         let mut parts = line.splitn(3, '|');
         let (Some(ty), Some(tags), Some(content)) = (parts.next(), parts.next(), parts.next())
         else {
@@ -308,12 +387,33 @@ pub fn parse_insights(output: &str) -> Vec<Insight> {
             tags: tag_list,
             content,
             keys: wt_memory_core::record::clean_keys(&keys),
+            personal,
         });
         if out.len() == MAX_INSIGHTS {
             break;
         }
     }
     out
+}
+
+/// Where an insight is stored. The model's `Personal:` is believed only for a fact that names
+/// nothing of this repository (a path or file that exists in it, a script or make target of it,
+/// its name): such a fact is project memory whatever the model says, so nothing about a project
+/// leaves it for the personal store by a model's mistake.
+pub fn scope_of(insight: &Insight, root: &Path) -> crate::scope::Scope {
+    use crate::scope::Scope;
+    if !insight.personal {
+        return Scope::Project;
+    }
+    let text = std::iter::once(insight.content.as_str())
+        .chain(insight.keys.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if crate::scope::names_project(&text, root) {
+        Scope::Project
+    } else {
+        Scope::Personal
+    }
 }
 
 pub fn tags_for(insight: &Insight, change: Option<&str>) -> String {
@@ -402,13 +502,13 @@ pub fn span(store_dir: &Path, path: &Path, project_dir: &Path) -> Result<Span, S
     let Some((entries, state)) = new_lines(store_dir, path)? else {
         return Ok(Span::Nothing);
     };
-    if !state.openspec {
+    let window = summarize(&entries[entries.len().saturating_sub(WINDOW_LINES)..]);
+    if !state.openspec && !window.about_the_user {
         return Ok(Span::Skipped(
             state,
-            "no opsx/openspec skill in the transcript: no extraction",
+            "no opsx/openspec skill in the transcript and nothing the user said of themselves: no extraction",
         ));
     }
-    let window = summarize(&entries[entries.len().saturating_sub(WINDOW_LINES)..]);
     if !window.has_text {
         return Ok(Span::Skipped(
             state,
@@ -486,20 +586,41 @@ pub fn on_stop(ctx: &Ctx, transcript_path: &Path) -> Result<usize, String> {
         );
     }
     let mut stored = 0;
+    // Its provenance: a harvest, checked more strictly after outside content.
+    let source = if outside {
+        "extraction:outside"
+    } else {
+        "extraction"
+    };
+    let root = ctx
+        .project
+        .toplevel
+        .clone()
+        .unwrap_or_else(|| ctx.project_dir.clone());
     for insight in &insights {
-        match memory::remember(
-            ctx,
-            &insight.content,
-            insight.ty,
-            &tags_for(insight, state.change.as_deref()),
-            &insight.keys,
-            // Its provenance: a harvest, checked more strictly after outside content.
-            if outside {
-                "extraction:outside"
-            } else {
-                "extraction"
-            },
-        ) {
+        let tags = tags_for(insight, state.change.as_deref());
+        let written = match scope_of(insight, &root) {
+            crate::scope::Scope::Personal => memory::remember_personal(
+                ctx,
+                wt_memory_ops::Remember {
+                    content: insight.content.clone(),
+                    memory_type: insight.ty.to_string(),
+                    tags: wt_memory_core::record::split_tags(&tags),
+                    keys: insight.keys.clone(),
+                    ..wt_memory_ops::Remember::default()
+                },
+                source,
+            ),
+            crate::scope::Scope::Project => memory::remember(
+                ctx,
+                &insight.content,
+                insight.ty,
+                &tags,
+                &insight.keys,
+                source,
+            ),
+        };
+        match written {
             Ok(_) => stored += 1,
             Err(e) => super::log::error(&ctx.event, &format!("storing an insight failed: {e}")),
         }
@@ -589,6 +710,81 @@ mod tests {
     }
 
     #[test]
+    fn personal_insights_are_believed_only_when_they_name_nothing_of_the_project() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path().join("tallybook");
+        std::fs::create_dir_all(root.join("src/auth")).unwrap();
+        std::fs::write(root.join("Makefile"), "all:\n\ttrue\nseed:\n\ttrue\n").unwrap();
+        std::fs::write(root.join("src/auth/hash.rs"), "").unwrap();
+        let out = "Personal: Decision|tooling|The user prefers uv over pip for Python packages.|keys: which package manager; uv\n\
+                   personal:Learning|style|The user wants answers in German.\n\
+                   Personal: Decision|auth|The user hashes passwords via src/auth/hash.rs only.\n";
+        let got = parse_insights(out);
+        assert_eq!(got.len(), 3);
+        assert!(got.iter().all(|i| i.personal));
+        assert_eq!(got[0].ty, "Decision");
+        assert_eq!(
+            got[0].content,
+            "The user prefers uv over pip for Python packages."
+        );
+        use crate::scope::Scope;
+        assert_eq!(scope_of(&got[0], &root), Scope::Personal);
+        assert_eq!(scope_of(&got[1], &root), Scope::Personal);
+        assert_eq!(
+            scope_of(&got[2], &root),
+            Scope::Project,
+            "names a file of the repo"
+        );
+        for project_fact in [
+            "The user always runs make seed before the demo",
+            "The user keeps new modules in src/payments.rs",
+            "The user says tallybook releases go out on Fridays",
+            "The user edits the Makefile by hand",
+        ] {
+            assert!(
+                crate::scope::names_project(project_fact, &root),
+                "{project_fact}"
+            );
+        }
+        for personal_fact in [
+            "The user prefers uv over pip.",
+            "Never force-push without asking the user first.",
+            "Answer in German; code comments stay in English.",
+            "The user's test accounts live in 1Password's Dev vault.",
+            "The user prefers make over shell scripts in general",
+        ] {
+            assert!(
+                !crate::scope::names_project(personal_fact, &root),
+                "{personal_fact}"
+            );
+        }
+        let unmarked = parse_insights("Decision|x|The user prefers uv over pip for Python.");
+        assert_eq!(scope_of(&unmarked[0], &root), Scope::Project);
+    }
+
+    #[test]
+    fn what_the_user_says_of_themselves_is_told_from_what_they_ask() {
+        for said in [
+            "I prefer uv over pip, always",
+            "From now on answer in German please",
+            "please never force-push without asking me",
+            "My test accounts live in 1Password's Dev vault",
+            "Ab jetzt antworte auf Deutsch",
+            "I’d rather have small commits",
+        ] {
+            assert!(speaks_of_self(said), "{said}");
+        }
+        for asked in [
+            "fix the failing test in the billing module",
+            "why does the import preference dialog crash?",
+            "add a never-expiring token option",
+            "run the linter and commit",
+        ] {
+            assert!(!speaks_of_self(asked), "{asked}");
+        }
+    }
+
+    #[test]
     fn missed_only_note_follows_the_agent_saved_marker() {
         let st = TranscriptState {
             change: Some("add-login".into()),
@@ -599,12 +795,14 @@ mod tests {
             has_text: true,
             agent_saved: true,
             fetched: Vec::new(),
+            about_the_user: false,
         };
         let fresh = Window {
             lines: vec!["AGENT: x".into()],
             has_text: true,
             agent_saved: false,
             fetched: Vec::new(),
+            about_the_user: false,
         };
         assert!(build_prompt(&st, &saved).contains("only what the agent missed"));
         assert!(!build_prompt(&st, &fresh).contains("only what the agent missed"));

@@ -172,15 +172,28 @@ fn is_held(m: &MemoryRecord) -> bool {
     m.has_tag(wt_memory_core::trust::HELD_TAG)
 }
 
-/// `(from teammate alice/laptop) `: where an injected memory came from, when not from the user.
+/// `(from teammate alice/laptop) `: where an injected memory came from, when not from the user;
+/// `(personal) `: from the user's personal store, read beside the project's.
 fn written_by(m: &MemoryRecord) -> String {
     let from = wt_memory_core::trust::Provenance::parse(
         m.metadata
             .get(wt_memory_core::trust::PROVENANCE)
             .map(String::as_str),
     );
-    from.shown().map(|f| format!("({f}) ")).unwrap_or_default()
+    let personal =
+        (m.scope == Some(crate::scope::Scope::Personal)).then(|| PERSONAL_LABEL.to_string());
+    let labels: Vec<String> = personal.into_iter().chain(from.shown()).collect();
+    if labels.is_empty() {
+        String::new()
+    } else {
+        format!("({}) ", labels.join("; "))
+    }
 }
+
+/// The label of a memory from the personal store: whose it is, and that the project's own
+/// notes win a conflict.
+pub const PERSONAL_LABEL: &str =
+    "personal: the user's, from other projects; this project's notes win";
 
 /// `header`, as many whole lines as fit, then `footer`, within `max_chars` in total (counting the
 /// newlines). None when not even one line fits.
@@ -311,11 +324,17 @@ const MAP_HEADER: &str = "=== MEMORY MAP ===";
 const MAP_HOW: &str = "Search it before non-trivial work: the `recall` tool (or `wt-memory recall \"<question>\"`); `get_memory` fetches an id such as [MEM#a1b2].";
 
 /// The store at a glance, for the agent to know memory is there and what it is about: how many
-/// memories, their types, the main topics, and how to search them. None for an empty store.
-pub fn memory_map(map: &wt_memory_ops::MemoryMap) -> Option<String> {
-    if map.total == 0 {
+/// memories, their types, the main topics, how many personal memories are read beside them, and
+/// how to search them. None when both stores are empty.
+pub fn memory_map(map: &wt_memory_ops::MemoryMap, personal: usize) -> Option<String> {
+    if map.total == 0 && personal == 0 {
         return None;
     }
+    let personal = match personal {
+        0 => String::new(),
+        1 => "\nThe user's personal memory (from all their projects) holds 1 memory; this project's notes win where they differ.".to_string(),
+        n => format!("\nThe user's personal memory (from all their projects) holds {n} memories; this project's notes win where they differ."),
+    };
     let counted = |items: &[(String, usize)]| -> Vec<String> {
         items
             .iter()
@@ -342,6 +361,7 @@ pub fn memory_map(map: &wt_memory_ops::MemoryMap) -> Option<String> {
         if !topics.is_empty() {
             text.push_str(&format!("\nMain topics: {}.", topics.join(", ")));
         }
+        text.push_str(&personal);
         text.push('\n');
         text.push_str(MAP_HOW);
         if text.chars().count() <= MAP_CHARS {
@@ -486,12 +506,19 @@ mod tests {
 
     #[test]
     fn the_memory_map_says_how_many_what_about_and_how_to_search() {
-        assert_eq!(memory_map(&map(0, &[], &[])), None);
-        let text = memory_map(&map(
-            214,
-            &[("Learning", 120), ("Decision", 94)],
-            &[("auth", 23), ("billing", 18)],
-        ))
+        assert_eq!(memory_map(&map(0, &[], &[]), 0), None);
+        let only_personal = memory_map(&map(0, &[], &[]), 3).unwrap();
+        assert!(
+            only_personal.contains("personal memory (from all their projects) holds 3 memories")
+        );
+        let text = memory_map(
+            &map(
+                214,
+                &[("Learning", 120), ("Decision", 94)],
+                &[("auth", 23), ("billing", 18)],
+            ),
+            0,
+        )
         .unwrap();
         assert_eq!(
             text.lines().take(3).collect::<Vec<_>>(),
@@ -505,7 +532,7 @@ mod tests {
             text.contains("`recall`") && text.contains("get_memory"),
             "{text}"
         );
-        let one = memory_map(&map(1, &[("Learning", 1)], &[])).unwrap();
+        let one = memory_map(&map(1, &[("Learning", 1)], &[]), 0).unwrap();
         assert!(one.contains("holds 1 memory (Learning 1)."), "{one}");
     }
 
@@ -515,7 +542,7 @@ mod tests {
             .map(|i| (format!("topic-{i}-{}", "x".repeat(30)), 100 - i))
             .collect();
         let topics: Vec<(&str, usize)> = long.iter().map(|(k, n)| (k.as_str(), *n)).collect();
-        let text = memory_map(&map(5000, &[("Learning", 5000)], &topics)).unwrap();
+        let text = memory_map(&map(5000, &[("Learning", 5000)], &topics), 0).unwrap();
         assert!(
             text.chars().count() <= MAP_CHARS,
             "{}",

@@ -57,12 +57,7 @@ fn with_client<T>(
     client.set_lock_wait(wait);
     let started = Instant::now();
     let out = f(client).map_err(|e| {
-        if matches!(
-            e,
-            wt_memory_foundation::error::Error::Unanswered { .. }
-                | wt_memory_foundation::error::Error::Daemon { .. }
-                | wt_memory_foundation::error::Error::Busy { .. }
-        ) {
+        if unreachable(&e) {
             *ctx.memory_down.borrow_mut() = Some(e.to_string());
         }
         format!("{what}: {e}")
@@ -79,6 +74,16 @@ fn with_client<T>(
         ),
     );
     out
+}
+
+/// Did the store fail to answer (rather than refuse the request)?
+fn unreachable(e: &wt_memory_foundation::error::Error) -> bool {
+    matches!(
+        e,
+        wt_memory_foundation::error::Error::Unanswered { .. }
+            | wt_memory_foundation::error::Error::Daemon { .. }
+            | wt_memory_foundation::error::Error::Busy { .. }
+    )
 }
 
 /// Note a query and what it returned, for the metrics log.
@@ -112,7 +117,9 @@ pub fn proactive(
     )
 }
 
-/// What a hook shows for a query: memories in full and up to `index` more to list by title.
+/// What a hook shows for a query: memories in full and up to `index` more to list by title,
+/// from the project's store and, beside it, the personal one (asked at the same time, on a
+/// thread of its own: the two answers are merged on one scale, see [`crate::scope`]).
 pub fn tiers(
     ctx: &Ctx,
     query: &str,
@@ -120,12 +127,22 @@ pub fn tiers(
     limit: usize,
     index: usize,
 ) -> Result<wt_memory_core::recall::Tiers, String> {
-    let found = with_client(ctx, "proactive", |c| {
-        c.run(ops::Tiers::new(query, Some(kind), limit, index))
-    });
+    let ask = ops::Tiers::new(query, Some(kind), limit, index);
+    // A file, a command or an error is the project's: a personal memory is shown for one only
+    // when it is about it (in full), never listed as a maybe.
+    let personal = ask_personal(
+        ctx,
+        ops::Tiers {
+            supplement: true,
+            index: if kind == QueryKind::Prompt { index } else { 0 },
+            ..ask.clone()
+        },
+    );
+    let found = with_client(ctx, "proactive", |c| c.run(ask));
     let mut trace = ctx.trace.borrow_mut();
     trace.query = Some(query.to_string());
     if let Ok(tiers) = &found {
+        // The project's own only: the metrics log is the project's, and names no personal memory.
         trace.candidates.extend(
             tiers
                 .full
@@ -134,7 +151,96 @@ pub fn tiers(
                 .map(|r| (r.id.clone(), r.relevance_score)),
         );
     }
-    found
+    let theirs = personal.and_then(|asked| asked.join().ok().flatten());
+    match (found, theirs) {
+        (Ok(own), Some(theirs)) => Ok(crate::scope::merge_tiers(own, theirs, limit, index)),
+        (found, _) => found,
+    }
+}
+
+/// Ask the personal store beside the project for `op`'s answer, on a thread of its own within
+/// this call's memory budget (None: no personal store, or no time left). A personal store that
+/// does not answer costs its own memories only: the thread answers None, and the project's
+/// answer goes out alone.
+fn ask_personal<O: Operation + 'static>(
+    ctx: &Ctx,
+    op: O,
+) -> Option<std::thread::JoinHandle<Option<O::Answer>>>
+where
+    O::Answer: Send,
+{
+    if ctx.memory_down.borrow().is_some() {
+        return None;
+    }
+    let personal = crate::scope::personal_beside(&ctx.project)?;
+    let wait = ctx
+        .remaining()
+        .saturating_sub(MARGIN)
+        .min(MEMORY_BUDGET)
+        .min(wt_memory_base::config::get().lock_wait);
+    if wait < Duration::from_millis(100) {
+        return None;
+    }
+    let event = ctx.event.clone();
+    let spawned = std::thread::Builder::new()
+        .name("personal-memory".into())
+        .spawn(move || {
+            let started = Instant::now();
+            let mut client = Client::open(personal, personal_mode(started + wait));
+            client.set_lock_wait(wait);
+            let found = client.run(op);
+            super::log::debug(
+                &event,
+                &match &found {
+                    Ok(_) => format!("personal {}: ok in {:?}", O::NAME, started.elapsed()),
+                    Err(e) => format!("personal {}: {e}", O::NAME),
+                },
+            );
+            found.ok()
+        });
+    spawned.ok()
+}
+
+/// How a hook reaches the personal store: through its service (started when none runs), never
+/// waiting past `deadline` and never opening the store itself meanwhile.
+fn personal_mode(deadline: Instant) -> Mode {
+    Mode {
+        fallback_direct: false,
+        deadline: Some(deadline),
+        ..Mode::configured(OpenOptions::default(), Holding::UntilDropped)
+    }
+}
+
+/// Store an insight about the person (the Stop harvest's `Personal:` lines) in the personal
+/// store; returns its id. Outside any repository the project is the personal store already. A
+/// personal store that cannot take it in time gets it through its spool, as the project's
+/// would.
+pub fn remember_personal(ctx: &Ctx, req: Remember, source: &str) -> Result<String, String> {
+    if ctx.project.is_personal() {
+        return remember_as(ctx, req, source).map(|(id, _)| id);
+    }
+    let personal = wt_memory_base::project::personal(&ctx.project.cwd);
+    let wait = ctx
+        .remaining()
+        .saturating_sub(MARGIN)
+        .min(MEMORY_BUDGET * 5);
+    let mut client = Client::open(personal.clone(), personal_mode(Instant::now() + wait));
+    client.set_lock_wait(wait);
+    client.set_source(source);
+    match client.run(req.clone()) {
+        Ok(done) => Ok(done.id),
+        Err(e) if !unreachable(&e) => Err(format!("personal store: {e}")),
+        Err(e) => {
+            wt_memory_ops::spool::add(&personal, &req, source, None).map_err(|spool_err| {
+                format!("personal store: {e}; not spooled either: {spool_err}")
+            })?;
+            super::log::info(
+                &ctx.event,
+                &format!("personal store: {e}; the write is spooled"),
+            );
+            Ok(String::new())
+        }
+    }
 }
 
 /// Take Claude Code's auto-memory topic files in `dir` into the store (see [`crate::claude_memory`]).
@@ -142,14 +248,25 @@ pub fn import_claude_memory(
     ctx: &Ctx,
     dir: &std::path::Path,
 ) -> Result<crate::claude_memory::Report, String> {
+    let wait = ctx.remaining().saturating_sub(MARGIN).min(MEMORY_BUDGET);
+    let mut personal = (!ctx.project.is_personal()).then(|| {
+        let personal = wt_memory_base::project::personal(&ctx.project.cwd);
+        let mut client = Client::open(personal, personal_mode(Instant::now() + wait));
+        client.set_lock_wait(wait);
+        client
+    });
     with_client(ctx, "claude memory import", |c| {
-        crate::claude_memory::import(c, dir)
+        crate::claude_memory::import(c, personal.as_mut(), dir)
     })
 }
 
-/// The store at a glance (how many memories, of which types, about which topics).
-pub fn map(ctx: &Ctx) -> Result<wt_memory_ops::MemoryMap, String> {
-    run(ctx, ops::Map)
+/// The store at a glance (how many memories, of which types, about which topics), and how many
+/// memories the personal store beside it holds.
+pub fn map(ctx: &Ctx) -> Result<(wt_memory_ops::MemoryMap, usize), String> {
+    let personal = ask_personal(ctx, ops::Map);
+    let own = run(ctx, ops::Map)?;
+    let theirs = personal.and_then(|asked| asked.join().ok().flatten());
+    Ok((own, theirs.map_or(0, |m| m.total)))
 }
 
 /// One memory by full id (None when it was forgotten since).

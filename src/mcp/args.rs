@@ -86,6 +86,26 @@ pub struct RememberArgs {
     /// A few words, shown when a hook lists it by title.
     #[serde(default)]
     pub title: Option<String>,
+    /// personal: a fact about the user (preference, working style, language), kept for every project.
+    #[serde(default)]
+    pub scope: ScopeArg,
+}
+
+/// Which store: this project's, or the user's personal one (read in every project).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeArg {
+    // Plain comments, not docs: see `ops::RecallMode`.
+    #[default]
+    Project,
+    Personal,
+}
+
+/// A memory id, and which store it moves to.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct MoveArgs {
+    /// The memory id (8+ hex digits will do).
+    pub id: String,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -2,6 +2,8 @@
 
 use super::args::*;
 use super::*;
+use crate::scope::BothRead;
+use wt_memory_foundation::error::bad_input;
 
 #[tool_router(router = memories_tools, vis = "pub(super)")]
 impl MemoryServer {
@@ -36,11 +38,18 @@ impl MemoryServer {
                 .collect(),
             ..ops::Remember::default()
         };
-        self.json(move |c| {
-            let mut done = c.run(req)?;
+        let personal = args.scope == ScopeArg::Personal;
+        self.json_both(personal, move |c, mine| {
+            let store = match mine {
+                Some(mine) if personal => mine,
+                _ => c,
+            };
+            let mut done = store.run(req)?;
             // The check's labels only: a reason's excerpt would let the agent probe the rules.
             done.held = done.held.map(|why| super::hold_labels(&why));
-            Ok(done)
+            let mut answer = serde_json::to_value(&done)?;
+            answer["scope"] = serde_json::to_value(crate::scope::of(store.project()))?;
+            Ok(answer)
         })
         .await
     }
@@ -61,14 +70,15 @@ impl MemoryServer {
                  to browse without a query use list_memories or recall_by_date",
             ));
         }
-        let req = ops::Recall {
+        let read = BothRead::Recall(ops::Recall {
             query: args.query.trim().to_string(),
             limit,
             mode: args.mode,
             tags: tag_list(&args.tags),
             ..ops::Recall::default()
-        };
-        self.json(move |c| c.run(req)).await
+        });
+        self.json_both(false, move |c, mine| Ok(read.run(c, mine)?.0))
+            .await
     }
 
     #[tool(
@@ -85,7 +95,8 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let limit = valid!(check_limit(args.limit));
         let context = valid!(check_non_empty("context", &args.context)).to_string();
-        self.json(move |c| c.run(ops::Proactive::new(&context, None, limit)))
+        let read = BothRead::Proactive(ops::Proactive::new(&context, None, limit));
+        self.json_both(false, move |c, mine| Ok(read.run(c, mine)?.0))
             .await
     }
 
@@ -108,7 +119,16 @@ impl MemoryServer {
             id: Some(id),
             ..ops::Forget::default()
         };
-        self.json(move |c| c.run(req)).await
+        // An id is unique across both stores: the personal store is asked when the project's
+        // has no such memory.
+        self.json_both(false, move |c, mine| {
+            let done = c.run(req.clone())?;
+            match (done, mine) {
+                (ops::Forgotten::One { deleted: false, .. }, Some(mine)) => mine.run(req),
+                (done, _) => Ok(done),
+            }
+        })
+        .await
     }
 
     #[tool(
@@ -208,11 +228,63 @@ impl MemoryServer {
         &self,
         Parameters(op): Parameters<ops::Get>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.json(move |c| {
-            Ok(match c.run(op)? {
+        self.json_both(false, move |c, mine| {
+            let found = match (c.run(op.clone())?, mine) {
+                (None, Some(mine)) => mine.run(op)?.map(|mut r| {
+                    r.scope = Some(crate::scope::Scope::Personal);
+                    r
+                }),
+                (found, _) => found,
+            };
+            Ok(match found {
                 Some(r) => serde_json::to_value(r)?,
                 None => serde_json::json!({}),
             })
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Move a memory from this project's store to the user's personal store, read in every project: for a fact about the user (a preference, working style, language), not about this codebase.",
+        annotations(
+            title = "Promote to personal",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn promote(
+        &self,
+        Parameters(args): Parameters<MoveArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.json_both(true, move |c, mine| {
+            let mine = mine.ok_or_else(|| {
+                bad_input("outside a repository every memory is personal already")
+            })?;
+            crate::scope::move_memory(c, mine, &args.id)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Move a memory from the user's personal store to this project's store: for a fact that holds for this project only.",
+        annotations(
+            title = "Demote to project",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn demote(
+        &self,
+        Parameters(args): Parameters<MoveArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.json_both(false, move |c, mine| {
+            let mine =
+                mine.ok_or_else(|| bad_input("there is no personal store beside this project"))?;
+            crate::scope::move_memory(mine, c, &args.id)
         })
         .await
     }

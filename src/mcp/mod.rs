@@ -142,6 +142,9 @@ mod transfer;
 pub struct MemoryServer {
     project: ProjectDir,
     client: Arc<Mutex<Client>>,
+    /// The personal store's client, opened on first use: None until then, and while the project
+    /// is the personal store itself (outside any repository).
+    personal: Arc<Mutex<Option<Client>>>,
     tool_router: ToolRouter<MemoryServer>,
 }
 
@@ -163,6 +166,7 @@ impl MemoryServer {
         MemoryServer {
             project,
             client: Arc::new(Mutex::new(client)),
+            personal: Arc::new(Mutex::new(None)),
             tool_router: Self::tools(),
         }
     }
@@ -184,12 +188,53 @@ impl MemoryServer {
         }
     }
 
-    /// A call whose result is returned as pretty JSON (the CLI's `--json` shape).
-    async fn json<T: serde::Serialize + Send + 'static>(
+    /// Run `call` on the project's client and the personal store's (None: no personal store
+    /// beside the project, unless `create` asks for one: a write there makes it).
+    async fn blocking_both<T: Send + 'static>(
         &self,
-        call: impl FnOnce(&mut Client) -> wt_memory_foundation::error::Result<T> + Send + 'static,
+        create: bool,
+        call: impl FnOnce(&mut Client, Option<&mut Client>) -> wt_memory_foundation::error::Result<T>
+            + Send
+            + 'static,
+    ) -> Result<T, String> {
+        let (client, personal) = (self.client.clone(), self.personal.clone());
+        let joined = tokio::task::spawn_blocking(move || {
+            let mut client = client.lock().unwrap_or_else(|e| e.into_inner());
+            let mut personal = personal.lock().unwrap_or_else(|e| e.into_inner());
+            if personal.is_none() {
+                let beside = match create {
+                    true if !client.project().is_personal() => {
+                        Some(wt_memory_base::project::personal(&client.project().cwd))
+                    }
+                    _ => crate::scope::personal_beside(client.project()),
+                };
+                *personal = beside.map(|p| {
+                    let mut c = Client::open(
+                        p,
+                        Mode::configured(ops::OpenOptions::default(), Holding::PerCall),
+                    );
+                    c.set_source("mcp");
+                    c
+                });
+            }
+            call(&mut client, personal.as_mut())
+        })
+        .await;
+        match joined {
+            Ok(result) => result.map_err(|e| e.to_string()),
+            Err(e) => Err(format!("internal error: {e}")),
+        }
+    }
+
+    /// [`Self::json`] over both stores.
+    async fn json_both<T: serde::Serialize + Send + 'static>(
+        &self,
+        create: bool,
+        call: impl FnOnce(&mut Client, Option<&mut Client>) -> wt_memory_foundation::error::Result<T>
+            + Send
+            + 'static,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(match self.blocking(call).await {
+        Ok(match self.blocking_both(create, call).await {
             Ok(value) => {
                 let mut value = serde_json::to_value(&value).unwrap_or_default();
                 withheld_from_agent(&mut value);
@@ -197,6 +242,14 @@ impl MemoryServer {
             }
             Err(msg) => error_result(msg),
         })
+    }
+
+    /// A call whose result is returned as pretty JSON (the CLI's `--json` shape).
+    async fn json<T: serde::Serialize + Send + 'static>(
+        &self,
+        call: impl FnOnce(&mut Client) -> wt_memory_foundation::error::Result<T> + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.json_both(false, move |c, _| call(c)).await
     }
 
     /// A call whose result is a line of text.
@@ -353,7 +406,7 @@ mod tests {
     #[test]
     fn every_tool_has_an_object_schema_and_annotations() {
         let tools = MemoryServer::tools().list_all();
-        assert_eq!(tools.len(), 28);
+        assert_eq!(tools.len(), 30);
         for tool in &tools {
             assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
             let hints = tool.annotations.as_ref().expect("annotated");

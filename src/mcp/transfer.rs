@@ -124,6 +124,7 @@ impl MemoryServer {
             dry_run: args.dry_run,
             snapshot_as: Some("import".into()),
             from: None,
+            moved: false,
         };
         self.json(move |c| c.run(req)).await
     }

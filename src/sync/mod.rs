@@ -191,6 +191,11 @@ impl<'a> SyncContext<'a> {
         client.set_source("sync");
         let project = client.project().clone();
         let setup = || -> Result<(PathBuf, Remote, Identity)> {
+            if project.is_personal() {
+                return Err(anyhow!(
+                    "not a git repository: sync runs on a repository's store; your personal store (the one used here) is never synced"
+                ));
+            }
             let repo = project
                 .toplevel
                 .clone()
@@ -447,6 +452,7 @@ impl<'a> SyncContext<'a> {
             dry_run: false,
             snapshot_as: take_snapshot.then(|| "sync-pull".to_string()),
             from: Some(source.to_string()),
+            moved: false,
         };
         match self.with_store(|c| c.run(req.clone())) {
             Ok(done) => Ok(done.report()),

@@ -320,6 +320,19 @@ class World:
         self.write("src/queue/worker.py", "def run(job):\n    return job()\n")
         self.commit("initial commit")
 
+    def new_repo(self, name: str) -> Path:
+        """Work in another repository of the same user from now on (same HOME, stores, wiring):
+        a fresh git repository, trusted, wired again by init when that is this world's wiring."""
+        self.repo = self.root / name
+        self.repo.mkdir(parents=True)
+        config = json.loads((self.home / ".claude.json").read_text())
+        config["projects"][str(self.repo)] = {"hasTrustDialogAccepted": True, "allowedTools": []}
+        (self.home / ".claude.json").write_text(json.dumps(config, indent=2))
+        self._git_init()
+        if self.wiring == "init":
+            self.wire_init()
+        return self.repo
+
     def write(self, rel: str, text: str) -> Path:
         p = self.repo / rel
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -414,3 +414,32 @@ def test_hostile_teammate_memory_never_reaches_the_model(world, bins, wiring):
     context = context_text(s.first) + "\n".join(system_messages(s.first))
     assert "jobs_failed" in context, f"the teammate's ordinary memory was not injected:\n{s.explain()}"
     assert "from teammate mallory/box" in context, context[:3000]
+
+
+# --- memory about the person follows them into another repository (issue 62) -----------------
+PREFERENCE = "The user prefers uv over pip for installing Python packages"
+
+
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_a_preference_heard_in_one_repository_is_injected_in_the_next(world, bins, wiring):
+    w = world(wiring)
+    # No OpenSpec skill: the user speaking of themselves is what makes Stop extract.
+    script = [
+        {"when": {"model": "haiku"}, "reply": {"text": f"Personal: Decision|python,tooling|{PREFERENCE}.|keys: which tool installs python packages?; uv; pip"}},
+        {"when": {"last_is_tool_result": False}, "reply": {"text": "Noted: uv, not pip, from now on."}},
+    ]
+    s = w.run("By the way, I prefer uv over pip for Python packages, in every project.", script=script)
+    assert_clean(s)
+    personal = lambda: w.wt("--scope", "personal", "list").stdout  # noqa: E731
+    assert wait_for(lambda: PREFERENCE in personal(), timeout=20), f"not in the personal store:\n{personal()}\n{s.explain()}"
+    assert PREFERENCE not in w.wt("list").stdout, "the preference went to the project's store"
+    assert PREFERENCE not in w.wt("export").stdout, "a personal memory left with the project's export"
+    first_repo = w.repo
+    w.new_repo("other")
+    s = w.run("Add the requests package to our Python tooling.", script=[])
+    assert_clean(s)
+    context = context_text(s.first) + "\n".join(system_messages(s.first))
+    assert "UserPromptSubmit hook additional context:" in context, s.explain()
+    prompt_part = context.split("UserPromptSubmit hook additional context:", 1)[1]
+    assert PREFERENCE in prompt_part, f"the preference from {first_repo} was not injected:\n{prompt_part[:3000]}"
+    assert "(personal" in prompt_part, prompt_part[:3000]

@@ -20,6 +20,7 @@ mod metrics;
 mod plugin;
 mod redaction;
 mod report;
+mod scope;
 mod setup;
 mod snapshots;
 mod sync;

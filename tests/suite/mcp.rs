@@ -19,7 +19,7 @@ use support::{bin_path, fixtures_dir, git, TestEnv};
 type Client = RunningService<RoleClient, ()>;
 
 /// Every tool of issue 4's table.
-const ALL_TOOLS: [&str; 28] = [
+const ALL_TOOLS: [&str; 30] = [
     "remember",
     "supersede",
     "edit_keys",
@@ -48,6 +48,8 @@ const ALL_TOOLS: [&str; 28] = [
     "list_todos",
     "complete_todo",
     "recall_by_date",
+    "promote",
+    "demote",
 ];
 
 /// How the server process is started.
@@ -1560,4 +1562,57 @@ async fn a_hostile_memory_is_held_and_its_text_withheld_from_every_tool() {
         .find(|m| m["id"] == id.as_str())
         .expect("listed for review");
     assert_eq!(agent_held["metadata"]["provenance"], "agent");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_personal_memory_is_written_in_one_project_and_found_moved_and_forgotten_from_another() {
+    let env = TestEnv::new();
+    let a = env.git_repo("a");
+    let b = env.git_repo("b");
+    let in_a = start_for(&env, &a).await;
+    let content = "The user wants commit messages in the imperative mood, under 72 characters.";
+    let saved = call_json(
+        &in_a,
+        "remember",
+        json!({"content": content, "type": "Decision", "scope": "personal"}),
+    )
+    .await;
+    assert_eq!(saved["scope"], "personal");
+    let id = saved["id"].as_str().unwrap().to_string();
+    assert!(!env.wt_ok(&a, &["list"], None).contains("imperative mood"));
+    // A project memory promoted from A.
+    let style = env.remember(
+        &a,
+        "The user reviews pull requests only in the morning.",
+        "Context",
+        "",
+    );
+    let moved = call_json(&in_a, "promote", json!({"id": style})).await;
+    assert_eq!(moved["to"], "personal");
+    in_a.cancel().await.unwrap();
+
+    let in_b = start_for(&env, &b).await;
+    let found = call_json(
+        &in_b,
+        "recall",
+        json!({"query": "how should I word the commit message?"}),
+    )
+    .await;
+    let first = &found.as_array().unwrap()[0];
+    assert_eq!(first["id"], id.as_str());
+    assert_eq!(first["scope"], "personal");
+    let got = call_json(&in_b, "get_memory", json!({"id": id})).await;
+    assert_eq!(got["content"], content);
+    assert_eq!(got["scope"], "personal");
+    // Demoted into B, then forgotten there; the other one forgotten from the personal store.
+    let back = call_json(&in_b, "demote", json!({"id": style})).await;
+    assert_eq!(back["to"], "project");
+    assert!(env
+        .wt_ok(&b, &["list"], None)
+        .contains("only in the morning"));
+    let gone = call_json(&in_b, "forget", json!({"id": id})).await;
+    assert_eq!(gone["deleted"], true);
+    let personal = env.wt_json(&b, &["--scope", "personal", "list"], None);
+    assert!(personal.as_array().unwrap().is_empty(), "{personal}");
+    in_b.cancel().await.unwrap();
 }

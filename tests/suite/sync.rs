@@ -772,7 +772,14 @@ fn command_errors_are_one_line_and_exit_1() {
         None,
     );
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stderr(&out).trim(), "wt-memory: not a git repository");
+    assert!(
+        stderr(&out)
+            .trim()
+            .starts_with("wt-memory: not a git repository: "),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("personal store") && stderr(&out).lines().count() == 1);
 
     let out = team.sync(&team.bob, "desktop", &["push", "--remote", "upstream"]);
     assert_eq!(out.status.code(), Some(1));
