@@ -98,7 +98,7 @@ def main():
     for t in threads:
         t.join()
     took = time.perf_counter() - start
-    listed = json.loads(subprocess.run([wt, "list", "--limit", "1000000"], capture_output=True, cwd=project).stdout)
+    listed = json.loads(subprocess.run([wt, "list", "--limit", "100000"], capture_output=True, cwd=project).stdout)
     stored = {r["content"] for r in listed}
     lost = [t for t in acked if t not in stored]
     print(f"burst: {WRITERS}x{WRITES} CLI writes + {HOOK_LOOPS}x{HOOK_RUNS} hooks + 25 MCP remember/recall in {took:.1f} s")

@@ -61,6 +61,8 @@ python3 -m pytest tests/claude -q -rsxX -p no:cacheprovider
 WT_MEMORY_DAEMON=0 cargo test --no-fail-fast -- --test-threads=2
 # What the hooks inject, scored on 60 real payloads (about a minute); floors in the script.
 scripts/hook-eval-gate.sh
+# The same hooks with a personal store beside the project's (two scopes; seconds): floors in the script.
+scripts/personal-eval-gate.sh
 # The README's first command, end to end (all built by now, so seconds): it fails if the demo's
 # UserPromptSubmit hook injects nothing.
 scripts/bootstrap.sh

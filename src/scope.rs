@@ -92,10 +92,11 @@ pub fn merge_newest(
 
 /// What a hook shows from both stores. The project's tiers are its own gates' answer, untouched
 /// but for the limit; a personal memory goes in full only when it also clears the relative gate
-/// against the best of both (half the best), and ranks after the project's within
-/// [`PROJECT_FIRST`]. At most `limit` in full in all (what does not fit is listed in the index),
-/// at most `index_limit` in the index. With no personal memory to show, the project's answer as
-/// it was.
+/// against the best of both (half the best), and always after the project's memories: what the
+/// agent is shown in full puts the project first whatever the scores (a project memory wins a
+/// conflict with a personal one), and a personal memory takes only the places the project's
+/// leave. At most `limit` in full in all (what does not fit is listed in the index), at most
+/// `index_limit` in the index. With no personal memory to show, the project's answer as it was.
 pub fn merge_tiers(project: Tiers, personal: Tiers, limit: usize, index_limit: usize) -> Tiers {
     if personal.full.is_empty() && personal.index.is_empty() {
         return project;
@@ -110,7 +111,11 @@ pub fn merge_tiers(project: Tiers, personal: Tiers, limit: usize, index_limit: u
         .full
         .into_iter()
         .partition(|r| r.relevance_score.unwrap_or(0.0) >= PROACTIVE_RELATIVE * best);
-    let mut full = merge_ranked(project.full, full_personal, usize::MAX);
+    let mut full = project.full;
+    mark(&mut full, Scope::Project);
+    let mut full_personal = full_personal;
+    mark(&mut full_personal, Scope::Personal);
+    full.append(&mut full_personal);
     let overflow = full.split_off(limit.min(full.len()));
     let mut index_project = project.index;
     mark(&mut index_project, Scope::Project);
@@ -220,6 +225,7 @@ impl BothRead {
             kind: p.kind,
             use_prior: p.use_prior,
             supplement: true,
+            vectors: Vec::new(),
         }
     }
 
@@ -231,12 +237,20 @@ impl BothRead {
         })
     }
 
-    /// The two answers as one.
+    /// The two answers as one. A recall's personal relevance is put on the project's scale here
+    /// (a hook's by the personal store's service: `ops::Tiers::supplement`).
     pub fn merge(
         &self,
         project: Vec<MemoryRecord>,
-        personal: Vec<MemoryRecord>,
+        mut personal: Vec<MemoryRecord>,
     ) -> Vec<MemoryRecord> {
+        if let BothRead::Recall(_) = self {
+            for r in &mut personal {
+                r.relevance_score = r
+                    .relevance_score
+                    .map(wt_memory_core::recall::on_project_scale);
+            }
+        }
         match self {
             BothRead::Recall(r) if r.tags_only || r.mode == ops::RecallMode::Temporal => {
                 merge_newest(project, personal, r.limit)
@@ -417,12 +431,15 @@ mod tests {
             full: vec![rec("me1", 0.75), rec("me2", 0.44)],
             index: vec![],
         };
+        // The project's first, whatever the scores.
         let merged = merge_tiers(project.clone(), personal.clone(), 3, 3);
-        assert_eq!(ids(&merged.full), ["p1", "me1", "p2"]);
+        assert_eq!(ids(&merged.full), ["p1", "p2", "me1"]);
         assert_eq!(ids(&merged.index), ["me2", "p3"]);
-        // The limit: what does not fit goes first in the index.
+        assert_eq!(merged.full[2].scope, Some(Scope::Personal));
+        // The limit: a personal memory takes only the places left; what does not fit goes first
+        // in the index.
         let merged = merge_tiers(project, personal, 2, 2);
-        assert_eq!(ids(&merged.full), ["p1", "me1"]);
-        assert_eq!(ids(&merged.index), ["p2", "me2"]);
+        assert_eq!(ids(&merged.full), ["p1", "p2"]);
+        assert_eq!(ids(&merged.index), ["me1", "me2"]);
     }
 }

@@ -100,6 +100,10 @@ pub const ENV_VARS: &[EnvVar] = &[
         meaning: "tuning only (eval/fit/tune_rare.py): `kind:rare-weight[:slope:midpoint]`, comma-separated, replaces a query kind's fitted ranking parameters in the process that ranks (the resident service, when one runs)",
     },
     EnvVar {
+        name: "WT_MEMORY_TUNE_PERSONAL",
+        meaning: "tuning only (eval/fit/cv_personal.py): the factor that puts the personal store's relevance on the project's scale, in the process that ranks",
+    },
+    EnvVar {
         name: "WT_MEMORY_TUNE_GATES",
         meaning: "tuning only (eval/fit/cv_gates.py): `full-floor:index-floor`, replaces the hooks' relevance gates in the process that ranks",
     },
@@ -174,6 +178,8 @@ pub struct Config {
     pub use_prior: bool,
     /// Ranking parameters replaced per query kind (`WT_MEMORY_TUNE_RANK`; tuning only).
     pub rank_tuning: Vec<RankTuning>,
+    /// The personal store's relevance factor (`WT_MEMORY_TUNE_PERSONAL`; tuning only).
+    pub tune_personal: Option<f64>,
     /// The hooks' full-injection floor and index floor (`WT_MEMORY_TUNE_GATES`; tuning only).
     pub tune_gates: Option<(f64, f64)>,
     /// The floor of index entries shown beside memories injected in full
@@ -259,6 +265,7 @@ impl Config {
                 .map(|v| parse_rank_tuning(&v))
                 .unwrap_or_default(),
             tune_beside: var("WT_MEMORY_TUNE_BESIDE").and_then(|v| v.trim().parse().ok()),
+            tune_personal: var("WT_MEMORY_TUNE_PERSONAL").and_then(|v| v.trim().parse().ok()),
             tune_small_index: var("WT_MEMORY_TUNE_SMALL_INDEX").and_then(|v| v.trim().parse().ok()),
             tune_small_relative: var("WT_MEMORY_TUNE_SMALL_RELATIVE")
                 .and_then(|v| v.trim().parse().ok()),

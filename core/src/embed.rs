@@ -67,6 +67,11 @@ impl MiniLm {
         Ok(self.embed_many(&[text])?.remove(0))
     }
 
+    /// The width of its vectors.
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
     /// Embed several texts in one model run, padded to the longest of them.
     pub fn embed_many(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
         let mut out = vec![vec![0f32; self.dimension]; texts.len()];

@@ -43,6 +43,25 @@ fn small_store_relative() -> f64 {
         .unwrap_or(SMALL_STORE_RELATIVE)
 }
 
+/// A personal memory's relevance, on the project's scale: a preference ("the user prefers uv over
+/// pip") bears on a task ("set up a virtualenv for the rates script") at a lower similarity than
+/// a project fact on its own subject, so the personal store's relevance is multiplied by this
+/// before the gates and the merge with the project's (at most 1). Chosen by cross-validation on
+/// the personal hook set (`eval/fit/cv_personal.py`; docs/evaluation.md, "Two scopes").
+pub const PERSONAL_SCALE: f64 = 1.0;
+
+/// [`PERSONAL_SCALE`], or the value a tuning run sets (`WT_MEMORY_TUNE_PERSONAL`).
+pub fn personal_scale() -> f64 {
+    wt_memory_base::config::get()
+        .tune_personal
+        .unwrap_or(PERSONAL_SCALE)
+}
+
+/// A personal memory's relevance on the project's scale.
+pub fn on_project_scale(relevance: f64) -> f64 {
+    round3((relevance * personal_scale()).min(1.0))
+}
+
 /// Below the gates, a memory at least this relevant may be listed in a hook's index (a one-line
 /// pointer the agent may fetch), never injected in full. Chosen with [`PROACTIVE_FLOOR`].
 pub const INDEX_FLOOR: f64 = 0.25;
@@ -593,6 +612,11 @@ pub fn tiers(
     };
     let (full_floor, index_floor) = gates();
     let mut ranking = Ranking::of(store, &q, limit.saturating_add(index_limit))?;
+    if supplement {
+        for hit in &mut ranking.hits {
+            hit.1.relevance = on_project_scale(hit.1.relevance);
+        }
+    }
     // A new user's store holds a handful of memories, none a near miss of another: what ranks
     // first for a prompt there is worth a line in the index even at a low score. Only for prompts
     // (a tool call's query is a path or a command: there a low score is no match) and only with

@@ -1175,9 +1175,14 @@ pub struct Tiers {
     #[serde(default = "yes")]
     pub use_prior: bool,
     /// This store is read beside another (the personal store beside a project's): no new-user
-    /// gates, whatever its size.
+    /// gates, whatever its size, and its relevance on the other's scale
+    /// (`recall::on_project_scale`).
     #[serde(default)]
     pub supplement: bool,
+    /// The embeddings of the query's texts, when the caller has them from the same model (see
+    /// [`Operation::embedded`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vectors: Vec<Vec<f32>>,
 }
 
 impl Tiers {
@@ -1189,6 +1194,7 @@ impl Tiers {
             kind,
             use_prior: wt_memory_base::config::get().use_prior,
             supplement: false,
+            vectors: Vec::new(),
         }
     }
 }
@@ -1201,10 +1207,21 @@ impl Operation for Tiers {
     fn validate(&self) -> Result<()> {
         check_count("proactive", "the limit", self.limit)?;
         check_count("proactive", "the index limit", self.index)?;
-        check_query("proactive", &self.context)
+        check_query("proactive", &self.context)?;
+        if !self.vectors.is_empty() && self.vectors.len() != self.texts_to_embed().len() {
+            return Err(bad_input(format!(
+                "proactive: {} embeddings for {} texts",
+                self.vectors.len(),
+                self.texts_to_embed().len()
+            )));
+        }
+        Ok(())
     }
     fn texts_to_embed(&self) -> Vec<String> {
         context_texts(&self.context, self.kind)
+    }
+    fn embedded(&self) -> &[Vec<f32>] {
+        &self.vectors
     }
     fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<recall::Tiers> {
         let uses = use_prior(direct, self.use_prior);

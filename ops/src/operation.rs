@@ -52,6 +52,13 @@ pub trait Operation: Serialize + DeserializeOwned + Clone + Send + Sync + 'stati
         Vec::new()
     }
 
+    /// The embeddings of [`Operation::texts_to_embed`], in order, when the caller computed them
+    /// already with this build's model (a hook in a project's service asking the personal
+    /// store's): the service takes them instead of running the model again.
+    fn embedded(&self) -> &[Vec<f32>] {
+        &[]
+    }
+
     /// Carry it out on `direct`'s store for `caller` (validated already). Its answer is shown
     /// through [`answer`], which redacts it.
     fn run(&self, direct: &mut Direct, caller: &Caller) -> Result<Self::Answer>;
@@ -116,6 +123,7 @@ pub trait Request: Send + Sync {
     fn validate(&self) -> Result<()>;
     fn needs_caller(&self) -> bool;
     fn texts_to_embed(&self) -> Vec<String>;
+    fn embedded(&self) -> &[Vec<f32>];
     fn answered_from_view(&self) -> bool;
     fn reports_integrity(&self) -> bool;
     fn max_line(&self) -> Option<usize>;
@@ -138,6 +146,9 @@ impl<O: Operation> Request for O {
     }
     fn texts_to_embed(&self) -> Vec<String> {
         Operation::texts_to_embed(self)
+    }
+    fn embedded(&self) -> &[Vec<f32>] {
+        Operation::embedded(self)
     }
     fn answered_from_view(&self) -> bool {
         O::FROM_VIEW

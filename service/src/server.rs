@@ -309,7 +309,7 @@ fn serve_call(
             warning: None,
         });
     }
-    embed_ahead(shared, request.texts_to_embed());
+    embed_ahead_given(shared, request.texts_to_embed(), request.embedded());
     if !wait_for_engine_unless(shared, request.answered_from_view(), requester.turn_by()) {
         return Err(Late);
     }
@@ -327,6 +327,26 @@ fn serve_call(
 /// store, and the request finds its embeddings in the cache. (The store is not needed for that;
 /// only its model run and cache.)
 fn embed_ahead(shared: &Shared, texts: Vec<String>) {
+    embed_ahead_given(shared, texts, &[]);
+}
+
+/// [`embed_ahead`], taking the embeddings the caller computed already with the same model
+/// ([`wt_memory_ops::Operation::embedded`]) instead of running it again.
+fn embed_ahead_given(shared: &Shared, texts: Vec<String>, given: &[Vec<f32>]) {
+    if !given.is_empty() {
+        if let Some(embedder) = shared
+            .embedder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        {
+            embedder.adopt(&texts, given);
+        }
+    }
+    embed_ahead_only(shared, texts);
+}
+
+fn embed_ahead_only(shared: &Shared, texts: Vec<String>) {
     let embedder = shared
         .embedder
         .lock()
@@ -618,6 +638,7 @@ fn inode(path: &Path) -> Option<u64> {
 /// carried out exactly as a socket client's are (embedded ahead, in their turn among everyone
 /// else's, withdrawn when the turn comes too late, answered with the same values), with no
 /// second connection to the service itself.
+#[derive(Clone)]
 pub struct Local {
     shared: Arc<Shared>,
     limits: Limits,
@@ -648,6 +669,19 @@ impl Local {
                 deadline: None,
             },
         }
+    }
+
+    /// The model's embeddings of `texts`, from this service's cache or computed now (None
+    /// before the engine is open, or without the model): what a hook hands the personal store's
+    /// service, so one query is embedded once.
+    pub fn embeddings(&self, texts: &[String]) -> Option<Vec<Vec<f32>>> {
+        let embedder = self
+            .shared
+            .embedder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()?;
+        embedder.embeddings(&texts.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     /// Does this service hold `project`'s store?

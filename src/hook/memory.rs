@@ -49,7 +49,7 @@ fn with_client<T>(
             ..Mode::configured(OpenOptions::default(), Holding::UntilDropped)
         };
         // Run by the service: its own queue, not a second connection to itself.
-        match ctx.service.borrow_mut().take() {
+        match ctx.service.borrow().clone() {
             Some(service) => Client::in_service(project, service, mode),
             None => Client::open(project, mode),
         }
@@ -130,14 +130,21 @@ pub fn tiers(
     let ask = ops::Tiers::new(query, Some(kind), limit, index);
     // A file, a command or an error is the project's: a personal memory is shown for one only
     // when it is about it (in full), never listed as a maybe.
-    let personal = ask_personal(
-        ctx,
-        ops::Tiers {
-            supplement: true,
-            index: if kind == QueryKind::Prompt { index } else { 0 },
-            ..ask.clone()
-        },
-    );
+    let mut theirs = ops::Tiers {
+        supplement: true,
+        index: if kind == QueryKind::Prompt { index } else { 0 },
+        ..ask.clone()
+    };
+    // Run by the project's service: the query is embedded once, here, and the personal store's
+    // service takes the vectors (the project's call then finds them in its cache too).
+    if crate::scope::personal_beside(&ctx.project).is_some() {
+        if let Some(local) = ctx.service.borrow().as_ref() {
+            theirs.vectors = local
+                .embeddings(&theirs.texts_to_embed())
+                .unwrap_or_default();
+        }
+    }
+    let personal = ask_personal(ctx, theirs);
     let found = with_client(ctx, "proactive", |c| c.run(ask));
     let mut trace = ctx.trace.borrow_mut();
     trace.query = Some(query.to_string());
@@ -151,8 +158,8 @@ pub fn tiers(
                 .map(|r| (r.id.clone(), r.relevance_score)),
         );
     }
-    let theirs = personal.and_then(|asked| asked.join().ok().flatten());
-    match (found, theirs) {
+    let answered = personal.and_then(|asked| asked.join().ok().flatten());
+    match (found, answered) {
         (Ok(own), Some(theirs)) => Ok(crate::scope::merge_tiers(own, theirs, limit, index)),
         (found, _) => found,
     }

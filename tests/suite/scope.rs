@@ -88,18 +88,21 @@ fn a_personal_memory_follows_the_user_and_never_leaves_with_the_project() {
     let context = injected(
         &env,
         &b,
-        "install the requests package for the python scripts",
+        "which tool should I use to install the python packages for the scripts?",
         "9d3b2c61-7a0e-4a57-9a1f-000000000001",
     );
     assert!(context.contains("uv over pip"), "{context}");
     assert!(context.contains("(personal"), "{context}");
 
-    // B's own memory on the subject comes first, in recall and in the hook.
+    // B's own memory on the subject: recall ranks both on one scale, marked; the hook injects
+    // the project's first.
     env.remember(&b, PROJECT_RULE, "Decision", "python");
     let found = recall(&env, &b, "how do I install a python package here");
-    let order: Vec<&str> = found.iter().filter_map(|r| r["scope"].as_str()).collect();
-    assert_eq!(order.first(), Some(&"project"), "{found:?}");
-    assert!(order.contains(&"personal"), "{found:?}");
+    let scopes: Vec<&str> = found.iter().filter_map(|r| r["scope"].as_str()).collect();
+    assert!(
+        scopes.contains(&"project") && scopes.contains(&"personal"),
+        "{found:?}"
+    );
     let context = injected(
         &env,
         &b,
@@ -107,13 +110,8 @@ fn a_personal_memory_follows_the_user_and_never_leaves_with_the_project() {
         "9d3b2c61-7a0e-4a57-9a1f-000000000002",
     );
     let (own, theirs) = (context.find("poetry only"), context.find("uv over pip"));
-    assert!(own.is_some(), "{context}");
-    if let Some(theirs) = theirs {
-        assert!(
-            own < Some(theirs),
-            "the personal memory came first:\n{context}"
-        );
-    }
+    assert!(own.is_some() && theirs.is_some(), "{context}");
+    assert!(own < theirs, "the personal memory came first:\n{context}");
     // `--scope project` reads the project's store alone.
     let only = env.wt_json(
         &b,

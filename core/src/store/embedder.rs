@@ -48,6 +48,38 @@ impl Embedder {
         Ok(embedding)
     }
 
+    /// The model's embeddings of `texts`, from the cache or computed now (None without the
+    /// model): for a caller that hands them to another store's service with the same model (the
+    /// personal store's, beside a project's), so one query is embedded once.
+    pub fn embeddings(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+        self.minilm()?;
+        self.prime(texts);
+        texts.iter().map(|t| self.embed(t).ok()).collect()
+    }
+
+    /// Take `vectors`, the embeddings of `texts` another service of this build computed with the
+    /// same model (see [`Embedder::embeddings`]), into the cache for the texts it does not hold
+    /// yet. Only vectors of the model's width with finite values are taken; without the model,
+    /// none (the engine embeds then, and a foreign vector would not match its own).
+    pub fn adopt(&self, texts: &[String], vectors: &[Vec<f32>]) {
+        let Some(model) = self.minilm() else {
+            return;
+        };
+        if texts.len() != vectors.len() {
+            return;
+        }
+        let mut cache = self.lock_cache();
+        for (text, vector) in texts.iter().zip(vectors) {
+            let usable = vector.len() == model.dimension() && vector.iter().all(|x| x.is_finite());
+            if usable && !cache.contains_key(text) {
+                if cache.len() >= EMBED_CACHE_ENTRIES {
+                    cache.clear();
+                }
+                cache.insert(text.clone(), vector.clone());
+            }
+        }
+    }
+
     /// How many texts the model has embedded (the cache answered the rest).
     pub fn model_runs(&self) -> u64 {
         self.model_runs.load(std::sync::atomic::Ordering::Relaxed)
