@@ -177,9 +177,14 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
                 );
             }
             for p in all {
+                // The store outside any repository is the user's personal one, read by every project.
+                let name = match p.name.as_str() {
+                    wt_memory_base::project::GLOBAL => format!("{} (personal)", p.name),
+                    _ => p.name.clone(),
+                };
                 match p.count {
-                    Ok(n) => println!("  {}: {n} memories", p.name),
-                    Err(e) => println!("  {}: (unavailable: {e})", p.name),
+                    Ok(n) => println!("  {name}: {n} memories"),
+                    Err(e) => println!("  {name}: (unavailable: {e})"),
                 }
             }
         }

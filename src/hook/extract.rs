@@ -161,6 +161,7 @@ const SELF_CUES: &[&str] = &[
     "i am used to",
     "my accounts",
     "my test account",
+    "my test accounts",
     // German, French, Spanish, Italian, Portuguese.
     "ich bevorzuge",
     "ich mag",

@@ -83,25 +83,15 @@ pub struct RememberArgs {
     /// errors it is about.
     #[serde(default)]
     pub keys: Option<Vec<String>>,
-    /// A few words, shown when a hook lists it by title.
+    /// A few words, for a hook's index.
     #[serde(default)]
     pub title: Option<String>,
-    /// personal: a fact about the user (preference, working style, language), kept for every project.
+    /// true: about the user, for all projects.
     #[serde(default)]
-    pub scope: ScopeArg,
+    pub personal: bool,
 }
 
-/// Which store: this project's, or the user's personal one (read in every project).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ScopeArg {
-    // Plain comments, not docs: see `ops::RecallMode`.
-    #[default]
-    Project,
-    Personal,
-}
-
-/// A memory id, and which store it moves to.
+/// A memory to move between the stores.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct MoveArgs {
     /// The memory id (8+ hex digits will do).

@@ -38,7 +38,7 @@ impl MemoryServer {
                 .collect(),
             ..ops::Remember::default()
         };
-        let personal = args.scope == ScopeArg::Personal;
+        let personal = args.personal;
         self.json_both(personal, move |c, mine| {
             let store = match mine {
                 Some(mine) if personal => mine,

@@ -1574,7 +1574,7 @@ async fn a_personal_memory_is_written_in_one_project_and_found_moved_and_forgott
     let saved = call_json(
         &in_a,
         "remember",
-        json!({"content": content, "type": "Decision", "scope": "personal"}),
+        json!({"content": content, "type": "Decision", "personal": true}),
     )
     .await;
     assert_eq!(saved["scope"], "personal");
