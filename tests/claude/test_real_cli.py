@@ -436,7 +436,7 @@ def test_a_preference_heard_in_one_repository_is_injected_in_the_next(world, bin
     assert PREFERENCE not in w.wt("export").stdout, "a personal memory left with the project's export"
     first_repo = w.repo
     w.new_repo("other")
-    s = w.run("Add the requests package to our Python tooling.", script=[])
+    s = w.run("Which tool should install the Python dependencies here?", script=[])
     assert_clean(s)
     context = context_text(s.first) + "\n".join(system_messages(s.first))
     assert "UserPromptSubmit hook additional context:" in context, s.explain()
