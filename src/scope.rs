@@ -61,33 +61,37 @@ fn by_rank(records: &mut [MemoryRecord]) {
     records.sort_by(|a, b| rank_key(b).total_cmp(&rank_key(a)));
 }
 
-/// Two ranked answers as one, each record marked with its scope: best first on the shared
-/// scale, at most `limit`.
-pub fn merge_ranked(
-    mut project: Vec<MemoryRecord>,
-    mut personal: Vec<MemoryRecord>,
-    limit: usize,
-) -> Vec<MemoryRecord> {
+/// Both answers in one list, each record marked with its scope, the project's first.
+fn marked(mut project: Vec<MemoryRecord>, mut personal: Vec<MemoryRecord>) -> Vec<MemoryRecord> {
     mark(&mut project, Scope::Project);
     mark(&mut personal, Scope::Personal);
     project.append(&mut personal);
-    by_rank(&mut project);
-    project.truncate(limit);
     project
+}
+
+/// Two ranked answers as one, each record marked with its scope: best first on the shared
+/// scale, at most `limit`.
+pub fn merge_ranked(
+    project: Vec<MemoryRecord>,
+    personal: Vec<MemoryRecord>,
+    limit: usize,
+) -> Vec<MemoryRecord> {
+    let mut all = marked(project, personal);
+    by_rank(&mut all);
+    all.truncate(limit);
+    all
 }
 
 /// Two answers in time order as one (temporal recall, a tag listing): newest first.
 pub fn merge_newest(
-    mut project: Vec<MemoryRecord>,
-    mut personal: Vec<MemoryRecord>,
+    project: Vec<MemoryRecord>,
+    personal: Vec<MemoryRecord>,
     limit: usize,
 ) -> Vec<MemoryRecord> {
-    mark(&mut project, Scope::Project);
-    mark(&mut personal, Scope::Personal);
-    project.append(&mut personal);
-    project.sort_by(|a, b| b.created_at.cmp(&a.created_at));
-    project.truncate(limit);
-    project
+    let mut all = marked(project, personal);
+    all.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    all.truncate(limit);
+    all
 }
 
 /// What a hook shows from both stores. The project's tiers are its own gates' answer, untouched
@@ -111,18 +115,10 @@ pub fn merge_tiers(project: Tiers, personal: Tiers, limit: usize, index_limit: u
         .full
         .into_iter()
         .partition(|r| r.relevance_score.unwrap_or(0.0) >= PROACTIVE_RELATIVE * best);
-    let mut full = project.full;
-    mark(&mut full, Scope::Project);
-    let mut full_personal = full_personal;
-    mark(&mut full_personal, Scope::Personal);
-    full.append(&mut full_personal);
+    let mut full = marked(project.full, full_personal);
     let overflow = full.split_off(limit.min(full.len()));
-    let mut index_project = project.index;
-    mark(&mut index_project, Scope::Project);
-    let mut index_personal: Vec<MemoryRecord> =
-        listed_personal.into_iter().chain(personal.index).collect();
-    mark(&mut index_personal, Scope::Personal);
-    let mut index: Vec<MemoryRecord> = index_project.into_iter().chain(index_personal).collect();
+    let listed_personal = listed_personal.into_iter().chain(personal.index).collect();
+    let mut index = marked(project.index, listed_personal);
     by_rank(&mut index);
     let mut index: Vec<MemoryRecord> = overflow.into_iter().chain(index).collect();
     let mut seen = std::collections::HashSet::new();

@@ -6,35 +6,13 @@
 
 use crate::support;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::Path;
-use support::{git, run, TestEnv};
+use support::{git, prompt_injection, TestEnv};
 
 const PREFERENCE: &str = "The user prefers uv over pip for installing Python packages.";
 const PROJECT_RULE: &str =
     "This project installs Python packages with poetry only (poetry add); uv and pip break its lock file.";
-
-/// The hook's injected text for `prompt` in `repo` (empty when it injects nothing).
-fn injected(env: &TestEnv, repo: &Path, prompt: &str, session: &str) -> String {
-    let payload = json!({
-        "session_id": session,
-        "hook_event_name": "UserPromptSubmit",
-        "cwd": repo, "prompt": prompt,
-    });
-    let mut cmd = env.cmd("wt-hook-memory", repo);
-    cmd.arg("UserPromptSubmit").env("CLAUDE_PROJECT_DIR", repo);
-    let out = run(&mut cmd, Some(&payload.to_string()));
-    assert_eq!(out.status.code(), Some(0));
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    if stdout.trim().is_empty() {
-        return String::new();
-    }
-    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
-    v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
 
 fn recall(env: &TestEnv, dir: &Path, query: &str) -> Vec<Value> {
     let v = env.wt_json(dir, &["recall", query, "--limit", "5"], None);
@@ -85,7 +63,7 @@ fn a_personal_memory_follows_the_user_and_never_leaves_with_the_project() {
         .any(|r| r["id"] == id.as_str()));
 
     // B's hook injects it, labelled.
-    let context = injected(
+    let context = prompt_injection(
         &env,
         &b,
         "which tool should I use to install the python packages for the scripts?",
@@ -103,7 +81,7 @@ fn a_personal_memory_follows_the_user_and_never_leaves_with_the_project() {
         scopes.contains(&"project") && scopes.contains(&"personal"),
         "{found:?}"
     );
-    let context = injected(
+    let context = prompt_injection(
         &env,
         &b,
         "how do I install a python package here?",

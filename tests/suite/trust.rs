@@ -44,24 +44,7 @@ fn injected(env: &TestEnv, repo: &Path, prompt: &str) -> String {
         "5b1c9a70-2d4e-4f11-9a3b-{:012}",
         SESSIONS.fetch_add(1, Ordering::SeqCst)
     );
-    let payload = json!({
-        "session_id": session,
-        "hook_event_name": "UserPromptSubmit",
-        "cwd": repo, "prompt": prompt,
-    });
-    let mut cmd = env.cmd("wt-hook-memory", repo);
-    cmd.arg("UserPromptSubmit").env("CLAUDE_PROJECT_DIR", repo);
-    let out = run(&mut cmd, Some(&payload.to_string()));
-    assert_eq!(out.status.code(), Some(0));
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    if stdout.trim().is_empty() {
-        return String::new();
-    }
-    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
-    v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    support::prompt_injection(env, repo, prompt, &session)
 }
 
 fn hidden_chars(text: &str) -> Vec<char> {

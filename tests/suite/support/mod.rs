@@ -505,3 +505,26 @@ impl FakeModel {
             .collect()
     }
 }
+
+/// What the UserPromptSubmit hook injects for `prompt` in `repo`, as session `session` (empty
+/// when it injects nothing); the hook exits 0.
+pub fn prompt_injection(env: &TestEnv, repo: &Path, prompt: &str, session: &str) -> String {
+    let payload = serde_json::json!({
+        "session_id": session,
+        "hook_event_name": "UserPromptSubmit",
+        "cwd": repo, "prompt": prompt,
+    });
+    let mut cmd = env.cmd("wt-hook-memory", repo);
+    cmd.arg("UserPromptSubmit").env("CLAUDE_PROJECT_DIR", repo);
+    let out = run(&mut cmd, Some(&payload.to_string()));
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    if stdout.trim().is_empty() {
+        return String::new();
+    }
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
