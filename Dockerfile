@@ -98,12 +98,7 @@ RUN set -eux; \
     /opt/uv/bin/pip install --no-cache-dir "uv==${UV_VERSION}"
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
-COPY base/ base/
-COPY vectors/ vectors/
-COPY foundation/ foundation/
-COPY core/ core/
-COPY ops/ ops/
-COPY service/ service/
+COPY crates/ crates/
 COPY src/ src/
 COPY integration/ integration/
 RUN set -eux; \

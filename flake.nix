@@ -71,12 +71,7 @@
             ./Cargo.toml
             ./Cargo.lock
             ./src
-            ./base
-            ./vectors
-            ./foundation
-            ./core
-            ./ops
-            ./service
+            ./crates
             ./integration/Cargo.toml
             ./integration/src
             ./integration/tests

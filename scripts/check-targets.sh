@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Does the code build for every platform we ship (Linux and macOS, x86_64 and arm64)? The cheap
 # check CI runs (seconds, no C compiler for other targets): everything that differs per system
-# lives in base/src/os/ and only there calls libc (no other crate depends on it), so
+# lives in crates/base/src/os/ and only there calls libc (no other crate depends on it), so
 # checking the engine-free crate for each target, warnings as errors, catches a Linux-only call;
 # and no other crate may name a system of its own (no `cfg(target_os)`, no `std::os::linux`).
 # The linked cross builds of the whole project are scripts/cross-build.sh (hours, not CI).
@@ -13,12 +13,12 @@ for t in "${targets[@]}"; do
   grep -qx "$t" <<<"$installed" || rustup target add "$t" >/dev/null
 done
 status=0
-if grep -rnE 'cfg\((all\()?target_os|std::os::linux|libc::' src vectors/src foundation/src core/src ops/src service/src; then
-  echo "check-targets: the lines above name a system outside base/src/os/: move them there" >&2
+if grep -rnE 'cfg\((all\()?target_os|std::os::linux|libc::' src crates/vectors/src crates/foundation/src crates/core/src crates/ops/src crates/service/src; then
+  echo "check-targets: the lines above name a system outside crates/base/src/os/: move them there" >&2
   status=1
 fi
-if grep -rnE 'cfg\((all\()?target_os|std::os::linux|libc::' base/src --include=*.rs | grep -v '^base/src/os/'; then
-  echo "check-targets: the lines above name a system outside base/src/os/: move them there" >&2
+if grep -rnE 'cfg\((all\()?target_os|std::os::linux|libc::' crates/base/src --include=*.rs | grep -v '^crates/base/src/os/'; then
+  echo "check-targets: the lines above name a system outside crates/base/src/os/: move them there" >&2
   status=1
 fi
 for t in "${targets[@]}"; do

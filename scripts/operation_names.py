@@ -71,8 +71,9 @@ def strip_code(text):
 
 
 def sources(root):
-    # The root package's src/ and every crate of the workspace's (a folder with a Cargo.toml).
-    crates = ["src"] + sorted(f"{d.name}/src" for d in root.iterdir() if (d / "Cargo.toml").is_file())
+    # The root package's src/ and every library crate under crates/ (a folder with a Cargo.toml).
+    crates = ["src"] + sorted(f"crates/{d.name}/src" for d in (root / "crates").iterdir()
+                              if (d / "Cargo.toml").is_file())
     for base in crates:
         for path in sorted((root / base).rglob("*.rs")):
             if path.name == "tests.rs" or "tests" in path.relative_to(root).parts[:-1]:

@@ -30,11 +30,11 @@ if [ "$have_docker" = 1 ]; then .ci/fresh-machine.sh; else skipped "fresh-machin
 cargo fmt --all -- --check
 # No import cycle among the modules of each crate, at any level; the crates themselves the
 # compiler keeps one-way (docs/architecture.md, "Crates").
-python3 scripts/module_cycles.py src base/src vectors/src foundation/src core/src ops/src service/src
+python3 scripts/module_cycles.py src crates/*/src
 # Each operation is defined once: its distinctive name in at most its definition and two fronts.
 python3 scripts/operation_names.py --distinctive --max 3 >/dev/null
 # The code builds for all four release targets (Linux and macOS, x86_64 and arm64): everything
-# that differs per system is in base/src/os/, checked per target in a minute or two
+# that differs per system is in crates/base/src/os/, checked per target in a minute or two
 # (docs/platforms.md); and the release workflow passes check-jsonschema and zizmor --offline.
 scripts/check-targets.sh
 scripts/check-workflows.sh
@@ -52,6 +52,8 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 export WT_TEST_WHEELS="$target_dir/test-wheels"
 PATH=/usr/bin:/bin "$target_dir/debug/wt-memory" setup --download-to "$WT_TEST_WHEELS" >/dev/null
+# It includes the reference check: docs/reference.md (commands, MCP tools, environment variables,
+# hook events) must be what the code generates (scripts/reference.sh rewrites it).
 cargo test --no-fail-fast -- --test-threads=2
 # Real Claude Code sessions (the CLI pinned by deps.sh against a scripted Messages API on
 # loopback), wired by init and by the plugin: what reaches the model, and when (about a minute).

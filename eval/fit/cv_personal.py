@@ -5,7 +5,7 @@
 
 A preference bears on a task at a lower similarity than a project fact on its own subject, so the
 personal store's relevance is multiplied by a factor before the hooks' gates and the merge with
-the project's (`core/src/recall.rs`, `PERSONAL_SCALE`). Each factor of the grid is run once
+the project's (`crates/core/src/recall.rs`, `PERSONAL_SCALE`). Each factor of the grid is run once
 through `hook_eval.py` on the personal hook set (`testdata/eval/personal-hooks`: the 209 dev
 memories in the project's store, 30 personal memories in the personal store) with
 `WT_MEMORY_TUNE_PERSONAL` (the real hooks and services; results cached in --cache). Then, for each

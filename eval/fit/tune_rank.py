@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refit the calibration of core/src/rank.rs on an evaluation set, per query kind (stdlib only).
+"""Refit the calibration of crates/core/src/rank.rs on an evaluation set, per query kind (stdlib only).
 
     wt-memory eval testdata/eval/dev --features /tmp/feat.jsonl
     python3 -m eval.fit.tune_rank /tmp/feat.jsonl

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit the rare-term weight of core/src/rank.rs (QueryKind::rare_weight: the weight of the rarest
+"""Fit the rare-term weight of crates/core/src/rank.rs (QueryKind::rare_weight: the weight of the rarest
 query term a memory holds) per query kind on an evaluation set, by grid search (stdlib only).
 
     python3 -m eval.fit.tune_rare [BIN_DIR] [SET_DIR]   (defaults: target/debug, testdata/eval/dev)

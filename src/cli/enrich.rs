@@ -1,4 +1,4 @@
-//! enrich: retrieval keys for memories that have none, written by `claude -p` (core/src/enrich.rs).
+//! enrich: retrieval keys for memories that have none, written by `claude -p` (crates/core/src/enrich.rs).
 
 use super::Res;
 use clap::Subcommand;

@@ -4,7 +4,7 @@
 //! `list`, `export`, or any byte of any file under the store root.
 //!
 //! The rules themselves (0 leaks, 0 false redactions on the corpus and its look-alikes) are
-//! tested in `foundation/src/hygiene.rs`.
+//! tested in `crates/foundation/src/hygiene.rs`.
 
 use crate::support;
 
@@ -18,7 +18,7 @@ struct Case {
     text: String,
 }
 
-/// `\n` is a newline, `\\n` a literal backslash-n (as in `foundation/src/hygiene.rs`).
+/// `\n` is a newline, `\\n` a literal backslash-n (as in `crates/foundation/src/hygiene.rs`).
 fn unescape(s: &str) -> String {
     s.replace("\\\\n", "\u{0}")
         .replace("\\n", "\n")

@@ -13,7 +13,7 @@ use wt_memory_ops::metrics::report::{Day, EventStats, Growth, MemoryStats, Relev
 use wt_memory_ops::metrics::Report;
 
 const PROJECT: &str = "acme-billing";
-/// The first event's colour in the stacked bars (ops/src/metrics/html.rs).
+/// The first event's colour in the stacked bars (crates/ops/src/metrics/html.rs).
 const FIRST_EVENT_RGB: [u8; 3] = [0x4e, 0x79, 0xa7];
 const TIMEOUT: Duration = Duration::from_secs(60);
 

@@ -3,7 +3,7 @@
 //! teammate's `sync pull` from a branch anyone with push access can write, are held for review and
 //! never reach a hook's injection; hidden characters reach no output; a teammate's memories wait
 //! for the user's trust; an approved memory is injected like any other. The rules and their rates
-//! on the corpora are tested in `foundation/src/trust.rs`; MCP in `tests/suite/mcp.rs`.
+//! on the corpora are tested in `crates/foundation/src/trust.rs`; MCP in `tests/suite/mcp.rs`.
 
 use crate::support;
 

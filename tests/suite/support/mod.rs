@@ -230,7 +230,7 @@ pub fn hold_lock(lock: &Path) -> LockHolder {
 }
 
 /// Variables of the environment the tests run in that would change what a test measures: the
-/// shipped product reads the `WT_MEMORY_TUNE_*` tuning variables (base/src/config.rs), so one left
+/// shipped product reads the `WT_MEMORY_TUNE_*` tuning variables (crates/base/src/config.rs), so one left
 /// exported by a study would silently move every score; and a store or project of the caller's.
 /// A test that tunes on purpose sets its variable on the command after this (`cmd.env(...)` wins).
 /// `WT_MEMORY_DAEMON` is kept: `scripts/test.sh` runs the suite a second time with it set to 0.
@@ -265,7 +265,7 @@ pub fn clean_env(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
-/// The tools' log (`$XDG_STATE_HOME/wt-tools/wt-hook-memory.log`, base/src/log.rs): a hook is
+/// The tools' log (`$XDG_STATE_HOME/wt-tools/wt-hook-memory.log`, crates/base/src/log.rs): a hook is
 /// fail-open, so when it errs or misses its budget it exits 0 and prints nothing, exactly as when
 /// it has nothing to say; this log is the only place that tells the two apart. A mark remembers
 /// where the log ended, so what a run added can be read on its own.
@@ -314,7 +314,7 @@ impl HookLog {
 }
 
 /// Words of the messages a hook logs when it runs out of time or the store did not answer in its
-/// budget (src/hook/{mod,memory}.rs, base/src/hook_front.rs): some are INFO lines (a write
+/// budget (src/hook/{mod,memory}.rs, crates/base/src/hook_front.rs): some are INFO lines (a write
 /// spooled for later), the rest ERROR.
 const BUDGET_WORDS: &[&str] = &[
     "deadline",

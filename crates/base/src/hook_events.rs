@@ -258,7 +258,8 @@ mod tests {
 
     #[test]
     fn the_architecture_doc_shows_this_table() {
-        let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/architecture.md");
+        let doc =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md");
         let text = std::fs::read_to_string(&doc).unwrap();
         assert!(
             text.contains(&markdown()),

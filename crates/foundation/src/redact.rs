@@ -1021,7 +1021,7 @@ mod tests {
 
     fn corpus(name: &str) -> Vec<Vec<String>> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../testdata/redaction")
+            .join("../../testdata/redaction")
             .join(name);
         std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -1074,7 +1074,7 @@ mod tests {
     #[test]
     fn eval_memories_are_not_redacted() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../testdata/eval/dev/memories.jsonl");
+            .join("../../testdata/eval/dev/memories.jsonl");
         let text = std::fs::read_to_string(path).unwrap();
         let changed: Vec<String> = text
             .lines()

@@ -160,7 +160,7 @@ mod tests {
     /// The first `n` memories of the dev evaluation set.
     fn dev_memories(n: usize) -> Vec<String> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../testdata/eval/dev/memories.jsonl");
+            .join("../../testdata/eval/dev/memories.jsonl");
         std::fs::read_to_string(path)
             .unwrap()
             .lines()

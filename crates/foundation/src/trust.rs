@@ -850,7 +850,7 @@ mod tests {
 
     fn corpus(name: &str) -> Vec<(String, String, String)> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../testdata/trust")
+            .join("../../testdata/trust")
             .join(name);
         std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -967,7 +967,7 @@ mod tests {
     #[test]
     fn realistic_memories_are_not_held() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../testdata/eval/dev/memories.jsonl");
+            .join("../../testdata/eval/dev/memories.jsonl");
         let text = std::fs::read_to_string(path).unwrap();
         let memories: Vec<String> = text
             .lines()
