@@ -19,6 +19,7 @@ pub mod eval;
 pub mod hook;
 pub mod init;
 pub mod mcp;
+pub mod reference;
 pub mod scope;
 pub mod sync;
 pub mod transcripts;

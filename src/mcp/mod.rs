@@ -148,6 +148,11 @@ pub struct MemoryServer {
     tool_router: ToolRouter<MemoryServer>,
 }
 
+/// Every tool the server offers, with its description and schema (for `docs/reference.md`).
+pub fn tool_list() -> Vec<rmcp::model::Tool> {
+    MemoryServer::tools().list_all()
+}
+
 impl MemoryServer {
     /// Every tool: one router per group of tools, each in its own file.
     fn tools() -> ToolRouter<MemoryServer> {
@@ -415,9 +420,6 @@ mod tests {
                 "{} lacks read_only_hint",
                 tool.name
             );
-            if std::env::var_os("WT_MCP_DUMP_TOOLS").is_some() {
-                println!("{}", serde_json::to_string(tool).unwrap());
-            }
         }
         let recall = tools.iter().find(|t| t.name == "recall").unwrap();
         assert_eq!(

@@ -96,12 +96,40 @@ pub const ENV_VARS: &[EnvVar] = &[
         meaning: "1: the hook does nothing (set for the `claude -p` child of Stop)",
     },
     EnvVar {
+        name: "WT_MEMORY_HARVEST",
+        meaning: "foreground: the Stop hook extracts in its own process and returns when done, instead of handing the extraction to a detached worker",
+    },
+    EnvVar {
+        name: "SHODH_ONNX_THREADS",
+        meaning: "threads of the MiniLM model run (default 2)",
+    },
+    EnvVar {
+        name: "SSL_CERT_FILE",
+        meaning: "the CA certificates `wt-memory setup` trusts for its downloads (default: the system's bundle)",
+    },
+    EnvVar {
+        name: "CLAUDE_PLUGIN_ROOT",
+        meaning: "set by Claude Code for the plugin's hooks and server: the plugin started this process",
+    },
+    EnvVar {
         name: "WT_MEMORY_TUNE_RANK",
         meaning: "tuning only (eval/fit/tune_rare.py): `kind:rare-weight[:slope:midpoint]`, comma-separated, replaces a query kind's fitted ranking parameters in the process that ranks (the resident service, when one runs)",
     },
     EnvVar {
         name: "WT_MEMORY_TUNE_PERSONAL",
         meaning: "tuning only (eval/fit/cv_personal.py): the factor that puts the personal store's relevance on the project's scale, in the process that ranks",
+    },
+    EnvVar {
+        name: "WT_MEMORY_TUNE_BESIDE",
+        meaning: "tuning only (eval/fit/cv_beside.py): how relevant an index entry beside memories injected in full must be",
+    },
+    EnvVar {
+        name: "WT_MEMORY_TUNE_SMALL_INDEX",
+        meaning: "tuning only (eval/fit/small_store_eval.py): the index floor of a new user's store",
+    },
+    EnvVar {
+        name: "WT_MEMORY_TUNE_SMALL_RELATIVE",
+        meaning: "tuning only (eval/fit/small_store_eval.py): the share of the best score a memory of a new user's store must reach to be injected in full",
     },
     EnvVar {
         name: "WT_MEMORY_TUNE_GATES",
