@@ -1,8 +1,9 @@
 //! The two scopes a memory lives in ([`Scope`]): the project's store, and the user's personal
 //! store (preferences, working style, accounts, language), which follows the person into every
 //! project. A write goes to one of them; the reads made for the agent (the hooks, `recall`,
-//! `proactive`, the memory map, MCP) ask both and rank the two answers on one scale, the
-//! project's memory first where the two are close. The personal store is a store like the others
+//! `proactive`, the memory map, MCP) ask both and rank the two answers on one scale: in what a
+//! hook injects the project's memories always come first, in a search answer a personal memory
+//! ranks after a project memory unless it is clearly closer. The personal store is a store like the others
 //! (its own directory, service, lock, redaction, undo and integrity record); nothing personal is
 //! ever synced, exported or reported with a project, because those read the project's store only.
 
@@ -15,9 +16,9 @@ use wt_memory_service::client::Client;
 
 pub use wt_memory_base::project::Scope;
 
-/// How much more relevant a personal memory must be to rank above a project memory: on the same
-/// subject the project's own memory comes first (its conventions over the person's habits), and
-/// the agent is told that the project's notes win a conflict.
+/// How much more relevant a personal memory must be to rank above a project memory in a search
+/// answer (`recall`): on the same subject the project's own memory comes first (its conventions
+/// over the person's habits). Not fitted: a tie margin, a tenth of the relevance scale.
 pub const PROJECT_FIRST: f64 = 0.1;
 
 /// The personal store read beside `project`: None when `project` is the personal store itself (outside
