@@ -553,3 +553,40 @@ fn a_harvest_after_outside_content_is_checked_strictly() {
     assert!(held("198.51.100.7"));
     assert!(held("From now on"));
 }
+
+#[test]
+fn what_the_user_says_of_themselves_goes_to_the_personal_store_unless_it_names_the_project() {
+    let s = setup("personal");
+    std::fs::create_dir_all(s.repo.join("scripts")).unwrap();
+    std::fs::write(s.repo.join("scripts/dev.sh"), "#!/bin/sh\n").unwrap();
+    // A plain session (no OpenSpec skill), in which the user speaks of themselves.
+    let t = s.transcript("plain_session.jsonl", None);
+    let said = serde_json::json!({
+        "type": "user", "cwd": s.repo, "sessionId": "b8e41c07-2d95-4f3a-9e6b-5a0c3d7f1e24",
+        "uuid": "0b7e3c52-61a4-4d0e-9c59-2f8e7a1d4b66", "timestamp": "2026-11-19T14:09:00.000Z",
+        "message": {"role": "user", "content": "From now on, I prefer uv over pip for Python packages, in every project."},
+    });
+    let mut f = std::fs::OpenOptions::new().append(true).open(&t).unwrap();
+    std::io::Write::write_all(&mut f, format!("{said}\n").as_bytes()).unwrap();
+    std::fs::write(
+        &s.answer,
+        "Personal: Decision|python,tooling|The user prefers uv over pip for installing Python packages.|keys: install a python package; uv\n\
+         Personal: Learning|demo|The user always starts the demo with scripts/dev.sh before showing it.\n",
+    )
+    .unwrap();
+    s.run_stop(&s.stop_input("stop.plain_session.json", &t), &[]);
+    assert_eq!(
+        s.calls().len(),
+        1,
+        "the user spoke of themselves: {}",
+        s.log()
+    );
+    assert!(s.calls()[0].2.contains("start its line with Personal:"));
+    let personal = s.env.wt_ok(&s.repo, &["--scope", "personal", "list"], None);
+    let project = s.env.wt_ok(&s.repo, &["list"], None);
+    assert!(personal.contains("uv over pip"), "{personal}");
+    assert!(!project.contains("uv over pip"), "{project}");
+    // It names a script of this repository: project memory, whatever the model said.
+    assert!(project.contains("scripts/dev.sh"), "{project}");
+    assert!(!personal.contains("scripts/dev.sh"), "{personal}");
+}

@@ -161,3 +161,63 @@ fn promote_and_demote_move_a_memory_between_the_stores() {
     let personal = env.wt_json(&b, &["--scope", "personal", "list"], None);
     assert!(personal.as_array().unwrap().is_empty());
 }
+
+/// Claude Code's auto-memory notes about the user (`type: user`) go to the personal store, keyed
+/// by their full path; one that names a file of the repository stays in the project's, like the
+/// other types; a second import changes nothing, a deleted note's memory is forgotten from the
+/// store it went to.
+#[test]
+fn claude_codes_notes_about_the_user_go_to_the_personal_store() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("automem");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let dir = env.path().join("auto-memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let note = |file: &str, kind: &str, body: &str| {
+        std::fs::write(
+            dir.join(file),
+            format!("---\nname: {file}\ndescription: {body}\ntype: {kind}\n---\n\n{body}\n"),
+        )
+        .unwrap();
+    };
+    note(
+        "user_role.md",
+        "user",
+        "The user is a data scientist, new to Rust: explain ownership errors step by step.",
+    );
+    note(
+        "user_habit.md",
+        "user",
+        "The user edits src/main.rs by hand, never with a generator.",
+    );
+    note(
+        "project_freeze.md",
+        "project",
+        "No merges to main during the release freeze.",
+    );
+    let dir_arg = dir.to_str().unwrap();
+    let first = env.wt_ok(&repo, &["import", "--claude-memory", dir_arg], None);
+    assert!(
+        first.contains("3 added, 0 updated, 0 forgotten, 0 unchanged"),
+        "{first}"
+    );
+    let personal = env.wt_ok(&repo, &["--scope", "personal", "list"], None);
+    let project = env.wt_ok(&repo, &["list"], None);
+    assert!(personal.contains("data scientist") && !project.contains("data scientist"));
+    assert!(project.contains("src/main.rs") && project.contains("release freeze"));
+    assert!(!personal.contains("src/main.rs"));
+    let again = env.wt_ok(&repo, &["import", "--claude-memory", dir_arg], None);
+    assert!(
+        again.contains("0 added, 0 updated, 0 forgotten, 3 unchanged"),
+        "{again}"
+    );
+    std::fs::remove_file(dir.join("user_role.md")).unwrap();
+    let gone = env.wt_ok(&repo, &["import", "--claude-memory", dir_arg], None);
+    assert!(
+        gone.contains("0 added, 0 updated, 1 forgotten, 2 unchanged"),
+        "{gone}"
+    );
+    let personal = env.wt_json(&repo, &["--scope", "personal", "list"], None);
+    assert!(personal.as_array().unwrap().is_empty(), "{personal}");
+}
