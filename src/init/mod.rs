@@ -124,12 +124,13 @@ impl Workspace {
 
 /// Atomic write that keeps an existing file's permissions (new files get 0644).
 fn write_keeping_mode(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
+    use wt_memory_base::os::files;
     let mode = std::fs::metadata(path)
-        .map(|m| m.permissions().mode() & 0o7777)
+        .ok()
+        .and_then(|m| files::mode(&m))
         .unwrap_or(0o644);
     wt_memory_base::paths::write_atomic(path, bytes)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+    files::set_mode(path, mode)
 }
 
 /// Options of `wt-project init`.

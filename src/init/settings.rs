@@ -15,12 +15,12 @@ use std::sync::OnceLock;
 /// ([`wt_memory_base::hook_events`]).
 pub type HookSpec = wt_memory_base::hook_events::HookEvent;
 
-/// What follows the program on the command line.
-fn argv_tail(spec: &HookSpec) -> String {
-    match spec.args {
-        Some(args) => format!("{} {args}", spec.name),
-        None => spec.name.to_string(),
-    }
+/// The arguments the handler of `spec` is run with: the event, then its flags.
+fn hook_args(spec: &HookSpec) -> Vec<String> {
+    std::iter::once(spec.name)
+        .chain(spec.args.into_iter().flat_map(str::split_whitespace))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The groups `init` writes, in the order they are added to a fresh file: the event table's rows;
@@ -51,14 +51,28 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
-/// The shell-form command of one handler (Claude Code runs it through `sh -c`): the program,
-/// the event and its arguments.
-pub fn hook_command(hook_bin: &Path, event_and_args: &str) -> String {
-    format!(
-        "{} {}",
-        shell_quote(&hook_bin.to_string_lossy()),
-        event_and_args
-    )
+/// The program of an exec-form handler as written in settings: the path with forward slashes
+/// (Claude Code takes both on Windows, and a backslash means nothing special to it in exec form,
+/// but a copy of the line pasted into a shell would eat it).
+pub fn program_text(program: &Path) -> String {
+    let text = program.to_string_lossy();
+    if std::path::MAIN_SEPARATOR == '\\' {
+        text.replace('\\', "/")
+    } else {
+        text.into_owned()
+    }
+}
+
+/// One handler's command line as a shell would read it: a shell-form `command` as it is, an
+/// exec-form one (`command` the program, `args` its arguments, no shell) quoted back into one
+/// line. What `doctor` shows and which programs are checked to exist go by it.
+pub fn command_line(handler: &Value) -> Option<String> {
+    let command = handler.get("command")?.as_str()?;
+    let Some(args) = handler.get("args").and_then(Value::as_array) else {
+        return Some(command.to_string());
+    };
+    let words = std::iter::once(command).chain(args.iter().filter_map(Value::as_str));
+    Some(words.map(shell_quote).collect::<Vec<_>>().join(" "))
 }
 
 /// True when `command` runs our hook handler of any generation: `wt-hook-memory <Event>` under any
@@ -67,7 +81,7 @@ pub fn is_our_command(command: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r#"(?:^|[\s/'"=;&|(])wt-hook-memory(?:-(?:warmstart|recall|pretool|posttool|save))?['"]?(?:[\s;&|)]|$)"#,
+            r#"(?:^|[\s/\\'"=;&|(])wt-hook-memory(?:-(?:warmstart|recall|pretool|posttool|save))?(?:\.exe)?['"]?(?:[\s;&|)]|$)"#,
         )
         .expect("valid regex")
     })
@@ -75,10 +89,7 @@ pub fn is_our_command(command: &str) -> bool {
 }
 
 fn is_our_handler(handler: &Value) -> bool {
-    handler
-        .get("command")
-        .and_then(Value::as_str)
-        .is_some_and(is_our_command)
+    command_line(handler).is_some_and(|line| is_our_command(&line))
 }
 
 /// Does a parsed `settings.json` register any of our handlers (`doctor` asks)?
@@ -114,8 +125,8 @@ pub fn hook_commands(settings: &Value) -> Vec<(String, String)> {
                 .into_iter()
                 .flatten()
             {
-                if let Some(command) = handler.get("command").and_then(Value::as_str) {
-                    out.push((event.clone(), command.to_string()));
+                if let Some(command) = command_line(handler) {
+                    out.push((event.clone(), command));
                 }
             }
         }
@@ -181,9 +192,7 @@ pub fn without_commands(settings: &Value, commands: &[String]) -> (Value, usize)
                 if let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) {
                     let before = handlers.len();
                     handlers.retain(|h| {
-                        !h.get("command")
-                            .and_then(Value::as_str)
-                            .is_some_and(|c| commands.iter().any(|d| d == c))
+                        !command_line(h).is_some_and(|c| commands.iter().any(|d| *d == c))
                     });
                     removed += before - handlers.len();
                 }
@@ -261,18 +270,14 @@ fn is_shell_word(word: &str) -> bool {
 }
 
 fn group_json(spec: &HookSpec, hook_bin: &Path) -> Value {
-    group_with_command(spec, hook_command(hook_bin, &argv_tail(spec)))
+    group_with_command(spec, program_text(hook_bin))
 }
 
 /// The plugin's hook groups: the same specs, each running the plugin's launcher.
 pub fn plugin_hooks() -> Value {
     let mut events = Map::new();
     for spec in canonical_specs(false) {
-        let command = format!(
-            "\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" {}",
-            argv_tail(&spec)
-        );
-        let group = group_with_command(&spec, command);
+        let group = group_with_command(&spec, "${CLAUDE_PLUGIN_ROOT}/bin/wt-hook-memory".into());
         match events.get_mut(spec.name).and_then(Value::as_array_mut) {
             Some(groups) => groups.push(group),
             None => {
@@ -283,10 +288,16 @@ pub fn plugin_hooks() -> Value {
     Value::Object(events)
 }
 
-fn group_with_command(spec: &HookSpec, command: String) -> Value {
+/// One group running `program` for `spec`, in exec form: Claude Code starts the program itself
+/// with the arguments, no shell between (on Windows no Git Bash, no console window, no quoting
+/// of a path with spaces or backslashes; on Linux and macOS one process less per event). A
+/// program named without a folder is looked up on PATH; on Windows `.exe` is added to a name
+/// without an extension.
+fn group_with_command(spec: &HookSpec, program: String) -> Value {
     let mut handler = Map::new();
     handler.insert("type".into(), json!("command"));
-    handler.insert("command".into(), json!(command));
+    handler.insert("command".into(), json!(program));
+    handler.insert("args".into(), json!(hook_args(spec)));
     handler.insert("timeout".into(), json!(spec.timeout_secs));
     let mut group = Map::new();
     if let Some(m) = spec.matcher {
@@ -607,6 +618,8 @@ mod tests {
             "wt-hook-memory-warmstart",
             "/x/bin/wt-hook-memory-save",
             "env A=1 wt-hook-memory PreToolUse",
+            "C:/Users/u/bin/wt-hook-memory.exe SessionStart",
+            "C:\\Users\\u\\bin\\wt-hook-memory.exe",
         ] {
             assert!(is_our_command(ours), "{ours}");
         }
@@ -635,6 +648,37 @@ mod tests {
         assert!(!has_our_hooks(
             &json!({"env": {"NOTE": "wt-hook-memory PostToolUse"}})
         ));
+    }
+
+    #[test]
+    fn handlers_are_written_in_exec_form_and_read_back_as_one_line() {
+        let text = install(
+            None,
+            Path::new("/a b/wt-hook-memory"),
+            false,
+            "settings.json",
+        )
+        .unwrap()
+        .unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let guard = &v["hooks"]["PreToolUse"][0]["hooks"][0];
+        assert_eq!(guard["command"], "/a b/wt-hook-memory", "no shell quoting");
+        assert_eq!(guard["args"], json!(["PreToolUse", "--guard-only"]));
+        assert_eq!(
+            command_line(guard).unwrap(),
+            "'/a b/wt-hook-memory' PreToolUse --guard-only"
+        );
+        assert_eq!(
+            command_program(&command_line(guard).unwrap(), Path::new("/p")).unwrap(),
+            PathBuf::from("/a b/wt-hook-memory")
+        );
+        assert!(has_our_hooks(&v));
+        let shell_form = json!({"type": "command", "command": "x --y"});
+        assert_eq!(command_line(&shell_form).unwrap(), "x --y");
+        assert_eq!(
+            program_text(Path::new("/opt/wt/bin/wt-hook-memory")),
+            "/opt/wt/bin/wt-hook-memory"
+        );
     }
 
     #[test]
@@ -670,8 +714,8 @@ mod tests {
         );
         assert!(hooks["Stop"][0]["hooks"][0].get("async").is_none());
         assert_eq!(
-            hooks["Stop"][0]["hooks"][0]["command"],
-            json!("/opt/wt/bin/wt-hook-memory Stop")
+            command_line(&hooks["Stop"][0]["hooks"][0]).unwrap(),
+            "/opt/wt/bin/wt-hook-memory Stop"
         );
         assert!(hooks["SessionStart"][0]["hooks"][0].get("async").is_none());
         assert!(text.ends_with("}\n"));
@@ -700,8 +744,8 @@ mod tests {
             json!([{"type": "command", "command": "notify-done"}])
         );
         assert_eq!(
-            v["hooks"]["Stop"][1]["hooks"][0]["command"],
-            json!("/opt/wt/bin/wt-hook-memory Stop")
+            command_line(&v["hooks"]["Stop"][1]["hooks"][0]).unwrap(),
+            "/opt/wt/bin/wt-hook-memory Stop"
         );
         assert_eq!(
             v["hooks"]["Notification"][0]["hooks"][0]["command"],
@@ -728,8 +772,8 @@ mod tests {
         assert_eq!(groups.len(), 1);
         assert_eq!(groups[0]["matcher"], json!("Bash"));
         assert_eq!(
-            groups[0]["hooks"][0]["command"],
-            json!("/opt/wt/bin/wt-hook-memory PreToolUse --guard-only")
+            command_line(&groups[0]["hooks"][0]).unwrap(),
+            "/opt/wt/bin/wt-hook-memory PreToolUse --guard-only"
         );
     }
 

@@ -370,9 +370,12 @@ mod tests {
         std::fs::create_dir_all(project.join("docs")).unwrap();
         std::fs::write(project.join("NOTES.md"), "mine").unwrap();
         std::fs::write(tmp.path().join("outside.json"), "").unwrap();
-        std::os::unix::fs::symlink(tmp.path(), project.join("escape")).unwrap();
-        std::os::unix::fs::symlink(tmp.path().join("outside.json"), project.join("link.json"))
-            .unwrap();
+        wt_memory_base::os::files::symlink(tmp.path(), project.join("escape")).unwrap();
+        wt_memory_base::os::files::symlink(
+            tmp.path().join("outside.json"),
+            project.join("link.json"),
+        )
+        .unwrap();
         let root = project.canonicalize().unwrap();
         let ok = |p: &str| export_target(&project, p, false);
         assert_eq!(ok("mem.json").unwrap(), root.join("mem.json"));

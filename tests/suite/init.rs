@@ -235,7 +235,7 @@ fn handlers(settings: &Value) -> Vec<Handler> {
                 out.push((
                     event.clone(),
                     matcher.clone(),
-                    h["command"].as_str().unwrap().to_string(),
+                    command_line(h),
                     h["timeout"].as_u64(),
                     h["async"].as_bool().unwrap_or(false),
                 ));
@@ -243,6 +243,16 @@ fn handlers(settings: &Value) -> Vec<Handler> {
         }
     }
     out
+}
+
+/// A handler's program and arguments as one line: `command`, then `args` (exec form, which init
+/// writes) if any.
+fn command_line(handler: &Value) -> String {
+    let mut words = vec![handler["command"].as_str().unwrap().to_string()];
+    for arg in handler["args"].as_array().into_iter().flatten() {
+        words.push(arg.as_str().unwrap().to_string());
+    }
+    words.join(" ")
 }
 
 fn memory_handlers(settings: &Value) -> Vec<Handler> {
@@ -1327,9 +1337,9 @@ fn our_hook_commands(path: &Path) -> Vec<String> {
     {
         for group in groups.as_array().unwrap() {
             for handler in group["hooks"].as_array().unwrap() {
-                let command = handler["command"].as_str().unwrap_or_default();
+                let command = command_line(handler);
                 if command.contains("wt-hook-memory") {
-                    out.push(command.to_string());
+                    out.push(command);
                 }
             }
         }

@@ -86,11 +86,17 @@ fn the_manifests_are_valid_and_every_hook_runs_the_launcher() {
         events.push(event.clone());
         for group in groups.as_array().unwrap() {
             for handler in group["hooks"].as_array().unwrap() {
-                let command = handler["command"].as_str().unwrap();
-                let expected = format!("\"${{CLAUDE_PLUGIN_ROOT}}/bin/wt-hook-memory\" {event}");
+                // Exec form: Claude Code runs the launcher itself, no shell (no Git Bash on
+                // Windows), the placeholder substituted as a plain string.
+                assert_eq!(
+                    handler["command"], "${CLAUDE_PLUGIN_ROOT}/bin/wt-hook-memory",
+                    "{handler}"
+                );
+                let args = handler["args"].as_array().unwrap();
+                assert_eq!(args[0], json!(event), "{handler}");
                 assert!(
-                    command == expected || command == format!("{expected} --guard-only"),
-                    "{command}"
+                    args.len() == 1 || args[1..] == [json!("--guard-only")],
+                    "{handler}"
                 );
             }
         }
@@ -542,14 +548,10 @@ fn the_plugins_hook_and_server_run_the_real_programs_through_the_launcher() {
     let repo = project_with_memory(&env);
     let bins = bin_path("wt-hook-memory").parent().unwrap().to_path_buf();
     let plugin = repo_root().join("plugin");
-    // The command Claude Code runs for the plugin's hook, through `sh -c`.
-    let command = format!(
-        "\"{}/bin/wt-hook-memory\" UserPromptSubmit",
-        plugin.display()
-    );
-    let mut sh = Command::new("sh");
+    // What Claude Code runs for the plugin's hook: the launcher itself (exec form), no shell.
+    let mut sh = Command::new(plugin.join("bin/wt-hook-memory"));
     support::clean_env(&mut sh)
-        .args(["-c", &command])
+        .arg("UserPromptSubmit")
         .current_dir(&repo);
     for (k, v) in env.envs() {
         sh.env(k, v);

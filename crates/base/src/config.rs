@@ -27,11 +27,11 @@ pub const ENV_VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "XDG_DATA_HOME",
-        meaning: "data directory (stores, model cache); default ~/.local/share",
+        meaning: "data directory (stores, model cache); default ~/.local/share, %LOCALAPPDATA% on Windows",
     },
     EnvVar {
         name: "XDG_STATE_HOME",
-        meaning: "state directory (hook and integrity logs, metrics); default ~/.local/state",
+        meaning: "state directory (hook and integrity logs, metrics); default ~/.local/state, %LOCALAPPDATA% on Windows",
     },
     EnvVar {
         name: "WT_MEMORY_METRICS",
@@ -43,7 +43,7 @@ pub const ENV_VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "XDG_RUNTIME_DIR",
-        meaning: "runtime directory (memory service sockets, hook session caches); default $TMPDIR/wt-tools-<uid> (/tmp), which must be yours and private",
+        meaning: "runtime directory (memory service sockets, hook session caches); default $TMPDIR/wt-tools-<uid> (/tmp), which must be yours and private; %TEMP%\\wt-tools on Windows",
     },
     EnvVar {
         name: "WT_MEMORY_LOCK_WAIT_SECS",
@@ -110,6 +110,26 @@ pub const ENV_VARS: &[EnvVar] = &[
     EnvVar {
         name: "CLAUDE_PLUGIN_ROOT",
         meaning: "set by Claude Code for the plugin's hooks and server: the plugin started this process",
+    },
+    EnvVar {
+        name: "CLAUDE_PLUGIN_DATA",
+        meaning: "set by Claude Code for the plugin: where its launcher unpacks the release it downloads",
+    },
+    EnvVar {
+        name: "WT_TOOLS_BIN_DIR",
+        meaning: "the plugin's launcher runs the programs in this folder instead of downloading them",
+    },
+    EnvVar {
+        name: "WT_TOOLS_DIST_BASE",
+        meaning: "the URL the plugin's launcher downloads release archives from (mirrors, file://)",
+    },
+    EnvVar {
+        name: "WT_TOOLS_TARGET",
+        meaning: "the release target the plugin's launcher fetches (default: this machine's)",
+    },
+    EnvVar {
+        name: "WT_LAUNCH_AS_ITSELF",
+        meaning: "internal: the Windows launcher's background download runs as itself",
     },
     EnvVar {
         name: "WT_MEMORY_TUNE_RANK",
@@ -240,17 +260,13 @@ fn flag(name: &str) -> bool {
 
 impl Config {
     fn from_env() -> Config {
-        let home = var("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/tmp"));
-        let data_home = abs_dir("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
+        let home = crate::os::dirs::home().unwrap_or_else(std::env::temp_dir);
+        let data_home =
+            abs_dir("XDG_DATA_HOME").unwrap_or_else(|| crate::os::dirs::data_home(&home));
         let runtime_dir = match abs_dir("XDG_RUNTIME_DIR") {
             Some(dir) => dir.join("wt-tools"),
-            // Checked to be ours and private before use (`paths::ensure_private_dir`): another
-            // user may have made it first.
-            None => {
-                std::env::temp_dir().join(format!("wt-tools-{}", crate::os::process::real_uid()))
-            }
+            // Checked to be ours and private before use (`paths::ensure_private_dir`).
+            None => crate::os::dirs::runtime_default(),
         };
         let claude_config_dir = abs_dir("CLAUDE_CONFIG_DIR");
         let claude_user_config = match &claude_config_dir {
@@ -262,7 +278,8 @@ impl Config {
             storage_root: abs_dir("WT_MEMORY_HOME")
                 .or_else(|| abs_dir("SHODH_STORAGE"))
                 .unwrap_or_else(|| data_home.join("wt-tools/memory")),
-            state_home: abs_dir("XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state")),
+            state_home: abs_dir("XDG_STATE_HOME")
+                .unwrap_or_else(|| crate::os::dirs::state_home(&home)),
             data_home,
             runtime_dir,
             lock_wait: var("WT_MEMORY_LOCK_WAIT_SECS")
@@ -415,7 +432,10 @@ pub fn describe_env() -> String {
 pub fn locate_binary(name: &str) -> Option<PathBuf> {
     std::env::current_exe()
         .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
+        .and_then(|exe| {
+            let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+            exe.parent().map(|dir| dir.join(file))
+        })
         .filter(|p| p.is_file())
         .or_else(|| which::which(name).ok())
 }

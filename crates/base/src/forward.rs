@@ -9,11 +9,11 @@
 //! time (measured: docs/performance.md, "2026-11-25: the burst, then the later build").
 
 use crate::config;
+use crate::wire::Stream;
 use crate::wire::{self, Forward, Forwarded, Hello, ENGINE};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::io::{BufReader, IsTerminal, Read, Write};
-use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -190,7 +190,7 @@ impl From<NoAnswer> for Fallback {
 }
 
 /// Read the service's hello.
-fn hello(conn: &mut BufReader<UnixStream>) -> Result<Value, NoAnswer> {
+fn hello(conn: &mut BufReader<Stream>) -> Result<Value, NoAnswer> {
     let line = match wire::read_line(conn, wire::MAX_LINE) {
         Ok(Some(line)) => line,
         Ok(None) => return Err(Other),
@@ -232,7 +232,6 @@ pub fn locate_engine() -> Result<std::path::PathBuf, String> {
 /// Replace this process with the engine binary, run with the same arguments and the standard
 /// input this process may already have read.
 fn run_engine(args: Vec<OsString>, stdin: &[u8]) -> ExitCode {
-    use std::os::unix::process::CommandExt;
     let engine = match locate_engine() {
         Ok(engine) => engine,
         Err(why) => {
@@ -241,7 +240,7 @@ fn run_engine(args: Vec<OsString>, stdin: &[u8]) -> ExitCode {
         }
     };
     let mut cmd = std::process::Command::new(&engine);
-    cmd.arg0("wt-memory").args(args);
+    cmd.args(args);
     if !stdin.is_empty() {
         match replay(stdin) {
             Ok(file) => {
@@ -253,7 +252,7 @@ fn run_engine(args: Vec<OsString>, stdin: &[u8]) -> ExitCode {
             }
         }
     }
-    let e = cmd.exec();
+    let e = crate::os::process::hand_over(&mut cmd, "wt-memory");
     eprintln!("wt-memory: cannot run {}: {e}", engine.display());
     ExitCode::FAILURE
 }

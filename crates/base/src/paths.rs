@@ -37,20 +37,16 @@ pub fn runtime_dir() -> PathBuf {
 /// ours with a wider mode is narrowed). The per-user runtime directory above it is checked the
 /// same way: under `/tmp`, another user could have made it first.
 pub fn ensure_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
     let runtime = runtime_dir();
     if dir != runtime && dir.starts_with(&runtime) {
         ensure_private_dir(&runtime)?;
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    crate::os::files::create_private_dir(dir)?;
     check_private_dir(dir)
 }
 
 fn check_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use crate::os::files;
     let meta = std::fs::symlink_metadata(dir)?;
     let refuse = |why: String| {
         std::io::Error::new(
@@ -64,11 +60,11 @@ fn check_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     if meta.file_type().is_symlink() || !meta.is_dir() {
         return Err(refuse("not a directory but a link or a file".into()));
     }
-    if meta.uid() != my_uid() {
-        return Err(refuse(format!("owned by uid {}", meta.uid())));
+    if let Some(uid) = files::owner(&meta).filter(|uid| *uid != my_uid()) {
+        return Err(refuse(format!("owned by uid {uid}")));
     }
-    if meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    if files::open_to_others(&meta) {
+        files::set_mode(dir, 0o700)?;
     }
     Ok(())
 }
@@ -89,10 +85,11 @@ pub fn writable(dir: &std::path::Path) -> bool {
 /// Narrow an existing directory of ours to 0700 (a store root made before, or by someone else's
 /// umask); one owned by another user is left as it is.
 pub fn narrow_to_private(dir: &std::path::Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use crate::os::files;
     let meta = std::fs::symlink_metadata(dir)?;
-    if meta.is_dir() && meta.uid() == my_uid() && meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    let mine = files::owner(&meta).is_none_or(|uid| uid == my_uid());
+    if meta.is_dir() && mine && files::open_to_others(&meta) {
+        files::set_mode(dir, 0o700)?;
     }
     Ok(())
 }
@@ -100,12 +97,7 @@ pub fn narrow_to_private(dir: &std::path::Path) -> std::io::Result<()> {
 /// Open `path` for appending, created 0600, never through a symbolic link (a planted link
 /// cannot make us write elsewhere).
 pub fn open_private_append(path: &std::path::Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .custom_flags(crate::os::files::NO_FOLLOW)
+    crate::os::files::private_no_follow(std::fs::OpenOptions::new().create(true).append(true))
         .open(path)
 }
 

@@ -176,8 +176,11 @@ impl Layout {
         };
         // Git's discovery stops at a filesystem boundary (unless told otherwise): a work tree
         // on another device than the directory asked about is for git to judge.
-        use std::os::unix::fs::MetadataExt;
-        let device = |d: &Path| std::fs::metadata(d).map(|m| m.dev()).ok();
+        let device = |d: &Path| {
+            std::fs::metadata(d)
+                .ok()
+                .and_then(|m| crate::os::files::device(&m))
+        };
         if cwd
             .ancestors()
             .take_while(|d| *d != toplevel)
@@ -189,12 +192,15 @@ impl Layout {
     }
 
     fn at(toplevel: &Path) -> Option<Layout> {
-        use std::os::unix::fs::MetadataExt;
         let dot_git = toplevel.join(".git");
         let meta = std::fs::metadata(&dot_git).ok()?;
         let top = std::fs::metadata(toplevel).ok()?;
-        let me = crate::paths::my_uid();
-        if meta.uid() != me || top.uid() != me {
+        // Windows files have no uid: there the user's own folders are trusted as git trusts
+        // them by default.
+        let mine = |m: &std::fs::Metadata| {
+            crate::os::files::owner(m).is_none_or(|uid| uid == crate::paths::my_uid())
+        };
+        if !mine(&meta) || !mine(&top) {
             return None; // git's safe.directory rules decide
         }
         let gitdir = if meta.is_dir() {

@@ -9,10 +9,10 @@
 //! the socket's name. Two store roots holding a store of the same name get two services.
 
 use crate::config;
+pub use crate::os::socket::Stream;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -220,25 +220,12 @@ fn build_of(path: &Path) -> String {
     )
 }
 
-pub use crate::os::socket::peer_uid;
-
 pub use crate::paths::my_uid;
 
 /// Connect to the socket at `path`, refusing a listener that another user runs: nothing is sent
 /// to it.
-pub fn connect_own(path: &Path) -> std::io::Result<UnixStream> {
-    let stream = UnixStream::connect(path)?;
-    match peer_uid(&stream) {
-        Some(uid) if uid == my_uid() => Ok(stream),
-        Some(uid) => Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is served by another user (uid {uid}); refusing to talk to it: remove it",
-                path.display()
-            ),
-        )),
-        None => Err(std::io::Error::other("cannot tell who serves the socket")),
-    }
+pub fn connect_own(path: &Path) -> std::io::Result<Stream> {
+    crate::os::socket::connect_own(path)
 }
 
 /// Connect to the service of the store at `store_dir` and say this process's hello; the
@@ -246,7 +233,7 @@ pub fn connect_own(path: &Path) -> std::io::Result<UnixStream> {
 pub fn say_hello(
     store_dir: &Path,
     wait: std::time::Duration,
-) -> std::io::Result<(std::io::BufReader<UnixStream>, Hello)> {
+) -> std::io::Result<(std::io::BufReader<Stream>, Hello)> {
     let stream = connect_own(&socket_path(store_dir))?;
     stream.set_read_timeout(Some(wait))?;
     let mut conn = std::io::BufReader::new(stream);
@@ -275,13 +262,13 @@ pub enum Unanswered {
 /// side: the service skips it, or says at once that its turn came meanwhile (then it is
 /// answered after all).
 pub fn ask_in_turn(
-    conn: &mut std::io::BufReader<UnixStream>,
+    conn: &mut std::io::BufReader<Stream>,
     line: &impl Serialize,
     turn_wait: std::time::Duration,
     answer_by: Option<std::time::Instant>,
 ) -> Result<Vec<u8>, Unanswered> {
     let at_least = |d: std::time::Duration| d.max(std::time::Duration::from_millis(20));
-    let wait = |conn: &mut std::io::BufReader<UnixStream>, d: Option<std::time::Duration>| {
+    let wait = |conn: &mut std::io::BufReader<Stream>, d: Option<std::time::Duration>| {
         conn.get_ref().set_read_timeout(d.map(at_least))
     };
     let answer_wait =
@@ -506,7 +493,7 @@ mod tests {
         // One directory reached through a link is one service.
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join("real")).unwrap();
-        std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("link")).unwrap();
+        crate::os::files::symlink(tmp.path().join("real"), tmp.path().join("link")).unwrap();
         assert_eq!(
             socket_path(&tmp.path().join("real/app")),
             socket_path(&tmp.path().join("link/app"))

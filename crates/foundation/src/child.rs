@@ -112,8 +112,7 @@ impl Child {
         }
         if self.own_group {
             expr = expr.before_spawn(|cmd| {
-                use std::os::unix::process::CommandExt;
-                cmd.process_group(0);
+                wt_memory_base::os::process::own_group(cmd);
                 Ok(())
             });
         }

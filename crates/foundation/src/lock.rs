@@ -62,15 +62,14 @@ pub fn exclusive(path: &Path, wait: Duration, poll: Duration) -> std::io::Result
         wt_memory_base::paths::ensure_private_dir(dir)?;
     }
     // Never through a link: a planted one would have us create or truncate another file.
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(wt_memory_base::os::files::NO_FOLLOW)
-        .open(path)?;
+    let file = wt_memory_base::os::files::private_no_follow(
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(path)?;
     let deadline = Instant::now() + wait;
     loop {
         if try_flock(&file)? {

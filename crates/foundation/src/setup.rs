@@ -50,7 +50,7 @@ pub fn setup(opts: &SetupOptions) -> anyhow::Result<Assets> {
         bail!("--target {target} fetches another platform's files: give --into DIR (or --download-to DIR), not this machine's cache");
     }
     let files = downloads(&target).ok_or_else(|| {
-        anyhow!("no pinned model files for {target}; wt-tools runs on Linux and macOS, x86_64 and arm64 (on Windows, use WSL)")
+        anyhow!("no pinned model files for {target}; wt-tools runs on Linux and macOS, x86_64 and arm64, and on Windows x86_64 (x86_64-pc-windows-msvc)")
     })?;
     // The runtime library's place for that platform, as its pinned files name it.
     let runtime = files
@@ -329,6 +329,7 @@ fn install_with_uv(target: &str, staging: &Path) -> anyhow::Result<()> {
         "x86_64-unknown-linux-gnu" => "x86_64-manylinux_2_28",
         "aarch64-apple-darwin" => "aarch64-apple-darwin",
         "x86_64-apple-darwin" => "x86_64-apple-darwin",
+        "x86_64-pc-windows-msvc" => "x86_64-pc-windows-msvc",
         _ => {
             bail!("there is no {WHEEL_SPEC} wheel for {target}; run `wt-memory setup` without --uv")
         }

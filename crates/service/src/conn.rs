@@ -6,7 +6,7 @@ use std::io::Read;
 use wt_memory_base::wire::{Verdict, ENGINE};
 
 /// Read one line as a [`Line`].
-fn read_reply(reader: &mut BufReader<UnixStream>) -> std::io::Result<Line> {
+fn read_reply(reader: &mut BufReader<Stream>) -> std::io::Result<Line> {
     match wire::read_line(reader, wire::MAX_LINE)? {
         Some(bytes) => serde_json::from_slice(&bytes).map_err(std::io::Error::other),
         None => Err(std::io::Error::new(
@@ -17,14 +17,14 @@ fn read_reply(reader: &mut BufReader<UnixStream>) -> std::io::Result<Line> {
 }
 
 /// One line out, one line back.
-fn exchange(reader: &mut BufReader<UnixStream>, line: &Line) -> std::io::Result<Line> {
+fn exchange(reader: &mut BufReader<Stream>, line: &Line) -> std::io::Result<Line> {
     wire::write_line(reader.get_mut(), line)?;
     read_reply(reader)
 }
 
 /// A client's connection to a store's service.
 pub struct Connection {
-    reader: BufReader<UnixStream>,
+    reader: BufReader<Stream>,
     limits: Limits,
     /// What to do with this service, judged by what this process said (its build and model).
     verdict: Verdict,

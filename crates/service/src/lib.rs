@@ -34,12 +34,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{BufReader, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wt_memory_base::config;
+use wt_memory_base::os::socket::{Listener, Stream};
 use wt_memory_base::project::Project;
 use wt_memory_foundation::error::{Error, Result};
 use wt_memory_ops::{Caller, OpenOptions};

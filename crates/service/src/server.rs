@@ -33,6 +33,8 @@ struct Shared {
     /// The open store's model run and embedding cache (see [`embed_ahead`]).
     embedder: Mutex<Option<Arc<wt_memory_core::store::Embedder>>>,
     store_dir: PathBuf,
+    /// Where it listens (a client is admitted by what is there: `os::socket::admit`).
+    socket: PathBuf,
     hello: Hello,
     started: Instant,
     last_request: Mutex<Instant>,
@@ -54,7 +56,7 @@ fn log(msg: &str) {
     );
 }
 
-fn answer(stream: &mut UnixStream, line: &Line) -> std::io::Result<()> {
+fn answer(stream: &mut Stream, line: &Line) -> std::io::Result<()> {
     match line {
         Line::Err(e) => wire::write_line(stream, &Line::Err(e.clone().clipped(MAX_ERROR_CHARS))),
         line => wire::write_line(stream, line),
@@ -70,14 +72,14 @@ impl Drop for Slot<'_> {
     }
 }
 
-fn handle(shared: Arc<Shared>, stream: UnixStream) {
+fn handle(shared: Arc<Shared>, stream: Stream) {
     let _slot = Slot(&shared.connections);
     let mut writer = match stream.try_clone() {
         Ok(w) => w,
         Err(_) => return,
     };
-    if wire::peer_uid(&stream) != Some(wire::my_uid()) {
-        log("refused a connection from another user");
+    if let Err(who) = wt_memory_base::os::socket::admit(&stream, &shared.socket) {
+        log(&format!("refused a connection from {who}"));
         let _ = answer(
             &mut writer,
             &Line::Err(daemon_err("this memory service serves only its own user")),
@@ -263,7 +265,7 @@ trait Requester {
     }
 }
 
-impl Requester for UnixStream {
+impl Requester for Stream {
     fn start(&mut self) -> bool {
         !wt_memory_base::os::socket::peer_hung_up(self) && answer(self, &Line::Started(())).is_ok()
     }
@@ -441,15 +443,9 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
         daemon_lock.rewind()?;
         write!(daemon_lock, "{}", std::process::id())?;
     }
-    let _ = std::fs::remove_file(&socket);
-    let listener = UnixListener::bind(&socket)
+    let listener = wt_memory_base::os::socket::listen(&socket)
         .map_err(|e| daemon_err(format!("cannot listen on {}: {e}", socket.display())))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
-    }
-    listener.set_nonblocking(true)?;
-    let socket_inode = inode(&socket);
+    let socket_identity = endpoint_identity(&socket);
     wt_memory_base::os::alloc::keep_freed_memory();
     wt_memory_base::os::process::on_stop_signals(on_signal);
     let mut direct = Direct::new(
@@ -482,6 +478,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
         embedder: Mutex::new(direct.embedder()),
         direct: Mutex::new(direct),
         store_dir: project.store_dir.clone(),
+        socket: socket.clone(),
         hello: hello_here(&project),
         started: Instant::now(),
         last_request: Mutex::new(Instant::now()),
@@ -516,9 +513,8 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
     let mut had_store = false;
     let why = loop {
         wait_readable(&listener, Duration::from_millis(200));
-        match listener.accept() {
-            Ok((mut stream, _)) => {
-                let _ = stream.set_nonblocking(false);
+        match wt_memory_base::os::socket::accept(&listener) {
+            Ok(mut stream) => {
                 shared.accepted.fetch_add(1, Ordering::SeqCst);
                 if shared.connections.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
                     shared.connections.fetch_sub(1, Ordering::SeqCst);
@@ -596,7 +592,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
         }
         if checked.elapsed() >= Duration::from_secs(1) {
             checked = Instant::now();
-            if inode(&socket) != socket_inode {
+            if endpoint_identity(&socket) != socket_identity {
                 break "its socket was removed or replaced".to_string();
             }
             // A store deleted under it (a finished demo or test) is not served from memory.
@@ -608,7 +604,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
         }
     };
     drop(listener);
-    if inode(&socket) == socket_inode {
+    if endpoint_identity(&socket) == socket_identity {
         let _ = std::fs::remove_file(&socket);
     }
     // Drain: the requests queued before this point are served before the store closes; later
@@ -625,13 +621,14 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
 
 /// Block until a connection is waiting or `timeout` passes (the accept loop's only wait, so a
 /// new connection is taken at once).
-fn wait_readable(listener: &UnixListener, timeout: Duration) {
+fn wait_readable(listener: &Listener, timeout: Duration) {
     wt_memory_base::os::socket::wait_readable(listener, timeout)
 }
 
-fn inode(path: &Path) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| m.ino())
+/// What the socket at `path` is (see `os::socket::identity`): the service exits when its socket
+/// is removed or replaced.
+fn endpoint_identity(path: &Path) -> Option<u64> {
+    wt_memory_base::os::socket::identity(path)
 }
 
 /// The service's own way in, for the hooks it runs (`hook::serve`): their memory calls are

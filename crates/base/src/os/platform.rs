@@ -10,6 +10,10 @@ pub const TARGET: &str = if cfg!(all(target_os = "linux", target_arch = "x86_64"
     "aarch64-apple-darwin"
 } else if cfg!(all(target_os = "macos", target_arch = "x86_64")) {
     "x86_64-apple-darwin"
+} else if cfg!(all(windows, target_arch = "x86_64")) {
+    // One Windows archive, whichever toolchain built it (the release's native MSVC build or the
+    // cross build's MinGW one): the programs, the model and ONNX Runtime's DLL are the same.
+    "x86_64-pc-windows-msvc"
 } else {
     "unsupported"
 };
@@ -17,6 +21,8 @@ pub const TARGET: &str = if cfg!(all(target_os = "linux", target_arch = "x86_64"
 /// The ONNX Runtime library's file name, as the model wheels and release archives carry it.
 pub const ORT_LIB: &str = if cfg!(target_os = "macos") {
     "libonnxruntime.dylib"
+} else if cfg!(windows) {
+    "onnxruntime.dll"
 } else {
     "libonnxruntime.so"
 };
@@ -27,7 +33,7 @@ pub const ARCH: &str = std::env::consts::ARCH;
 /// The kind of machine code in a file, from its header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binary {
-    /// "Linux" (ELF) or "macOS" (Mach-O).
+    /// "Linux" (ELF), "macOS" (Mach-O) or "Windows" (PE).
     pub system: &'static str,
     /// Each machine it has code for (a universal Mach-O has several), as `std::env::consts::ARCH`
     /// names them.
@@ -37,16 +43,19 @@ pub struct Binary {
 /// This build's system, as [`Binary::system`] names it.
 pub const SYSTEM: &str = if cfg!(target_os = "macos") {
     "macOS"
+} else if cfg!(windows) {
+    "Windows"
 } else {
     "Linux"
 };
 
-/// How much of a file's start [`binary_kind`] reads: an ELF header's machine is at byte 18, and
-/// a universal Mach-O lists up to 16 machines in its first 328 bytes. (The hook's front asks this
+/// How much of a file's start [`binary_kind`] reads: an ELF header's machine is at byte 18, a
+/// universal Mach-O lists up to 16 machines in its first 328 bytes, and a PE file's header
+/// follows its DOS stub (at 0x40 to 0x100 in every linker's output). (The hook's front asks this
 /// of the ONNX Runtime library on every event: one small read.)
 const HEADER_BYTES: usize = 512;
 
-/// The machine code in the file at `path`: `None` when it is neither ELF nor Mach-O (a script)
+/// The machine code in the file at `path`: `None` when it is not ELF, Mach-O or PE (a script)
 /// or cannot be read.
 pub fn binary_kind(path: &std::path::Path) -> Option<Binary> {
     use std::io::Read;
@@ -87,6 +96,23 @@ fn parse_header(head: &[u8]) -> Option<Binary> {
         };
         return Some(Binary {
             system: "Linux",
+            machines: vec![machine],
+        });
+    }
+    if head.starts_with(b"MZ") {
+        // A DOS header whose last field (at 0x3c) is where the PE header starts.
+        let at = u32_at(0x3c, true)? as usize;
+        if head.get(at..at + 4)? != b"PE\0\0" {
+            return None;
+        }
+        let machine = match u16_at(at + 4, true)? {
+            0x8664 => "x86_64",
+            0xaa64 => "aarch64",
+            0x014c => "x86",
+            _ => "unknown",
+        };
+        return Some(Binary {
+            system: "Windows",
             machines: vec![machine],
         });
     }
@@ -164,6 +190,19 @@ mod tests {
             fat.extend_from_slice(&[0; 16]);
         }
         assert_eq!(parse_header(&fat).unwrap().machines, ["x86_64", "aarch64"]);
+        let mut pe = b"MZ".to_vec();
+        pe.resize(0x3c, 0);
+        pe.extend_from_slice(&0x80u32.to_le_bytes());
+        pe.resize(0x80, 0);
+        pe.extend_from_slice(b"PE\0\0");
+        pe.extend_from_slice(&0x8664u16.to_le_bytes());
+        let windows = parse_header(&pe).unwrap();
+        assert_eq!(
+            (windows.system, windows.machines),
+            ("Windows", vec!["x86_64"])
+        );
+        pe[0x80] = b'X';
+        assert_eq!(parse_header(&pe), None, "an MZ stub without a PE header");
         assert_eq!(parse_header(b"#!/bin/sh\necho hi\n"), None);
     }
 

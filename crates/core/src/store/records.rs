@@ -341,9 +341,8 @@ impl<'a> Packed<'a> {
 }
 
 fn read_text(file: &File, at: u64, len: usize) -> String {
-    use std::os::unix::fs::FileExt;
     let mut buf = vec![0u8; len];
-    match file.read_exact_at(&mut buf, at) {
+    match wt_memory_base::os::files::read_exact_at(file, &mut buf, at) {
         Ok(()) => String::from_utf8(buf).unwrap_or_default(),
         Err(e) => {
             wt_memory_foundation::integrity::log(
