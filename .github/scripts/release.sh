@@ -5,15 +5,18 @@
 #            and on Linux zig with cargo-zigbuild (the binaries then need only glibc 2.28)
 #   test     as root, like the project's CI: SUITE=full: .ci/run, the whole suite (Linux x86_64,
 #            Docker); SUITE=cargo: the Rust suite on both paths (the service and direct), with the
-#            model from `wt-memory setup`
+#            model from `wt-memory setup`; SUITE=windows: the engine-free crate's tests (the Rust
+#            suite is POSIX-only), the rest of Windows' checking is the smoke step
 #   build    the release binaries for $TARGET, in target/$TARGET/release
 #   dist     scripts/dist.sh: the archive and its .sha256 in dist/release, pinned in a copy of the
 #            lock (dist/release/dist.lock; the publish job writes the real one)
 #   smoke    the archive as a user gets it: the plugin's launcher downloads it from file://,
 #            verifies and unpacks it; its programs remember, recall and inject with its own model
-#   publish  (the publish job) checks the four archives, pins them all in plugin/dist.lock and
-#            creates the GitHub release $TAG with the archives, their checksums and the lock
-# Environment: TARGET (a Rust target triple), SUITE (full|cargo); for publish TAG, REPO, GH_TOKEN.
+#   publish  (the publish job) checks the five archives, pins them all in plugin/dist.lock and
+#            creates the GitHub release $TAG with the archives, their checksums, the lock and
+#            Windows' install.ps1
+# Environment: TARGET (a Rust target triple), SUITE (full|cargo|windows); for publish TAG, REPO,
+# GH_TOKEN. On Windows the steps run in the runner's Git Bash.
 # macOS runners have bash 3.2: nothing newer is used here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,6 +32,7 @@ log() { printf '[release %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[release] error: %s\n' "$*" >&2; exit 1; }
 : "${GITHUB_PATH:=/dev/null}" "${GITHUB_ENV:=/dev/null}" "${GITHUB_STEP_SUMMARY:=/dev/null}"
 os="$(uname -s)"
+case "$os" in MINGW* | MSYS*) os=Windows ;; esac
 venv="${XDG_DATA_HOME:-$HOME/.local/share}/wt-tools/uv-venv"
 tools="$HOME/.wt-release-bin"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)"
@@ -59,6 +63,12 @@ deps() {
         if [ -x "$b" ]; then browser="$b"; break; fi
       done
       ;;
+    Windows)
+      # The image's MSVC, LLVM (libclang for RocksDB's bindings) and Python.
+      log "Windows: the image's MSVC and LLVM"
+      echo "LIBCLANG_PATH=C:\\Program Files\\LLVM\\bin" >>"$GITHUB_ENV"
+      browser=""
+      ;;
     *) die "no release build on $os" ;;
   esac
   # tests/suite/report.rs runs `chromium`: the runner's Chrome under that name, where it has one.
@@ -78,6 +88,10 @@ deps() {
   rustup target add "$TARGET"
 
   log "Python venv $venv: uv, jsonschema, pytest"
+  if [ "$os" = Windows ]; then
+    # Nothing of Python is needed for the Windows leg (no Python suite, no zig).
+    return 0
+  fi
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check uv jsonschema pytest
   if [ "$os" = Linux ]; then
@@ -104,6 +118,11 @@ deps() {
 # uid, and under CI=true a test that cannot run fails. A runner's user has sudo without a password;
 # what root wrote in the checkout and the home is given back to that user afterwards.
 test_suite() {
+  if [ "${SUITE:-cargo}" = windows ]; then
+    cargo fmt --all -- --check
+    cargo test --locked -p wt-memory-base
+    return 0
+  fi
   if [ "$(id -u)" -ne 0 ]; then
     sudo -n true 2>/dev/null || die "the suite runs as root (cross-user tests), and sudo asks for a password"
     local rc=0 me
@@ -151,6 +170,10 @@ build() {
       log "cargo build --release --target $TARGET (macOS $MACOSX_DEPLOYMENT_TARGET or later)"
       cargo build --release --locked -p wt-memory --bins --target "$TARGET"
       ;;
+    *-windows-msvc)
+      log "cargo build --release --target $TARGET"
+      cargo build --release --locked -p wt-memory --bins --target "$TARGET"
+      ;;
     *) die "no release build for $TARGET" ;;
   esac
 }
@@ -167,6 +190,10 @@ dist() {
 
 smoke() {
   : "${TARGET:?TARGET is not set}"
+  if [ "$os" = Windows ]; then
+    smoke_windows
+    return
+  fi
   local archive="wt-tools-$version-$TARGET.tar.gz" work repo data out
   [ -f "dist/release/$archive" ] || die "dist/release/$archive is missing: run the dist step first"
   work="$(mktemp -d)"
@@ -204,12 +231,54 @@ smoke() {
   log "smoke test of $archive passed"
 }
 
+# Windows: the plugin's Windows launcher (plugin/bin/*.exe, as Claude Code's exec form starts it)
+# fetches the .zip from file://, checks and unpacks it with Windows' own tar; the programs remember,
+# recall and inject, with no Git Bash between Claude Code and them.
+smoke_windows() {
+  local archive="wt-tools-$version-$TARGET.zip" work repo data out w
+  [ -f "dist/release/$archive" ] || die "dist/release/$archive is missing: run the dist step first"
+  work="$(mktemp -d)"
+  repo="$work/repo"
+  data="$work/plugin-data"
+  cp -R plugin "$work/plugin"
+  cp dist/release/dist.lock "$work/plugin/dist.lock"
+  mkdir -p "$work/home" "$repo"
+  git -C "$repo" init -q
+  git -C "$repo" commit -q --allow-empty -m init
+  w() { cygpath -m "$1"; }
+  run() {
+    (cd "$repo" && env -u SHODH_PACKAGE_DIR -u WT_TOOLS_BIN_DIR -u CARGO_TARGET_DIR \
+      USERPROFILE="$(w "$work/home")" LOCALAPPDATA="$(w "$work/home/local")" \
+      CLAUDE_PLUGIN_ROOT="$(w "$work/plugin")" CLAUDE_PLUGIN_DATA="$(w "$data")" \
+      CLAUDE_PROJECT_DIR="$(w "$repo")" WT_TOOLS_DIST_BASE="file:///$(w "$ROOT/dist/release")" "$@")
+  }
+  log "the plugin's Windows launcher fetches $archive"
+  out="$(run "$work/plugin/bin/wt-memory.exe" --version)"
+  case "$out" in *" $version"*) ;; *) die "wt-memory --version printed: $out" ;; esac
+  [ -f "$data/dist/$version/$TARGET/bin/wt-memory-engine.exe" ] || die "the archive was not unpacked for $TARGET"
+  log "remember, recall, a prompt hook"
+  echo "We chose Postgres over SQLite because of concurrent writers" |
+    run "$work/plugin/bin/wt-memory.exe" remember --type Decision --keys "what database do we use, and why?" "Postgres SQLite"
+  out="$(run "$work/plugin/bin/wt-memory.exe" recall "which database and why")"
+  printf '%s\n' "$out"
+  case "$out" in *Postgres*) ;; *) die "recall did not find the memory" ;; esac
+  out="$(printf '{"session_id":"smoke","hook_event_name":"UserPromptSubmit","prompt":"which database do we use, and why?","cwd":"%s"}' "$(w "$repo")" |
+    run "$work/plugin/bin/wt-hook-memory.exe" UserPromptSubmit)"
+  printf '%s\n' "$out"
+  case "$out" in *Postgres*) ;; *) die "the prompt hook injected nothing" ;; esac
+  run "$work/plugin/bin/wt-memory.exe" daemon stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+  log "smoke test of $archive passed"
+}
+
 publish() {
   : "${TAG:?TAG is not set}" "${REPO:?REPO is not set}"
   [ "$TAG" = "v$version" ] || die "tag $TAG is not v$version, Cargo.toml's version"
   local dir=dist/release archives=() pins=() t f
-  for t in aarch64-apple-darwin aarch64-unknown-linux-gnu x86_64-apple-darwin x86_64-unknown-linux-gnu; do
+  for t in aarch64-apple-darwin aarch64-unknown-linux-gnu x86_64-apple-darwin x86_64-unknown-linux-gnu \
+    x86_64-pc-windows-msvc; do
     f="$dir/wt-tools-$version-$t.tar.gz"
+    [ "$t" = x86_64-pc-windows-msvc ] && f="$dir/wt-tools-$version-$t.zip"
     [ -f "$f" ] && [ -f "$f.sha256" ] || die "$f or its .sha256 is missing"
     (cd "$dir" && sha256sum --check --strict "${f##*/}.sha256") >&2
     archives+=("$f" "$f.sha256")
@@ -229,8 +298,8 @@ publish() {
   } >>"$GITHUB_STEP_SUMMARY"
   log "gh release create $TAG"
   gh release create "$TAG" --repo "$REPO" --verify-tag --title "wt-tools $version" \
-    --notes "wt-tools $version for Linux (x86_64, aarch64; glibc $GLIBC or later) and macOS (arm64, x86_64). Each archive holds the programs and the pinned model and ONNX Runtime; dist.lock pins them by sha256 for the Claude Code plugin's launcher." \
-    "${archives[@]}" "$dir/dist.lock"
+    --notes "wt-tools $version for Linux (x86_64, aarch64; glibc $GLIBC or later), macOS (arm64, x86_64) and Windows (x86_64; install.ps1). Each archive holds the programs and the pinned model and ONNX Runtime; dist.lock pins them by sha256 for the Claude Code plugin's launcher." \
+    "${archives[@]}" "$dir/dist.lock" "$dir/install.ps1"
 }
 
 [ $# -gt 0 ] || die "usage: $0 deps|test|build|dist|smoke|publish"

@@ -395,6 +395,8 @@ impl Launch {
                 "{archive}: sha256 {got} is not the pinned {sha}: refused, nothing unpacked"
             ));
         }
+        // On Windows, Rust looks in the system folder before PATH: Windows' own tar (bsdtar,
+        // which reads a .zip), not a GNU tar of Git Bash that does not.
         run_quietly(
             Command::new("tar")
                 .arg("-xf")
