@@ -191,9 +191,7 @@ pub fn without_commands(settings: &Value, commands: &[String]) -> (Value, usize)
             for group in list.iter_mut() {
                 if let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) {
                     let before = handlers.len();
-                    handlers.retain(|h| {
-                        !command_line(h).is_some_and(|c| commands.iter().any(|d| *d == c))
-                    });
+                    handlers.retain(|h| !command_line(h).is_some_and(|c| commands.contains(&c)));
                     removed += before - handlers.len();
                 }
             }

@@ -820,7 +820,11 @@ fn dry_run_shows_diffs_and_writes_nothing() {
             "dry run output lacks {needle:?}:\n{stdout}"
         );
     }
-    assert!(stdout.contains(&hook_command("Stop")), "{stdout}");
+    // The handlers in exec form: the program, then its arguments.
+    assert!(
+        stdout.contains("\"command\": \"wt-hook-memory\",") && stdout.contains("\"args\": ["),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -198,8 +198,12 @@ impl Launch {
             return None;
         }
         let path = std::env::var_os("PATH")?;
+        // Every copy of this plugin (Claude Code puts its bin/ on PATH): a launcher with a
+        // dist.lock above it.
         let ours = |dir: &Path| {
-            dir.join(exe_name("wt-launch")).exists() || same_dir(dir, &self.plugin.bin)
+            let plugin = dir.join(exe_name("wt-launch")).exists()
+                && dir.parent().is_some_and(|up| up.join("dist.lock").exists());
+            plugin || same_dir(dir, &self.plugin.bin)
         };
         std::env::split_paths(&path)
             .filter(|dir| !dir.as_os_str().is_empty() && !ours(dir))
