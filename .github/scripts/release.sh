@@ -188,13 +188,13 @@ dist() {
     --out dist/release --lock dist/release/dist.lock
 }
 
+# On Windows the plugin's Windows launcher (plugin/bin/*.exe, as Claude Code's exec form starts
+# it) fetches the .zip and unpacks it with Windows' own tar, with no Git Bash between Claude Code
+# and the programs; paths it is given are Windows paths.
 smoke() {
   : "${TARGET:?TARGET is not set}"
-  if [ "$os" = Windows ]; then
-    smoke_windows
-    return
-  fi
-  local archive="wt-tools-$version-$TARGET.tar.gz" work repo data out
+  local archive="wt-tools-$version-$TARGET.tar.gz" x="" work repo data out
+  if [ "$os" = Windows ]; then archive="wt-tools-$version-$TARGET.zip" x=.exe; fi
   [ -f "dist/release/$archive" ] || die "dist/release/$archive is missing: run the dist step first"
   work="$(mktemp -d)"
   repo="$work/repo"
@@ -204,69 +204,37 @@ smoke() {
   mkdir -p "$work/home" "$repo"
   git -C "$repo" init -q
   git -C "$repo" commit -q --allow-empty -m init
+  native() { if [ "$os" = Windows ]; then cygpath -m "$1"; else printf '%s' "$1"; fi; }
   # A user's first run: nothing of ours on PATH or in the data folder, the archive from file://.
   run() {
-    (cd "$repo" && env -u SHODH_PACKAGE_DIR -u WT_TOOLS_BIN_DIR -u CARGO_TARGET_DIR \
-      HOME="$work/home" XDG_DATA_HOME="$work/home/data" XDG_CONFIG_HOME="$work/home/config" \
-      XDG_STATE_HOME="$work/home/state" CLAUDE_PLUGIN_ROOT="$work/plugin" CLAUDE_PLUGIN_DATA="$data" \
-      CLAUDE_PROJECT_DIR="$repo" WT_TOOLS_DIST_BASE="file://$ROOT/dist/release" \
-      PATH="/usr/local/bin:/usr/bin:/bin" "$@")
+    if [ "$os" = Windows ]; then
+      (cd "$repo" && env -u SHODH_PACKAGE_DIR -u WT_TOOLS_BIN_DIR -u CARGO_TARGET_DIR \
+        USERPROFILE="$(native "$work/home")" LOCALAPPDATA="$(native "$work/home/local")" \
+        CLAUDE_PLUGIN_ROOT="$(native "$work/plugin")" CLAUDE_PLUGIN_DATA="$(native "$data")" \
+        CLAUDE_PROJECT_DIR="$(native "$repo")" WT_TOOLS_DIST_BASE="file:///$(native "$ROOT/dist/release")" "$@")
+    else
+      (cd "$repo" && env -u SHODH_PACKAGE_DIR -u WT_TOOLS_BIN_DIR -u CARGO_TARGET_DIR \
+        HOME="$work/home" XDG_DATA_HOME="$work/home/data" XDG_CONFIG_HOME="$work/home/config" \
+        XDG_STATE_HOME="$work/home/state" CLAUDE_PLUGIN_ROOT="$work/plugin" CLAUDE_PLUGIN_DATA="$data" \
+        CLAUDE_PROJECT_DIR="$repo" WT_TOOLS_DIST_BASE="file://$ROOT/dist/release" \
+        PATH="/usr/local/bin:/usr/bin:/bin" "$@")
+    fi
   }
   log "the plugin's launcher fetches $archive"
-  out="$(run "$work/plugin/bin/wt-memory" --version)"
+  out="$(run "$work/plugin/bin/wt-memory$x" --version)"
   case "$out" in *" $version"*) ;; *) die "wt-memory --version printed: $out" ;; esac
-  [ -x "$data/dist/$version/$TARGET/bin/wt-memory-engine" ] || die "the archive was not unpacked for $TARGET"
+  [ -f "$data/dist/$version/$TARGET/bin/wt-memory-engine$x" ] || die "the archive was not unpacked for $TARGET"
   log "remember, recall, a prompt hook"
   echo "We chose Postgres over SQLite because of concurrent writers" |
-    run "$work/plugin/bin/wt-memory" remember --type Decision --keys "what database do we use, and why?" "Postgres SQLite"
-  out="$(run "$work/plugin/bin/wt-memory" recall "which database and why")"
+    run "$work/plugin/bin/wt-memory$x" remember --type Decision --keys "what database do we use, and why?" "Postgres SQLite"
+  out="$(run "$work/plugin/bin/wt-memory$x" recall "which database and why")"
   printf '%s\n' "$out"
   case "$out" in *Postgres*) ;; *) die "recall did not find the memory" ;; esac
-  out="$(printf '{"session_id":"smoke","hook_event_name":"UserPromptSubmit","prompt":"which database do we use, and why?","cwd":"%s"}' "$repo" |
-    run "$work/plugin/bin/wt-hook-memory" UserPromptSubmit)"
+  out="$(printf '{"session_id":"smoke","hook_event_name":"UserPromptSubmit","prompt":"which database do we use, and why?","cwd":"%s"}' "$(native "$repo")" |
+    run "$work/plugin/bin/wt-hook-memory$x" UserPromptSubmit)"
   printf '%s\n' "$out"
   case "$out" in *Postgres*) ;; *) die "the prompt hook injected nothing" ;; esac
-  run "$work/plugin/bin/wt-memory" daemon stop >/dev/null 2>&1 || true
-  rm -rf "$work"
-  log "smoke test of $archive passed"
-}
-
-# Windows: the plugin's Windows launcher (plugin/bin/*.exe, as Claude Code's exec form starts it)
-# fetches the .zip from file://, checks and unpacks it with Windows' own tar; the programs remember,
-# recall and inject, with no Git Bash between Claude Code and them.
-smoke_windows() {
-  local archive="wt-tools-$version-$TARGET.zip" work repo data out w
-  [ -f "dist/release/$archive" ] || die "dist/release/$archive is missing: run the dist step first"
-  work="$(mktemp -d)"
-  repo="$work/repo"
-  data="$work/plugin-data"
-  cp -R plugin "$work/plugin"
-  cp dist/release/dist.lock "$work/plugin/dist.lock"
-  mkdir -p "$work/home" "$repo"
-  git -C "$repo" init -q
-  git -C "$repo" commit -q --allow-empty -m init
-  w() { cygpath -m "$1"; }
-  run() {
-    (cd "$repo" && env -u SHODH_PACKAGE_DIR -u WT_TOOLS_BIN_DIR -u CARGO_TARGET_DIR \
-      USERPROFILE="$(w "$work/home")" LOCALAPPDATA="$(w "$work/home/local")" \
-      CLAUDE_PLUGIN_ROOT="$(w "$work/plugin")" CLAUDE_PLUGIN_DATA="$(w "$data")" \
-      CLAUDE_PROJECT_DIR="$(w "$repo")" WT_TOOLS_DIST_BASE="file:///$(w "$ROOT/dist/release")" "$@")
-  }
-  log "the plugin's Windows launcher fetches $archive"
-  out="$(run "$work/plugin/bin/wt-memory.exe" --version)"
-  case "$out" in *" $version"*) ;; *) die "wt-memory --version printed: $out" ;; esac
-  [ -f "$data/dist/$version/$TARGET/bin/wt-memory-engine.exe" ] || die "the archive was not unpacked for $TARGET"
-  log "remember, recall, a prompt hook"
-  echo "We chose Postgres over SQLite because of concurrent writers" |
-    run "$work/plugin/bin/wt-memory.exe" remember --type Decision --keys "what database do we use, and why?" "Postgres SQLite"
-  out="$(run "$work/plugin/bin/wt-memory.exe" recall "which database and why")"
-  printf '%s\n' "$out"
-  case "$out" in *Postgres*) ;; *) die "recall did not find the memory" ;; esac
-  out="$(printf '{"session_id":"smoke","hook_event_name":"UserPromptSubmit","prompt":"which database do we use, and why?","cwd":"%s"}' "$(w "$repo")" |
-    run "$work/plugin/bin/wt-hook-memory.exe" UserPromptSubmit)"
-  printf '%s\n' "$out"
-  case "$out" in *Postgres*) ;; *) die "the prompt hook injected nothing" ;; esac
-  run "$work/plugin/bin/wt-memory.exe" daemon stop >/dev/null 2>&1 || true
+  run "$work/plugin/bin/wt-memory$x" daemon stop >/dev/null 2>&1 || true
   rm -rf "$work"
   log "smoke test of $archive passed"
 }
