@@ -160,7 +160,7 @@ impl Layout {
         {
             return Found::AskGit;
         }
-        let Ok(cwd) = cwd.canonicalize() else {
+        let Ok(cwd) = crate::os::files::canonicalize(&cwd) else {
             return Found::AskGit;
         };
         if cwd.components().any(|c| c.as_os_str() == ".git") {
@@ -208,11 +208,11 @@ impl Layout {
         } else {
             let text = std::fs::read_to_string(&dot_git).ok()?;
             let target = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
-            toplevel.join(target).canonicalize().ok()?
+            crate::os::files::canonicalize(&toplevel.join(target)).ok()?
         };
         let common_dir = match std::fs::read_to_string(gitdir.join("commondir")) {
-            Ok(rel) => gitdir.join(rel.trim()).canonicalize().ok()?,
-            Err(_) => gitdir.canonicalize().ok()?,
+            Ok(rel) => crate::os::files::canonicalize(&gitdir.join(rel.trim())).ok()?,
+            Err(_) => crate::os::files::canonicalize(&gitdir).ok()?,
         };
         // Settings that move the work tree or the refs, or pull in other files: git decides.
         let config = std::fs::read_to_string(common_dir.join("config"))
@@ -252,7 +252,7 @@ impl Layout {
             &["rev-parse", "--path-format=absolute", "--git-common-dir"],
         )
         .map(PathBuf::from)
-        .map(|p| p.canonicalize().unwrap_or(p))?;
+        .map(|p| crate::os::files::canonicalize(&p).unwrap_or(p))?;
         Some((toplevel, common_dir))
     }
 }

@@ -35,17 +35,22 @@ pub fn daemon_dir() -> PathBuf {
     crate::paths::runtime_dir().join("daemon")
 }
 
-/// The store directory as the service knows it: absolute, with its root's links resolved (the
-/// store itself may not exist yet).
+/// The store directory as the service knows it: absolute, with its root's links resolved. The
+/// store, and even its root, may not exist yet: the deepest folder above it that does is
+/// resolved and the rest joined as written, so the name is the same before and after they are
+/// made (on Windows, resolving also gives the folders' own letter case).
 pub fn canonical_store(store_dir: &Path) -> PathBuf {
     let absolute = std::path::absolute(store_dir).unwrap_or_else(|_| store_dir.to_path_buf());
-    match (absolute.parent(), absolute.file_name()) {
-        (Some(root), Some(name)) => root
-            .canonicalize()
-            .unwrap_or_else(|_| root.to_path_buf())
-            .join(name),
-        _ => absolute,
+    let Some(root) = absolute.parent() else {
+        return absolute;
+    };
+    for existing in root.ancestors() {
+        if let Ok(resolved) = crate::os::files::canonicalize(existing) {
+            let rest = absolute.strip_prefix(existing).unwrap_or(Path::new(""));
+            return resolved.join(rest);
+        }
     }
+    absolute
 }
 
 /// The service's file name stem for `store_dir`: the store's name (for people) and a hash of

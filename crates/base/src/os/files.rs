@@ -284,3 +284,23 @@ pub fn symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::R
         }
     }
 }
+
+/// `path` absolute with every link resolved, as people and other programs write it: on Windows
+/// without the `\\?\` prefix std's `canonicalize` adds (git, Claude Code and the user never write
+/// it, and the same folder must give the same name whether it was resolved or not), except where
+/// the path needs it (longer than the classic limit).
+pub fn canonicalize(path: &Path) -> std::io::Result<std::path::PathBuf> {
+    let canonical = std::fs::canonicalize(path)?;
+    #[cfg(windows)]
+    if let Some(text) = canonical.to_str() {
+        if let Some(rest) = text.strip_prefix(r"\\?\") {
+            if let Some(share) = rest.strip_prefix(r"UNC\") {
+                return Ok(std::path::PathBuf::from(format!(r"\\{share}")));
+            }
+            if rest.len() < 260 && rest.as_bytes().get(1) == Some(&b':') {
+                return Ok(std::path::PathBuf::from(rest));
+            }
+        }
+    }
+    Ok(canonical)
+}
