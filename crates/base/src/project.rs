@@ -160,7 +160,7 @@ impl Layout {
         {
             return Found::AskGit;
         }
-        let Ok(cwd) = crate::os::files::canonicalize(&cwd) else {
+        let Ok(cwd) = crate::os::files::canonicalize(cwd) else {
             return Found::AskGit;
         };
         if cwd.components().any(|c| c.as_os_str() == ".git") {
