@@ -239,6 +239,8 @@ if [ "$format" = ELF ]; then
 elif [ "$host" = Darwin ] && [ -x /usr/bin/strip ]; then
   strip_cmd=(/usr/bin/strip)
 elif [ "$format" = PE ]; then
+  # strip writes the time into a PE header: the archive's own time instead.
+  export SOURCE_DATE_EPOCH=1700000000
   if command -v x86_64-w64-mingw32-strip >/dev/null 2>&1; then
     strip_cmd=(x86_64-w64-mingw32-strip)
   elif command -v llvm-strip >/dev/null 2>&1; then
