@@ -308,7 +308,7 @@ fn the_committed_windows_launcher_is_built_from_the_current_source() {
         assert!(copy == exe, "{program}.exe is not wt-launch.exe");
     }
     let out = run(
-        Command::new("sh")
+        Command::new("bash")
             .arg(repo_root().join("scripts/launcher-exe.sh"))
             .arg("--source-sha256"),
         None,
