@@ -427,7 +427,8 @@ pub fn tags_for(insight: &Insight, change: Option<&str>) -> String {
 }
 
 fn state_key(path: &Path) -> String {
-    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let canonical =
+        wt_memory_base::os::files::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     wt_memory_foundation::hygiene::content_hash(&canonical.to_string_lossy())[..16].to_string()
 }
 

@@ -161,9 +161,8 @@ pub fn find_registrations(target: &Path) -> Option<Vec<Registration>> {
 
 /// The CLI keys local-scope servers by the canonical project root, with forward slashes.
 fn project_key(target: &Path) -> String {
-    let canonical = target
-        .canonicalize()
-        .unwrap_or_else(|_| target.to_path_buf());
+    let canonical =
+        wt_memory_base::os::files::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
     canonical.to_string_lossy().replace('\\', "/")
 }
 

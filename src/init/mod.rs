@@ -21,6 +21,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use mcp_registration::{Launch, Scope};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use wt_memory_base::os::files::canonicalize;
 
 /// A planned file: what was on disk and what should be there (None: absent).
 struct FileState {
@@ -185,7 +186,7 @@ pub fn targets(path: &Path) -> Result<Vec<PathBuf>> {
             path.display()
         )
     })?;
-    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let toplevel = canon(&toplevel);
     let mut dirs = Vec::new();
     if let Some(main) = project.main_root.map(|m| canon(&m)) {
@@ -219,7 +220,7 @@ pub fn locate_binary(name: &str, warnings: &mut Vec<String>) -> PathBuf {
 /// absolute path. The second value says why a path was needed, as the start of a sentence.
 pub fn command_for(name: &str, warnings: &mut Vec<String>) -> (PathBuf, Option<String>) {
     let located = locate_binary(name, warnings);
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+    let same = |a: &Path, b: &Path| match (canonicalize(a), canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
@@ -755,7 +756,7 @@ pub fn marketplace_source(source: &str) -> Result<serde_json::Value> {
             "--team-plugin {source}: not owner/repo, a git URL, or a directory holding .claude-plugin/marketplace.json"
         );
     }
-    let dir = dir.canonicalize()?;
+    let dir = canonicalize(dir)?;
     Ok(json!({"source": "directory", "path": dir.to_string_lossy()}))
 }
 

@@ -313,7 +313,7 @@ pub(super) fn export_target(
     overwrite: bool,
 ) -> Result<PathBuf, String> {
     use std::path::Component;
-    let root = project.canonicalize().map_err(|e| {
+    let root = wt_memory_base::os::files::canonicalize(project).map_err(|e| {
         format!(
             "cannot resolve the project directory {}: {e}",
             project.display()
@@ -331,8 +331,7 @@ pub(super) fn export_target(
         .ancestors()
         .find(|a| a.exists())
         .ok_or_else(outside)?;
-    let mut target = existing
-        .canonicalize()
+    let mut target = wt_memory_base::os::files::canonicalize(existing)
         .map_err(|e| format!("cannot resolve {}: {e}", existing.display()))?;
     let rest = wanted
         .strip_prefix(existing)
