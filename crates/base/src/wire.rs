@@ -225,21 +225,14 @@ fn build_of(path: &Path) -> String {
     )
 }
 
-pub use crate::paths::my_uid;
-
-/// Connect to the socket at `path`, refusing a listener that another user runs: nothing is sent
-/// to it.
-pub fn connect_own(path: &Path) -> std::io::Result<Stream> {
-    crate::os::socket::connect_own(path)
-}
-
 /// Connect to the service of the store at `store_dir` and say this process's hello; the
 /// connection reads with `wait` as its timeout. Returns the connection and the hello said.
 pub fn say_hello(
     store_dir: &Path,
     wait: std::time::Duration,
 ) -> std::io::Result<(std::io::BufReader<Stream>, Hello)> {
-    let stream = connect_own(&socket_path(store_dir))?;
+    // Refusing a service that another user runs: nothing is sent to it.
+    let stream = crate::os::socket::connect_own(&socket_path(store_dir))?;
     stream.set_read_timeout(Some(wait))?;
     let mut conn = std::io::BufReader::new(stream);
     let mine = Hello::here(store_dir, crate::model::find_assets().map(|a| a.model_dir));
