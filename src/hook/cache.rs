@@ -132,7 +132,10 @@ pub fn sweep_old(dir: &Path, max_age: Duration) -> usize {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if !name.starts_with(PREFIX) || !(name.ends_with(".json") || name.ends_with(".lock")) {
+        // `.jsonl`: the action gate's ledger of what the session was shown (src/hook/gate.rs).
+        if !name.starts_with(PREFIX)
+            || !(name.ends_with(".json") || name.ends_with(".lock") || name.ends_with(".jsonl"))
+        {
             continue;
         }
         let old = wt_memory_base::paths::age(&entry.path()).is_some_and(|age| age > max_age);

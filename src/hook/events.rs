@@ -112,6 +112,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     if let Some(cache) = &ctx.session {
         if matches!(source, "startup" | "clear") {
             cache.reset(ctx.deadline)?;
+            super::gate::record_start(ctx, input.str("session_id"));
         } else if source == "compact" {
             // The summary replaced the turns that held this session's memories: each may come
             // back in full once more (within the budgets), under the ids it had.
@@ -216,25 +217,6 @@ fn notice_held(ctx: &Ctx, held: usize) {
 /// The file beside a store holding how many held memories the user was last told of.
 const HELD_TOLD: &str = "held-told";
 
-/// The agent's shell command that would answer a review (`wt-memory review --approve` or
-/// `--trust`): stopped, because only the user approves what is held (docs/security.md), and a held
-/// memory the agent once read must not be able to ask it to.
-fn answers_a_review(command: &str) -> Option<String> {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let runs_review = words
-        .iter()
-        .position(|w| w.ends_with("wt-memory") || w.ends_with("wt-memory-engine"))
-        .is_some_and(|at| words[at..].contains(&"review"));
-    let answers = words
-        .iter()
-        .any(|w| w.starts_with("--approve") || w.starts_with("--trust"));
-    (runs_review && answers).then(|| {
-        "Memories held for review are approved by the user, not the agent: ask the user to run this \
-         command in their own terminal if they want to."
-            .to_string()
-    })
-}
-
 /// PreCompact: Claude Code pastes a PreCompact hook's plain output into the summariser's
 /// instructions. It is asked to keep the ids of the memories this session was given, so the
 /// agent can still cite and fetch them after compaction.
@@ -306,6 +288,7 @@ fn user_prompt_submit(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, St
         );
         return Ok(None);
     }
+    super::gate::record_prompt(ctx, input.str("session_id"), prompt);
     let mut parts = Vec::new();
     let mut left = PROMPT_BUDGET.total;
 
@@ -442,13 +425,19 @@ fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> 
         }
         return Ok(None);
     }
+    // The action gate: a sensitive part a memory without the user's authority supplied is the
+    // user's to allow (src/hook/gate.rs).
+    if let Some(stop) = super::gate::check(ctx, input) {
+        ctx.ask.set(stop.ask);
+        *ctx.deny.borrow_mut() = Some(stop.reason);
+        return Ok(None);
+    }
+    if wt_memory_foundation::gate::is_ours(tool) {
+        return Ok(None);
+    }
     // Before a Bash command close to one that failed before: stopped once, with the reason (the
     // guard runs alone when init registered it without `--pretool`).
     if tool == "Bash" {
-        if let Some(reason) = input.tool_input_str("command").and_then(answers_a_review) {
-            *ctx.deny.borrow_mut() = Some(reason);
-            return Ok(None);
-        }
         match super::guard::stop_reason(ctx, input) {
             Ok(Some(reason)) => {
                 *ctx.deny.borrow_mut() = Some(reason);
@@ -469,6 +458,13 @@ fn pre_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> 
 
 fn post_tool_use(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String> {
     let tool = input.str("tool_name").unwrap_or("");
+    // Our MCP tools' answers: what they showed the agent, for the action gate.
+    if wt_memory_foundation::gate::is_ours(tool) {
+        if let Some(response) = input.get("tool_response") {
+            super::gate::record_mcp_answer(ctx, input.str("session_id"), response);
+        }
+        return Ok(None);
+    }
     // Only Read and Bash inject (the other tools' inputs say too little to query by); Edit, Write, Agent/Task, Grep and the rest stay quiet.
     let Some(query) = query::tool(&ctx.project_dir, tool, input, &["Read", "Bash"]) else {
         return Ok(None);

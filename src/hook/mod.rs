@@ -16,6 +16,7 @@ pub mod commits;
 mod events;
 pub mod extract;
 pub mod format;
+pub mod gate;
 pub mod guard;
 pub mod input;
 mod learn;
@@ -56,6 +57,8 @@ pub struct Ctx {
     pub guard_only: bool,
     /// PreToolUse: the reason the tool call is stopped (`permissionDecision: deny`), if it is.
     pub deny: RefCell<Option<String>>,
+    /// PreToolUse: the stop is the user's to decide (`ask`), not a refusal (`deny`).
+    pub ask: std::cell::Cell<bool>,
     /// Run by the store's service: its own way in, which the client takes on first use.
     pub service: RefCell<Option<wt_memory_service::Local>>,
     /// A line for the user, not the agent (`systemMessage`: Claude Code shows it and never sends
@@ -133,7 +136,7 @@ fn output_line(out: &Output) -> String {
     let specific = if out.deny {
         serde_json::json!({
             "hookEventName": event,
-            "permissionDecision": "deny",
+            "permissionDecision": if out.ask { "ask" } else { "deny" },
             "permissionDecisionReason": text,
         })
     } else {
@@ -171,6 +174,8 @@ struct Output {
     event: String,
     text: String,
     deny: bool,
+    /// With `deny`: the user is asked instead (`permissionDecision: ask`).
+    ask: bool,
     deadline: Instant,
     /// For the user only (`systemMessage`).
     notice: Option<String>,
@@ -349,11 +354,14 @@ fn handle(
         ),
         guard_only: args.iter().skip(1).any(|a| a == GUARD_ONLY),
         deny: RefCell::new(None),
+        ask: std::cell::Cell::new(false),
         service: RefCell::new(service),
         notice: RefCell::new(None),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
+    gate::collect();
     let context = events::dispatch(&ctx, &input);
+    gate::record_shown(&ctx, input.str("session_id"), context.as_deref());
     let (output, deny) = match ctx.deny.take() {
         Some(reason) => (Some(reason), true),
         None => (context, false),
@@ -372,6 +380,7 @@ fn handle(
         event,
         text: output.unwrap_or_default(),
         deny,
+        ask: deny && ctx.ask.get(),
         deadline,
         notice,
     }))

@@ -37,6 +37,12 @@ pub struct HookEvent {
     pub handler: &'static str,
 }
 
+/// The tools that act, for PreToolUse: the action gate sees each of their calls (docs/security.md).
+pub const ACTING_TOOLS: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit|WebFetch|PowerShell|mcp__.*";
+
+/// Our own MCP tools in both wirings: PostToolUse records what their answers showed the agent.
+pub const OUR_MCP_TOOLS: &str = "mcp__wt-tools__.*|mcp__plugin_wt-tools_wt-tools__.*";
+
 /// The argument of a PreToolUse handler registered for the repeat-mistake guard alone.
 pub const GUARD_ONLY: &str = "--guard-only";
 
@@ -86,11 +92,11 @@ pub const EVENTS: &[HookEvent] = &[
         args: Some(GUARD_ONLY),
         ..row(
             "PreToolUse",
-            Some("Bash"),
+            Some(ACTING_TOOLS),
             5,
             3500,
             Runs::Service,
-            "decision: deny a repeat of a failed command, once",
+            "decision: the action gate (ask or deny); deny a repeat of a failed command, once",
             "pre_tool_use",
         )
     },
@@ -110,6 +116,15 @@ pub const EVENTS: &[HookEvent] = &[
         3500,
         Runs::Service,
         "context: memories about the command; stores commits and fixes",
+        "post_tool_use",
+    ),
+    row(
+        "PostToolUse",
+        Some(OUR_MCP_TOOLS),
+        5,
+        3500,
+        Runs::Service,
+        "nothing; records what our MCP answers showed, for the action gate",
         "post_tool_use",
     ),
     row(
@@ -159,10 +174,10 @@ pub const EVENTS: &[HookEvent] = &[
     ),
 ];
 
-/// `wt-project init --pretool`: recall before Bash, Edit and Write too, with the guard.
+/// `wt-project init --pretool`: recall before Bash, Edit and Write too, with the gate and the guard.
 pub const PRETOOL_RECALL: HookEvent = row(
     "PreToolUse",
-    Some("Bash|Edit|Write"),
+    Some(ACTING_TOOLS),
     5,
     3500,
     Runs::Service,

@@ -70,6 +70,10 @@ pub const HELD_REASON: &str = "held_reason";
 pub const HIDDEN_REMOVED: &str = "hidden_removed";
 /// The metadata key of a held memory's approval (`approved <time>`).
 pub const REVIEWED: &str = "reviewed";
+/// Metadata key: the user approved this memory by its id (`wt-memory review --approve`), so it
+/// speaks for them (the action gate lets what it supplies through). Trusting a teammate's source
+/// does not set it: a teammate informs, they do not authorise.
+pub const AUTHORISED: &str = "authorised";
 
 /// The metadata key of a memory's title (MCP `remember`'s `title`), shown by the hooks' index.
 pub const TITLE: &str = "title";

@@ -11,11 +11,17 @@
 use std::path::Path;
 use wt_memory_foundation::{hidden, hygiene, trust};
 
-pub use crate::record::{HELD_REASON, HELD_TAG, HIDDEN_REMOVED, PROVENANCE, REVIEWED};
+pub use crate::record::{AUTHORISED, HELD_REASON, HELD_TAG, HIDDEN_REMOVED, PROVENANCE, REVIEWED};
 
 /// Keys only the store writes: a writer's own metadata may not set them (an agent may not call
 /// its memory the user's, nor approve it).
-pub const RESERVED_KEYS: &[&str] = &[PROVENANCE, HELD_REASON, HIDDEN_REMOVED, REVIEWED];
+pub const RESERVED_KEYS: &[&str] = &[
+    PROVENANCE,
+    HELD_REASON,
+    HIDDEN_REMOVED,
+    REVIEWED,
+    AUTHORISED,
+];
 
 /// Who wrote a memory, and how.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -127,6 +133,7 @@ const STRUCTURAL_KEYS: &[&str] = &[
     HELD_REASON,
     HIDDEN_REMOVED,
     REVIEWED,
+    AUTHORISED,
 ];
 
 /// Everything of a memory a reader may be shown, as one text for the check: its content, tags,

@@ -9,6 +9,7 @@
 pub mod child;
 pub mod error;
 pub mod failure;
+pub mod gate;
 pub mod hidden;
 pub mod hygiene;
 pub mod integrity;

@@ -351,7 +351,7 @@ fn strict_rules() -> &'static [Rule] {
 // ---- de-obfuscation -----------------------------------------------------------------------------
 
 /// Latin look-alikes (Cyrillic, Greek, fullwidth) read as the Latin letters they imitate.
-fn fold_char(c: char) -> char {
+pub(crate) fn fold_char(c: char) -> char {
     match c {
         'а' => 'a',
         'е' => 'e',
@@ -441,7 +441,7 @@ fn despace(text: &str) -> String {
 }
 
 /// Payloads hidden in an encoding, decoded once: base64 runs, `\xNN` and `%NN` sequences.
-fn decoded_payloads(text: &str) -> Vec<String> {
+pub(crate) fn decoded_payloads(text: &str) -> Vec<String> {
     static B64: OnceLock<Regex> = OnceLock::new();
     static HEX: OnceLock<Regex> = OnceLock::new();
     static PCT: OnceLock<Regex> = OnceLock::new();

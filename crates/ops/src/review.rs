@@ -7,7 +7,7 @@ use super::{Caller, Direct, Operation};
 use serde::{Deserialize, Serialize};
 use wt_memory_core::record::MemoryRecord;
 use wt_memory_core::store::Store;
-use wt_memory_core::trust::{self, HELD_REASON, HELD_TAG, PROVENANCE, REVIEWED};
+use wt_memory_core::trust::{self, AUTHORISED, HELD_REASON, HELD_TAG, PROVENANCE, REVIEWED};
 use wt_memory_foundation::error::{bad_input, not_found, other, Result};
 
 /// The memories held for review, oldest first (at most `limit`).
@@ -69,8 +69,15 @@ pub struct Approved {
     pub was_held: bool,
 }
 
-/// Take the hold off memory `id`: the tag and the reason go, the approval is recorded.
+/// The user approves memory `id` by its id: the hold goes (if it was held) and the memory speaks
+/// for the user from now on ([`AUTHORISED`]: what it supplies passes the action gate).
 pub fn approve(store: &Store, id: &str) -> Result<Option<Approved>> {
+    release(store, id, true)
+}
+
+/// Take the hold off memory `id`: the tag and the reason go, the approval is recorded;
+/// `authorise`: by the user's own word about this memory (not by trusting its source).
+fn release(store: &Store, id: &str, authorise: bool) -> Result<Option<Approved>> {
     let Some(full) = super::memories::resolve_id(store, "review approve", id)? else {
         return Ok(None);
     };
@@ -78,13 +85,26 @@ pub fn approve(store: &Store, id: &str) -> Result<Option<Approved>> {
         return Ok(None);
     };
     let record = MemoryRecord::from_memory(&memory);
-    if !record.has_tag(HELD_TAG) {
+    let was_held = record.has_tag(HELD_TAG);
+    if !was_held && (!authorise || record.metadata.contains_key(AUTHORISED)) {
         return Ok(Some(Approved {
             id: full,
             was_held: false,
         }));
     }
     let mut updated = (*memory).clone();
+    if authorise {
+        updated
+            .experience
+            .metadata
+            .insert(AUTHORISED.into(), format!("by the user {}", Store::now()));
+    }
+    if !was_held {
+        store
+            .replace_memory(&updated)
+            .map_err(|e| other(format!("review approve failed, nothing changed: {e:#}")))?;
+        return Ok(Some(Approved { id: full, was_held }));
+    }
     updated.experience.tags.retain(|t| t != HELD_TAG);
     let metadata = &mut updated.experience.metadata;
     let was = metadata.remove(HELD_REASON).unwrap_or_default();
@@ -149,7 +169,7 @@ pub fn trust_source(store: &Store, source: &str) -> Result<Trusted> {
             .get(HELD_REASON)
             .is_some_and(|r| r.split("; ").all(trust::is_untrusted_source_reason));
         if only_the_source {
-            approve(store, &record.id)?;
+            release(store, &record.id, false)?;
             approved += 1;
         } else {
             still_held += 1;

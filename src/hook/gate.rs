@@ -1,0 +1,327 @@
+//! The action gate at PreToolUse (docs/security.md, "A memory informs; it never authorises").
+//!
+//! Three records per session, kept in one append-only ledger beside the session cache
+//! (`session-<id>.shown.jsonl` in the per-user runtime directory):
+//! - every memory that reached the agent, by any route (a hook's injection, noted as its lines are
+//!   formatted; an answer of our MCP server, read from PostToolUse's record of it), with its
+//!   origin, age, whether it speaks for the user, and what it supplies ([`gate::Supplies`]);
+//! - what each of the user's prompts supplies;
+//! - the project as the session found it (its commit and its remotes' hosts).
+//!
+//! At PreToolUse a call's sensitive parts ([`gate::sensitive_parts`]) are each checked: a part
+//! supplied by a memory without the user's authority, and by neither the user (a prompt, one of
+//! their own memories) nor the project, stops the call for the user's decision. A subagent's
+//! hooks carry its parent's `session_id`, so what it was shown counts for the parent too.
+
+use super::{log, Ctx};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use wt_memory_core::record::MemoryRecord;
+use wt_memory_core::trust::{Provenance, AUTHORISED, PROVENANCE};
+use wt_memory_foundation::gate::{self, Entry, Part, Supplies};
+
+/// The ledger of session `id` in `dir`.
+pub fn ledger_path(dir: &Path, session_id: &str) -> Option<PathBuf> {
+    let id = super::cache::sanitize_session_id(session_id)?;
+    Some(dir.join(format!("session-{id}.shown.jsonl")))
+}
+
+fn ledger(_ctx: &Ctx, session_id: Option<&str>) -> Option<PathBuf> {
+    ledger_path(&wt_memory_base::paths::runtime_dir(), session_id?)
+}
+
+/// Append `entries` to the ledger (one write: lines of parallel hooks never interleave).
+fn append(path: &Path, entries: &[Entry]) -> Result<(), String> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let mut text = String::new();
+    for e in entries {
+        text.push_str(&serde_json::to_string(e).map_err(|e| e.to_string())?);
+        text.push('\n');
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    let mut file = wt_memory_base::os::files::private_no_follow(&mut options)
+        .open(path)
+        .map_err(|e| format!("gate ledger {}: {e}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| format!("gate ledger {}: {e}", path.display()))
+}
+
+/// Every entry of a ledger (a damaged line is skipped; a missing ledger is empty).
+pub fn read(path: &Path) -> Vec<Entry> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+// ---- what a hook shows -------------------------------------------------------------------------
+
+thread_local! {
+    /// The memories this hook run formatted for the agent (None: not collecting).
+    static NOTED: RefCell<Option<Vec<Entry>>> = const { RefCell::new(None) };
+}
+
+/// Start collecting what this run shows (the hook's thread, one run at a time).
+pub fn collect() {
+    NOTED.with(|n| *n.borrow_mut() = Some(Vec::new()));
+}
+
+/// A memory formatted into a line for the agent.
+pub fn note(m: &MemoryRecord) {
+    NOTED.with(|n| {
+        if let Some(list) = n.borrow_mut().as_mut() {
+            list.push(memory_entry(m));
+        }
+    });
+}
+
+/// The collection so far, ended.
+pub fn take_noted() -> Vec<Entry> {
+    NOTED.with(|n| n.borrow_mut().take().unwrap_or_default())
+}
+
+/// What the ledger keeps of a memory shown.
+pub fn memory_entry(m: &MemoryRecord) -> Entry {
+    let provenance = Provenance::parse(m.metadata.get(PROVENANCE).map(String::as_str));
+    let shown = wt_memory_core::trust::shown_text(&m.content, &m.tags, &m.entities, &m.metadata);
+    Entry::Memory {
+        id: m.id.clone(),
+        origin: provenance.as_str(),
+        created: m.created_at.clone(),
+        authority: speaks_for_user(&provenance, m.metadata.get(AUTHORISED).map(String::as_str)),
+        supplies: Supplies::of(&shown),
+    }
+}
+
+/// A memory speaks for the user when the user wrote it, or approved it by its id.
+fn speaks_for_user(provenance: &Provenance, authorised: Option<&str>) -> bool {
+    *provenance == Provenance::User || authorised.is_some()
+}
+
+/// After a run that printed `context`: record what it showed.
+pub fn record_shown(ctx: &Ctx, session_id: Option<&str>, context: Option<&str>) {
+    let noted = take_noted();
+    if context.is_none() || noted.is_empty() {
+        return;
+    }
+    if let Some(path) = ledger(ctx, session_id) {
+        if let Err(e) = append(&path, &noted) {
+            log::error(&ctx.event, &e);
+        }
+    }
+}
+
+/// PostToolUse of one of our MCP tools: what its answer showed the agent. A record in it is
+/// kept with its own origin; any other text of the answer counts as shown without authority.
+pub fn record_mcp_answer(ctx: &Ctx, session_id: Option<&str>, response: &serde_json::Value) {
+    let mut entries = Vec::new();
+    let mut loose = String::new();
+    walk_answer(response, &mut entries, &mut loose, 0);
+    if loose.trim().chars().count() >= 8 {
+        entries.push(Entry::Memory {
+            id: "mcp-answer".into(),
+            origin: "mcp answer".into(),
+            created: String::new(),
+            authority: false,
+            supplies: Supplies::of(&loose),
+        });
+    }
+    if let Some(path) = ledger(ctx, session_id) {
+        if let Err(e) = append(&path, &entries) {
+            log::error(&ctx.event, &e);
+        }
+    }
+}
+
+fn walk_answer(v: &serde_json::Value, out: &mut Vec<Entry>, loose: &mut String, depth: usize) {
+    use serde_json::Value;
+    if depth > 12 {
+        return;
+    }
+    match v {
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(inner @ (Value::Object(_) | Value::Array(_))) => {
+                walk_answer(&inner, out, loose, depth + 1)
+            }
+            _ => {
+                loose.push_str(s);
+                loose.push('\n');
+            }
+        },
+        Value::Array(items) => items
+            .iter()
+            .for_each(|x| walk_answer(x, out, loose, depth + 1)),
+        Value::Object(fields) => {
+            let record = fields.get("id").and_then(Value::as_str).is_some()
+                && fields.get("content").and_then(Value::as_str).is_some();
+            if record {
+                if let Ok(m) = serde_json::from_value::<MemoryRecord>(v.clone()) {
+                    out.push(memory_entry(&m));
+                    return;
+                }
+            }
+            for (k, x) in fields {
+                // Field names are the server's own; values are what was shown.
+                if k != "type" {
+                    walk_answer(x, out, loose, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// UserPromptSubmit: what the user's prompt supplies.
+pub fn record_prompt(ctx: &Ctx, session_id: Option<&str>, prompt: &str) {
+    if let Some(path) = ledger(ctx, session_id) {
+        let entry = Entry::Prompt {
+            supplies: Supplies::of(prompt),
+        };
+        if let Err(e) = append(&path, &[entry]) {
+            log::error(&ctx.event, &e);
+        }
+    }
+}
+
+/// SessionStart (startup or clear): the project as the session finds it.
+pub fn record_start(ctx: &Ctx, session_id: Option<&str>) {
+    let Some(path) = ledger(ctx, session_id) else {
+        return;
+    };
+    let entry = project_now(&ctx.project_dir);
+    let _ = std::fs::remove_file(&path);
+    if let Err(e) = append(&path, &[entry]) {
+        log::error(&ctx.event, &e);
+    }
+}
+
+fn project_now(dir: &Path) -> Entry {
+    let commit = wt_memory_base::project::git(dir, &["rev-parse", "--verify", "-q", "HEAD"])
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    let remotes = wt_memory_base::project::git(
+        dir,
+        &["config", "--get-regexp", r"^remote\..*\.(push)?url$"],
+    )
+    .unwrap_or_default();
+    let remote_hosts = remotes
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .flat_map(|url| gate::Supplies::of(url).hosts)
+        .collect();
+    Entry::Start {
+        commit,
+        remote_hosts,
+    }
+}
+
+// ---- the gate ----------------------------------------------------------------------------------
+
+/// Why a call is stopped, and whether the user can be asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stop {
+    pub reason: String,
+    /// `ask` (the user is prompted) or `deny` (no one can be asked: bypassPermissions, dontAsk).
+    pub ask: bool,
+}
+
+/// Permission modes in which Claude Code shows an `ask` to the user (or, in `-p`, refuses the
+/// call: measured with the real client, docs/security.md). In any other mode (bypassPermissions,
+/// dontAsk, auto, one we do not know) an `ask` could be answered without the user, so the call
+/// is denied with the way to let it through.
+fn asks_the_user(mode: Option<&str>) -> bool {
+    matches!(mode, None | Some("default" | "acceptEdits" | "plan"))
+}
+
+/// The gate for one PreToolUse input: None lets the call go on.
+pub fn check(ctx: &Ctx, input: &super::input::HookInput) -> Option<Stop> {
+    let tool = input.str("tool_name").unwrap_or("");
+    let tool_input = input.get("tool_input").cloned().unwrap_or_default();
+    let ask = asks_the_user(input.str("permission_mode"));
+    let stores = [
+        ctx.project.store_dir.to_string_lossy().into_owned(),
+        wt_memory_base::config::get()
+            .storage_root
+            .to_string_lossy()
+            .into_owned(),
+    ];
+    if let Some(reason) = gate::own_controls(&stores, tool, &tool_input, &|p| {
+        std::fs::read_to_string(p).ok()
+    }) {
+        return Some(Stop { reason, ask });
+    }
+    let home = wt_memory_base::os::dirs::home();
+    let place = gate::Place {
+        project: &ctx.project_dir,
+        home: home.as_deref(),
+    };
+    let parts = gate::sensitive_parts(tool, &tool_input, &place);
+    if parts.is_empty() {
+        return None;
+    }
+    let entries = read(&ledger(ctx, input.str("session_id"))?);
+    let verdict = gate::judge(&parts, &entries, &|part, start| {
+        project_holds(ctx, part, start)
+    })?;
+    let age = if verdict.created.is_empty() {
+        String::new()
+    } else {
+        super::format::age(&verdict.created, chrono::Utc::now())
+    };
+    Some(Stop {
+        reason: verdict.reason(&origin_shown(&verdict.origin), &age, ask),
+        ask,
+    })
+}
+
+/// How a stop's reason names a memory's origin.
+fn origin_shown(origin: &str) -> String {
+    if origin == "mcp answer" {
+        return "an answer of the memory's MCP tools".into();
+    }
+    Provenance::parse(Some(origin))
+        .shown()
+        .unwrap_or_else(|| "the user's".to_string())
+}
+
+/// Does the project itself hold `part`? A host among its remotes when the session started, or a
+/// host or token in its files as committed then (not as the agent may have changed them since).
+fn project_holds(ctx: &Ctx, part: &Part, start: Option<&Entry>) -> bool {
+    use wt_memory_foundation::gate::Kind;
+    if !matches!(part.kind, Kind::Network | Kind::Token) {
+        return false;
+    }
+    let needle = part
+        .operand
+        .trim_start_matches("url:")
+        .trim_start_matches("ip:");
+    let (commit, remote_hosts) = match start {
+        Some(Entry::Start {
+            commit,
+            remote_hosts,
+        }) => (commit.clone(), remote_hosts.clone()),
+        _ => match project_now(&ctx.project_dir) {
+            Entry::Start {
+                commit,
+                remote_hosts,
+            } => (commit, remote_hosts),
+            _ => (None, Vec::new()),
+        },
+    };
+    if remote_hosts.iter().any(|h| h == &part.operand) {
+        return true;
+    }
+    let Some(commit) = commit else { return false };
+    // Fixed string, case-insensitive, in the committed tree: present or not.
+    wt_memory_base::project::git(
+        &ctx.project_dir,
+        &["grep", "-q", "-i", "-F", "-e", needle, &commit, "--"],
+    )
+    .is_some()
+}
