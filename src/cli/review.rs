@@ -29,15 +29,38 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Make a memory (id or 8+ hex digits) one of your standing rules: shown at every session's
+    /// start, and the actions it guards ("never force-push without asking me") ask you first;
+    /// --off makes it an ordinary memory again. `list --standing` shows them.
+    Standing {
+        id: String,
+        #[arg(long)]
+        off: bool,
+    },
 }
 
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
+    if let Cmd::Standing { id, off } = cmd {
+        let done = client.run(ops::Standing { id, off })?;
+        if done.standing {
+            println!(
+                "{} is a standing rule now: shown at every session's start",
+                done.id
+            );
+        } else {
+            println!("{} is no longer a standing rule", done.id);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let Cmd::Review {
         approve,
         forget,
         trust,
         json,
-    } = cmd;
+    } = cmd
+    else {
+        unreachable!("standing is answered above")
+    };
     let answered = !approve.is_empty() || !forget.is_empty() || trust.is_some();
     if let Some(source) = trust {
         let done = client.run(ops::TrustSource { source })?;
@@ -51,7 +74,10 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
         if done.was_held {
             println!("Approved {}", done.id);
         } else {
-            println!("{} was not held; nothing changed", done.id);
+            println!(
+                "Approved {}: it was not held, and speaks for you now",
+                done.id
+            );
         }
     }
     for id in forget {

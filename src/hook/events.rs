@@ -129,6 +129,10 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
     let mut left = PROMPT_BUDGET.total;
 
     refresh_claude_memory(ctx);
+    if let Some(text) = super::gate::standing_block(ctx, input.str("session_id")) {
+        left = left.saturating_sub(text.chars().count() + 2);
+        parts.push(text);
+    }
     match memory::map(ctx) {
         Ok((map, personal)) => {
             notice_held(ctx, map.held);

@@ -221,6 +221,80 @@ fn project_now(dir: &Path) -> Entry {
     }
 }
 
+// ---- standing rules ---------------------------------------------------------------------------
+
+/// The standing rules shown at SessionStart: at most this many ...
+pub const STANDING_RULES: usize = 8;
+/// ... in at most this many bytes (header included).
+pub const STANDING_BYTES: usize = 600;
+
+/// SessionStart: the user's standing rules (the project's first: they win where the two differ),
+/// as one short block, recorded in the ledger with the acts they guard. Only a rule that speaks
+/// for the user counts, whatever its tag says.
+pub fn standing_block(ctx: &Ctx, session_id: Option<&str>) -> Option<String> {
+    let (own, personal) = super::memory::standing(ctx, 32);
+    let rules: Vec<MemoryRecord> = own
+        .into_iter()
+        .chain(personal)
+        .filter(|m| {
+            let provenance = Provenance::parse(m.metadata.get(PROVENANCE).map(String::as_str));
+            speaks_for_user(&provenance, m.metadata.get(AUTHORISED).map(String::as_str))
+                && !m.has_tag(wt_memory_core::trust::HELD_TAG)
+                && m.superseded_by.is_none()
+        })
+        .collect();
+    let (text, shown) = standing_text(&rules)?;
+    if let Some(path) = ledger(ctx, session_id) {
+        let entries: Vec<Entry> = shown
+            .iter()
+            .map(|m| Entry::Standing {
+                id: m.id.clone(),
+                text: m.content.clone(),
+                kinds: gate::guarded_kinds(&m.content),
+            })
+            .collect();
+        if let Err(e) = append(&path, &entries) {
+            log::error(&ctx.event, &e);
+        }
+    }
+    Some(text)
+}
+
+/// The block for `rules` (in the order given) within [`STANDING_RULES`] and [`STANDING_BYTES`],
+/// and the rules it shows; what does not fit is counted, with where to see it.
+pub fn standing_text(rules: &[MemoryRecord]) -> Option<(String, Vec<&MemoryRecord>)> {
+    const HEADER: &str =
+        "The user's standing preferences (their own words; follow them in this session):";
+    if rules.is_empty() {
+        return None;
+    }
+    let more = |n: usize| format!("\n(+{n} more: `wt-memory list --standing`)");
+    let mut text = HEADER.to_string();
+    let mut shown = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, m) in rules.iter().enumerate() {
+        let rule = super::format::clean_content(&m.content, false);
+        let rule = wt_memory_foundation::hygiene::truncate_with_ellipsis(&rule, 160);
+        if !seen.insert(rule.to_lowercase()) {
+            continue;
+        }
+        let line = format!("\n- {rule}");
+        let left_out = rules.len() - i - 1;
+        let tail = if left_out > 0 {
+            more(left_out).len()
+        } else {
+            0
+        };
+        if shown.len() == STANDING_RULES || text.len() + line.len() + tail > STANDING_BYTES {
+            text.push_str(&more(rules.len() - i));
+            return Some((text, shown));
+        }
+        text.push_str(&line);
+        shown.push(m);
+    }
+    Some((text, shown))
+}
+
 // ---- the gate ----------------------------------------------------------------------------------
 
 /// Why a call is stopped, and whether the user can be asked.
@@ -266,7 +340,31 @@ pub fn check(ctx: &Ctx, input: &super::input::HookInput) -> Option<Stop> {
         return None;
     }
     let entries = read(&ledger(ctx, input.str("session_id"))?);
-    let verdict = gate::judge(&parts, &entries, &|part, start| {
+    if let Some((id, rule, part)) = gate::standing_guard(&parts, &entries) {
+        let short = wt_memory_core::record::short_id(id);
+        let then = if ask {
+            "Allow it only if the user wants it now"
+        } else {
+            "It was not run; the user allows it by asking for it in their own prompt"
+        };
+        return Some(Stop {
+            reason: format!(
+                "wt-memory: the user's standing rule [MEM#{short}] \"{}\" asks for their word \
+                 before a {}. {then}.",
+                wt_memory_foundation::hygiene::truncate_with_ellipsis(rule, 160),
+                part.kind.label()
+            ),
+            ask,
+        });
+    }
+    let mut said = String::new();
+    for v in tool_input.as_object().into_iter().flat_map(|o| o.values()) {
+        if let Some(t) = v.as_str() {
+            said.push_str(t);
+            said.push('\n');
+        }
+    }
+    let verdict = gate::judge(&parts, &entries, &Supplies::of(&said), &|part, start| {
         project_holds(ctx, part, start)
     })?;
     let age = if verdict.created.is_empty() {

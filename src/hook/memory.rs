@@ -276,6 +276,26 @@ pub fn map(ctx: &Ctx) -> Result<(wt_memory_ops::MemoryMap, usize), String> {
     Ok((own, theirs.map_or(0, |m| m.total)))
 }
 
+/// The standing rules of the project's store and of the personal store beside it (tagged
+/// [`STANDING_TAG`](wt_memory_core::record::STANDING_TAG); no ranking, newest first).
+pub fn standing(ctx: &Ctx, limit: usize) -> (Vec<MemoryRecord>, Vec<MemoryRecord>) {
+    let req = Recall {
+        tags: vec![wt_memory_core::record::STANDING_TAG.to_string()],
+        tags_only: true,
+        limit,
+        ..Recall::default()
+    };
+    let personal = ask_personal(ctx, req.clone());
+    let own = with_client(ctx, "standing", |c| c.run(req)).unwrap_or_else(|e| {
+        super::log::error(&ctx.event, &format!("standing rules: {e}"));
+        Vec::new()
+    });
+    let theirs = personal
+        .and_then(|asked| asked.join().ok().flatten())
+        .unwrap_or_default();
+    (own, theirs)
+}
+
 /// One memory by full id (None when it was forgotten since).
 pub fn get(ctx: &Ctx, id: &str) -> Result<Option<MemoryRecord>, String> {
     run(ctx, ops::Get { id: id.to_string() })

@@ -74,6 +74,10 @@ pub const REVIEWED: &str = "reviewed";
 /// speaks for them (the action gate lets what it supplies through). Trusting a teammate's source
 /// does not set it: a teammate informs, they do not authorise.
 pub const AUTHORISED: &str = "authorised";
+/// Tag: a standing rule of the user's ("always answer in German", "never force-push without
+/// asking"): injected at every SessionStart, and PreToolUse asks before an action it guards. Set
+/// at write for the user's own memories that read as one, or by `wt-memory standing`.
+pub const STANDING_TAG: &str = "standing";
 
 /// The metadata key of a memory's title (MCP `remember`'s `title`), shown by the hooks' index.
 pub const TITLE: &str = "title";

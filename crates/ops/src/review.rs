@@ -6,6 +6,7 @@ use super::memories::{change_one, checked_id};
 use super::{Caller, Direct, Operation};
 use serde::{Deserialize, Serialize};
 use wt_memory_core::record::MemoryRecord;
+use wt_memory_core::record::STANDING_TAG;
 use wt_memory_core::store::Store;
 use wt_memory_core::trust::{self, AUTHORISED, HELD_REASON, HELD_TAG, PROVENANCE, REVIEWED};
 use wt_memory_foundation::error::{bad_input, not_found, other, Result};
@@ -193,10 +194,65 @@ impl Operation for TrustSource {
     }
 }
 
-wt_memory_core::shows_no_memory!(Approved, Trusted);
+/// Make memory `id` a standing rule of the user's, or (`off`) no longer one: the user's own word
+/// about it, so it speaks for them from then on (`wt-memory standing`; no MCP tool answers it).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Standing {
+    pub id: String,
+    #[serde(default)]
+    pub off: bool,
+}
+
+/// What `standing` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StandingSet {
+    pub id: String,
+    pub standing: bool,
+}
+
+impl Operation for Standing {
+    const NAME: &'static str = "standing";
+    type Answer = StandingSet;
+    fn validate(&self) -> Result<()> {
+        checked_id("standing", &self.id).map(drop)
+    }
+    fn run(&self, direct: &mut Direct, _: &Caller) -> Result<StandingSet> {
+        change_one(direct, "standing", &self.id, |store, id| {
+            let Some(full) = super::memories::resolve_id(store, "standing", id)? else {
+                return Err(not_found(format!(
+                    "standing: no memory {id} (see `wt-memory list`)"
+                )));
+            };
+            let memory = store
+                .get(&full)?
+                .ok_or_else(|| not_found(format!("standing: no memory {id}")))?;
+            let mut updated = (*memory).clone();
+            let tags = &mut updated.experience.tags;
+            tags.retain(|t| t != STANDING_TAG);
+            if !self.off {
+                tags.push(STANDING_TAG.into());
+                updated
+                    .experience
+                    .metadata
+                    .entry(AUTHORISED.into())
+                    .or_insert_with(|| format!("by the user {}", Store::now()));
+            }
+            store
+                .replace_memory(&updated)
+                .map_err(|e| other(format!("standing failed, nothing changed: {e:#}")))?;
+            Ok(StandingSet {
+                id: full,
+                standing: !self.off,
+            })
+        })
+    }
+}
+
+wt_memory_core::shows_no_memory!(Approved, Trusted, StandingSet);
 
 pub(super) const OPERATIONS: &[super::Registered] = &[
     super::entry::<Held>(),
     super::entry::<Approve>(),
     super::entry::<TrustSource>(),
+    super::entry::<Standing>(),
 ];

@@ -135,6 +135,17 @@ impl NewMemory {
         self.tags.retain(|t| t != HELD_TAG);
         self.metadata
             .retain(|k, _| !trust::RESERVED_KEYS.contains(&k.as_str()));
+        // A standing rule applies to every session and asks before the actions it guards: only
+        // the user's own word makes one (a tag from anyone else is dropped).
+        let users = self.provenance == trust::Provenance::User;
+        self.tags
+            .retain(|t| t != crate::record::STANDING_TAG || users);
+        if users
+            && !self.tags.iter().any(|t| t == crate::record::STANDING_TAG)
+            && wt_memory_foundation::gate::standing_rule(&self.content)
+        {
+            self.tags.push(crate::record::STANDING_TAG.into());
+        }
         // Checked as written, before redaction turns a key or token in a command into a marker
         // the rules no longer see; the stored reason is redacted like every field.
         let shown = trust::shown_text(&self.content, &self.tags, &self.entities, &self.metadata);
