@@ -57,6 +57,9 @@ pub enum Kind {
     DecodedExec,
     /// A long distinctive string (a token, key or encoded blob).
     Token,
+    /// A change made on a remote service: a forge's settings, secrets or merges, another MCP
+    /// server's writes.
+    RemoteChange,
 }
 
 impl Kind {
@@ -80,6 +83,7 @@ impl Kind {
             Kind::Publish => "publishing",
             Kind::DecodedExec => "decoded payload run by a shell",
             Kind::Token => "long distinctive string",
+            Kind::RemoteChange => "change on a remote service",
         }
     }
 }
@@ -139,7 +143,10 @@ pub fn shell_reading(command: &str) -> String {
     let folded = fold(command);
     let unquoted = unquote(&folded);
     let expanded = expand_variables(&unquoted);
+    // As the shell reads it, then as written (escapes such as `\x63` or `\143` are evidence).
     let mut all = expanded.clone();
+    all.push('\n');
+    all.push_str(&folded);
     // Decoded from the text as written: folding to lower case would ruin base64.
     let visible = crate::hidden::visible(command);
     for plain in crate::trust::decoded_payloads(&visible)
@@ -164,11 +171,13 @@ fn unquote(s: &str) -> String {
                 Some('\n') => {
                     chars.next();
                 }
-                Some(n) if !n.is_ascii_alphanumeric() => {
+                // Outside quotes the shell drops a backslash before any character
+                // (`wt-memor\y` runs wt-memory).
+                Some(n) => {
                     out.push(*n);
                     chars.next();
                 }
-                _ => out.push(c),
+                None => out.push(c),
             },
             '$' if chars.peek() == Some(&'\'') => {}
             _ => out.push(c),
@@ -318,13 +327,15 @@ impl Supplies {
 /// `a` and `b` the same host, or one under the other (`x.evil.example`, `evil.example`), never
 /// just a shared public suffix.
 fn same_site(a: &str, b: &str) -> bool {
-    let under = |long: &str, short: &str| {
-        long.len() > short.len()
-            && long.ends_with(short)
-            && long.as_bytes()[long.len() - short.len() - 1] == b'.'
-            && short.contains('.')
-    };
-    a == b || under(a, b) || under(b, a)
+    if a == b {
+        return true;
+    }
+    // One owner's names: the same registered name. A shared-hosting suffix (`vercel.app`) or a
+    // top-level domain owns nothing, so it matches only itself.
+    match (registrable(a), registrable(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
 }
 
 /// The last component of a path, when it is long enough to say something.
@@ -489,7 +500,12 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
             .trim_start_matches('v')
             .split('.')
             .all(|l| l.chars().all(|c| c.is_ascii_digit()));
-        let named = dots > 0 && !version && (loose || (known_tld(name) && !file_like(name)));
+        // `p.mu`, `os.path`: a one- or two-letter name before the ending is code, not a site.
+        let owner_label = name.rsplit('.').nth(1).unwrap_or("");
+        let named = dots > 0
+            && !version
+            && owner_label.chars().count() >= 3
+            && (loose || (known_tld(name) && !file_like(name)));
         if is_ip || named {
             push(name, None, Form::Bare);
         }
@@ -575,27 +591,68 @@ fn file_like(name: &str) -> bool {
 
 /// Is the name's last label a top-level domain (not a file extension)?
 fn known_tld(name: &str) -> bool {
-    const TLDS: &[&str] = &[
-        "com", "net", "org", "io", "dev", "app", "co", "me", "xyz", "ru", "cn", "tk", "top",
-        "site", "info", "biz", "online", "cc", "pw", "su", "click", "link", "live", "store",
-        "tech", "nl", "de", "fr", "uk", "eu", "us", "ca", "au", "jp", "kr", "in", "br", "it", "es",
-        "pl", "ch", "se", "no", "fi", "dk", "at", "be", "cz", "ir", "kp", "ai", "gg", "ly", "to",
-        "ws", "la", "cloud", "host", "space", "website", "work", "zip", "mov", "run", "page", "sh",
-        "st", "gs", "pro", "icu", "buzz", "fun", "lol", "quest", "rest", "today", "world", "zone",
-        "network", "systems", "services", "internal", "local", "lan", "onion", "test", "invalid",
-        "example", "edu", "gov", "mil", "int", "one", "wtf", "rocks", "ninja", "cat", "re", "ms",
-        "md",
+    // Names the list leaves out, used on networks all the same.
+    const RESERVED: &[&str] = &[
+        "internal", "local", "lan", "onion", "test", "invalid", "example", "home", "corp",
     ];
     let tld = name.rsplit('.').next().unwrap_or("");
     // `.md`, `.sh`, `.rs` and friends are files too often: a name ending so counts only with a
     // subdomain-looking shape (three labels or more).
     let file_like = [
-        "md", "sh", "rs", "py", "js", "ts", "go", "rb", "pl", "cc", "in", "so", "mk", "ms",
+        "md", "sh", "rs", "py", "js", "ts", "go", "rb", "pl", "cc", "in", "so", "mk", "ms", "zip",
+        "mov", "sql", "ps", "pm", "sc", "ai", "io", "gs", "st", "nu",
     ];
-    if file_like.contains(&tld) {
+    if file_like.contains(&tld) && !matches!(tld, "io" | "ai" | "st" | "gs") {
         return name.matches('.').count() >= 2 && !name.contains('/');
     }
-    TLDS.contains(&tld)
+    RESERVED.contains(&tld) || public_suffixes().contains(tld)
+}
+
+/// The Public Suffix List's suffixes (top-level domains, and names under which anyone can have
+/// a name: `vercel.app`, `s3.amazonaws.com`); `scripts/public-suffixes.sh` regenerates the file.
+fn public_suffixes() -> &'static std::collections::HashSet<&'static str> {
+    static SET: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    SET.get_or_init(|| {
+        include_str!("../data/public-suffixes.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .collect()
+    })
+}
+
+/// The name a host's owner registered: its public suffix and one label more (`x.evil.co.uk` →
+/// `evil.co.uk`; `acme.vercel.app` → itself). None for an address, or a public suffix itself.
+fn registrable(host: &str) -> Option<&str> {
+    if host.starts_with("ip:") {
+        return None;
+    }
+    let suffixes = public_suffixes();
+    let mut best = None;
+    let mut at = 0;
+    // Every dot splits a candidate suffix; the longest one listed wins.
+    let mut starts = vec![0];
+    starts.extend(host.match_indices('.').map(|(i, _)| i + 1));
+    for (n, &i) in starts.iter().enumerate() {
+        if suffixes.contains(&host[i..]) {
+            best = Some(n);
+            at = i;
+            break;
+        }
+    }
+    let n = match best {
+        Some(0) => return None,
+        Some(n) => n,
+        // No listed suffix: the last label stands for it.
+        None => {
+            at = starts[starts.len() - 1];
+            starts.len() - 1
+        }
+    };
+    let _ = at;
+    if n == 0 {
+        return None;
+    }
+    Some(&host[starts[n - 1]..])
 }
 
 /// The sensitive kinds a folded text talks about (a memory's or a prompt's words).
@@ -653,7 +710,7 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::ForcePush, r"force[- ]?push|--force|push -f\b|overwrite (?:the )?remote"),
             (Kind::HistoryRewrite, r"\breset\b|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|squash|rebase|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
             (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear out|get rid of|purge|clean up|clean out|erase|prune)\b"),
-            (Kind::DropData, r"\bdrop\b|truncate|wipe (?:the )?(?:db|database|data|tables?)|reset (?:the )?(?:db|database)|\bflush|destroy|tear ?down|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
+            (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:the )?(?:db|database)|\bflush|destroy|tear ?down|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
             (Kind::Publish, r"\bpublish|\brelease (?:it|the|a|version|v?\d)|\bcut (?:a |the )?release|\byank|push (?:\S+ ){0,4}(?:image|to (?:ghcr|docker|the registry|npm|pypi|crates))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
             (Kind::DecodedExec, r"base64|base32|decode|\beval\b|encoded|rot13"),
         ]
@@ -704,9 +761,17 @@ pub fn sensitive_parts(tool: &str, input: &serde_json::Value, place: &Place) -> 
         }
         // A page fetched: stopped when a memory supplied its address (a fetch of docs the agent
         // found is ordinary work; Claude Code asks for new domains itself).
+        // Only a fetch that carries data (a query, a fragment, a long token in its path) can
+        // take anything away.
         "WebFetch" => {
-            for (host, url) in hosts_in(&fold(text("url")), true) {
-                loose_network_part(host, url, &mut parts);
+            let url = fold(text("url"));
+            let carries = url.contains('?')
+                || url.contains('#')
+                || !distinctive_tokens(&url.replace('/', " ")).is_empty();
+            if carries {
+                for (host, url) in hosts_in(&url, true) {
+                    loose_network_part(host, url, &mut parts);
+                }
             }
         }
         t if t.starts_with("mcp__") && !is_ours(t) => {
@@ -889,9 +954,10 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
     if let Some(target) = recursive_delete_target(reading, place) {
         out.push(Part::new(Kind::RecursiveDelete, target));
     }
+    out.extend(more_acts(reading));
     static GIT_CONFIG: OnceLock<Regex> = OnceLock::new();
     let git_config = GIT_CONFIG.get_or_init(|| {
-        Regex::new(r"\bgit\s+(?:-c\s+\S+\s+)*config\b((?:\s+--(?:global|system|local|worktree|file\s+\S+|add|replace-all|unset\S*))*)\s+([a-z0-9_.-]+\.[a-z0-9_.-]+)(\s+[^;&|\s]|\s*$|\s*[;&|])|\bgit\s+-c\s+(?:core\.|alias\.|url\.|credential\.|http\.|include)|\bgit\s+remote\s+(?:add|set-url)\b")
+        Regex::new(r"\bgit\s+(?:-c\s+\S+\s+)*config\b((?:[ \t]+(?:set|unset|--(?:global|system|local|worktree|file[ \t=]\S+|f[ \t]\S+|type[ \t=]\S+|add|replace-all|unset\S*|bool|int|path)))*)[ \t]+([a-z0-9_.-]+\.[a-z0-9_./:-]+)([ \t]+[^;&|\s])?|\bgit\s+-c\s+(?:core\.|alias\.|url\.|credential\.|http\.|include)|\bgit\s+remote\s+(?:add|set-url)\b")
             .expect("valid regex")
     });
     if let Some(c) = git_config.captures(reading) {
@@ -901,23 +967,21 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
         let key = c.get(2).map_or("", |m| m.as_str());
         let sets = flags.contains("--add")
             || flags.contains("--replace")
-            || flags.contains("--unset")
-            || c.get(3).is_some_and(|v| {
-                !v.as_str().trim().is_empty() && !";&|".contains(v.as_str().trim())
-            });
-        if !sets && !key.is_empty() {
-            return out;
+            || flags.contains("unset")
+            || flags.split_whitespace().any(|f| f == "set")
+            || c.get(3).is_some();
+        if sets || key.is_empty() {
+            let kind = if key.contains("hookspath") {
+                Kind::GitHooks
+            } else {
+                Kind::GitConfig
+            };
+            out.push(Part::new(kind, key));
         }
-        let kind = if key.contains("hookspath") {
-            Kind::GitHooks
-        } else {
-            Kind::GitConfig
-        };
-        out.push(Part::new(kind, key));
     }
     static PKG: OnceLock<Regex> = OnceLock::new();
     let pkg = PKG.get_or_init(|| {
-        Regex::new(r"\b(?:npm|pnpm|yarn)\s+config\s+set\s+(?:\S*registry|\S*_auth\S*|strict-ssl|cafile|ca|proxy|https-proxy|always-auth)\b|\bpip[0-9.]*\s+config\s+set\b|--(?:extra-)?index-url\b|--registry\b|-i\s+https?://|--trusted-host\b|\bgo\s+env\s+-w\b|\bcargo\s+(?:add|install)\s+[^;&|\n]*--(?:git|registry|index)\b|\bpip[0-9.]*\s+install\s+[^;&|\n]*(?:git\+|https?://)|\bnpm\s+(?:i|install)\s+[^;&|\n]*(?:https?://|git\+|github:)|\bgem\s+sources\s+--add\b|\bconda\s+config\s+--add\s+channels\b")
+        Regex::new(r"\b(?:npm|pnpm|yarn)\s+config\s+set\s+(?:\S*registry|\S*_auth\S*|strict-ssl|cafile|ca|proxy|https-proxy|always-auth)\b|\bpip[0-9.]*\s+config\s+(?:--\S+\s+)*set\b|--(?:extra-|default-)?index(?:-url)?\b|\bgo(?:proxy|nosumdb|noproxy|flags|private|insecure)=|\bnpm_config_registry=|\bpip_index_url=|\buv_(?:default_)?index(?:_url)?=|\bcargo_registries_\w+=|--registry\b|-i\s+https?://|--trusted-host\b|\bgo\s+env\s+-w\b|\bcargo\s+(?:add|install)\s+[^;&|\n]*--(?:git|registry|index)\b|\bpip[0-9.]*\s+install\s+[^;&|\n]*(?:git\+|https?://)|\bnpm\s+(?:i|install)\s+[^;&|\n]*(?:https?://|git\+|github:)|\bgem\s+sources\s+--add\b|\bconda\s+config\s+--add\s+channels\b")
             .expect("valid regex")
     });
     if pkg.is_match(reading) {
@@ -936,21 +1000,56 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
     out
 }
 
+/// The acts of other forms of the same kinds: long flags, flags after operands, other tools.
+fn more_acts(reading: &str) -> Vec<Part> {
+    static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        [
+            (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b"),
+            (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
+            (Kind::RecursiveDelete, r"\brsync\b[^;|&\n]*--delete|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
+            (Kind::DropData, r"\bdelete\s+from\b|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b"),
+            (Kind::Publish, r"\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno)\b[^;|&\n]*\bpublish\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|\b(?:np|semantic-release|release-it)\b|\bnpm\s+(?:unpublish|deprecate)\b"),
+            (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-[f]\s|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)\s|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b"),
+            (Kind::AgentConfig, r"\bclaude\s+(?:mcp\s+(?:add|add-json|remove|add-from-claude-desktop)|config\s+(?:set|add|remove)|plugin\s+(?:install|enable|marketplace))\b"),
+            (Kind::ShellStartup, r"\|\s*crontab\s+-\s*(?:$|[;&)\n])|\bcrontab\s+-\s*$|\$profile\b|\bsetx\b|\bschtasks\b|\bregister-scheduledtask\b|\breg\s+add\b"),
+            (Kind::GitConfig, r"\bgit\s+(?:-c\s+\S+\s+)*config\s+(?:set|unset|--file[ =]\S+[ \t]+\S+[ \t]+\S|--type[ =])"),
+        ]
+        .into_iter()
+        .map(|(k, p)| (k, Regex::new(p).expect("valid regex")))
+        .collect()
+    });
+    table
+        .iter()
+        .filter(|(_, re)| re.is_match(reading))
+        .map(|(k, _)| Part::new(*k, ""))
+        .collect()
+}
+
 /// What `rm -r` (or `find … -delete`) removes, when it is outside build output.
 fn recursive_delete_target(reading: &str, place: &Place) -> Option<String> {
     static RM: OnceLock<Regex> = OnceLock::new();
     let rm = RM.get_or_init(|| {
-        Regex::new(r"\brm\s+((?:-\S+\s+)*)([^;&|\n]*)|\bfind\s+(\S+)[^;&|\n]*\s-delete\b|\bremove-item\b[^;&|\n]*-recurse[^;&|\n]*")
+        Regex::new(r"\brm\s+((?:-\S+\s+)*)([^;&|\n]*)|\bfind\s+(\S+)([^;&|\n]*)\s-(?:delete\b|exec\s+rm\b)|\bremove-item\b[^;&|\n]*-recurse[^;&|\n]*")
             .expect("valid regex")
     });
     for c in rm.captures_iter(reading) {
         let (flags, targets) = match (c.get(1), c.get(2), c.get(3)) {
             (Some(f), Some(t), _) => (f.as_str(), t.as_str()),
-            (_, _, Some(dir)) => ("-r", dir.as_str()),
+            // `find DIR … -name NAME -delete`: what it finds decides (caches, bytecode).
+            (_, _, Some(dir)) => {
+                let expr = c.get(4).map_or("", |m| m.as_str());
+                if find_names_output(expr, place) {
+                    continue;
+                }
+                ("-r", dir.as_str())
+            }
             _ => return Some("(recursive)".into()),
         };
-        let recursive = flags.split_whitespace().any(|f| {
-            f == "--recursive" || (!f.starts_with("--") && (f.contains('r') || f.contains('R')))
+        // Flags may follow the operands (`rm DIR -rf`).
+        let recursive = flags.split_whitespace().chain(targets.split_whitespace()).any(|f| {
+            f == "--recursive"
+                || (f.starts_with('-') && !f.starts_with("--") && (f.contains('r') || f.contains('R')))
         });
         if !recursive {
             continue;
@@ -962,6 +1061,24 @@ fn recursive_delete_target(reading: &str, place: &Place) -> Option<String> {
         }
     }
     None
+}
+
+/// Does a `find` expression look only for build output (`-name __pycache__`, `-name '*.pyc'`)?
+fn find_names_output(expr: &str, place: &Place) -> bool {
+    let names: Vec<&str> = expr
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| w[0] == "-name" || w[0] == "-iname")
+        .map(|w| w[1])
+        .collect();
+    !names.is_empty()
+        && names.iter().all(|n| {
+            is_build_output(n, place)
+                || [".pyc", ".pyo", ".o", ".class", ".log", ".tmp", ".orig", ".rej", ".ds_store"]
+                    .iter()
+                    .any(|ext| n.ends_with(ext))
+        })
 }
 
 /// Build output and caches: deleting them loses nothing a build does not make again.
@@ -995,19 +1112,18 @@ fn is_build_output(path: &str, place: &Place) -> bool {
         ".parcel-cache",
         "storybook-static",
         ".eggs",
-        "site",
         "_build",
         ".svelte-kit",
         ".angular",
         "cmake-build-debug",
-        "pkg",
     ];
     let rel = relative_to_project(path, place);
     let Some(rel) = rel else {
         // Outside the project: only temporary folders.
-        return path.starts_with("/tmp/")
-            || path.starts_with("/var/tmp/")
-            || path.starts_with("$tmpdir");
+        return !path.contains("..")
+            && (path.starts_with("/tmp/")
+                || path.starts_with("/var/tmp/")
+                || path.starts_with("$tmpdir"));
     };
     let rel = rel.trim_start_matches("./");
     let first = rel.split('/').next().unwrap_or("");
