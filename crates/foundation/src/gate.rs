@@ -265,6 +265,10 @@ impl Supplies {
                 s.urls.insert(url);
             }
         }
+        // Long distinctive strings first: a long text cannot push its key out of the cap.
+        for t in distinctive_tokens(&reading) {
+            s.words.insert(t);
+        }
         for w in words(&reading) {
             if s.words.len() >= MAX_WORDS {
                 break;
@@ -304,10 +308,15 @@ impl Supplies {
         match part.kind {
             Kind::Network => {
                 if let Some(prefix) = part.operand.strip_prefix("url:") {
+                    // Whole segments: `github.com/acme` is not `github.com/acme-payments-dev`.
+                    let under = |long: &str, short: &str| {
+                        long == short
+                            || (long.starts_with(short) && long[short.len()..].starts_with('/'))
+                    };
                     return self
                         .urls
                         .iter()
-                        .any(|u| u.starts_with(prefix) || prefix.starts_with(u.as_str()));
+                        .any(|u| under(prefix, u) || under(u, prefix));
                 }
                 self.hosts.iter().any(|h| same_site(h, &part.operand))
             }
@@ -833,8 +842,11 @@ fn loose_network_part(host: String, url: Option<String>, parts: &mut Vec<Part>) 
 
 /// This machine: never a destination that takes anything away.
 fn is_loopback(host: &str) -> bool {
+    // `.test` and `.invalid` never resolve (RFC 2606): test fixtures' hosts.
     host == "localhost"
         || host.ends_with(".localhost")
+        || host.ends_with(".test")
+        || host.ends_with(".invalid")
         || host.starts_with("ip:127.")
         || host == "ip:::1"
         || host == "ip:0.0.0.0"
@@ -859,8 +871,13 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
             network_part(host, url, parts);
         }
     }
-    for p in command_paths(&reading) {
+    // Windows paths too: `$env:USERPROFILE\.aws\credentials`.
+    let slashed = fold(command).replace('\\', "/");
+    for p in command_paths(&reading).into_iter().chain(command_paths(&unquote(&slashed))) {
         path_parts(&p, true, place, parts);
+    }
+    for p in dns_and_unresolved(&reading) {
+        parts.push(p);
     }
     let acts = acts_in(&reading, place);
     parts.extend(acts);
@@ -927,6 +944,29 @@ fn host_arguments(reading: &str) -> Vec<String> {
                 .filter(|w| !w.starts_with('-'))
                 .map(|w| w.to_string()),
         );
+    }
+    out
+}
+
+/// Destinations a command computes: a DNS lookup of a name built at run time (`dig $(…).x.sh`:
+/// the data is in the name), and a sending command whose host is a variable set elsewhere.
+fn dns_and_unresolved(reading: &str) -> Vec<Part> {
+    static DNS: OnceLock<Regex> = OnceLock::new();
+    static SEND: OnceLock<Regex> = OnceLock::new();
+    let dns = DNS.get_or_init(|| {
+        Regex::new(r"\b(?:dig|nslookup|host|drill|resolve-dnsname|ping)\b[^;|&\n]*\$\([^\n]*?\)\.?([a-z0-9.-]*)").expect("valid regex")
+    });
+    let send = SEND.get_or_init(|| {
+        Regex::new(r"\b(?:curl|wget|http|xh|invoke-webrequest|invoke-restmethod|iwr|irm)\b[^;|&\n]*(?:\s-t\b|--upload-file|\s-d\b|--data|\s-f\b|--form|-x\s*(?:post|put)|-method\s+(?:post|put)|-infile)[^;|&\n]*\b[a-z]+://\$\{?([a-z_][a-z0-9_]*)|\b(?:curl|wget)\b[^;|&\n]*\b[a-z]+://\$\{?([a-z_][a-z0-9_]*)[^;|&\n]*(?:\s-t\b|--upload-file|\s-d\b|--data|\s-f\b|--form)").expect("valid regex")
+    });
+    let mut out = Vec::new();
+    for c in dns.captures_iter(reading) {
+        let suffix = c.get(1).map_or("", |m| m.as_str()).trim_matches('.');
+        out.push(Part::new(Kind::Network, if suffix.is_empty() { "(computed name)".to_string() } else { suffix.to_string() }));
+    }
+    for c in send.captures_iter(reading) {
+        let var = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+        out.push(Part::new(Kind::Network, format!("${var}")));
     }
     out
 }
@@ -1204,12 +1244,12 @@ pub fn file_kind(p: &str) -> Option<Kind> {
     let table = TABLE.get_or_init(|| {
         [
             (Kind::AuthorizedKeys, r"(?:^|/)authorized_keys2?$|(?:^|/)\.ssh/(?:rc|config|environment)$"),
-            (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:\.[a-z0-9_-]+)?$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)"),
-            (Kind::GitHooks, r"(?:^|/)\.git/hooks(?:/|$)|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)lefthook\.ya?ml$"),
+            (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)\.aws$|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:\.[a-z0-9_-]+)?$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)"),
+            (Kind::GitHooks, r"(?:^|/)\.git/hooks(?:/|$)|(?:^|/)\.git-?hooks/|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)lefthook\.ya?ml$"),
             (Kind::GitConfig, r"(?:^|/)\.git/config$|(?:^|/)\.gitconfig$|(?:^|/)\.config/git/config$|(?:^|/)\.gitmodules$|(?:^|/)\.gitattributes$|(?:^|/)\.git/info/"),
-            (Kind::ShellStartup, r"(?:^|/)\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/"),
+            (Kind::ShellStartup, r"(?:^|/)\.(?:bash_aliases|curlrc|wgetrc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/|(?:^|/)\.ipython/|(?:^|/)\.jupyter/|\.pth$|(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.local/bin/|^/usr/(?:local/)?s?bin/|^\$profile$"),
             (Kind::PackageSource, r"(?:^|/)\.npmrc$|(?:^|/)\.yarnrc(?:\.yml)?$|(?:^|/)\.pypirc$|(?:^|/)pip\.(?:conf|ini)$|(?:^|/)\.cargo/config(?:\.toml)?$|(?:^|/)uv\.toml$|(?:^|/)\.condarc$|(?:^|/)\.pnpmfile\.cjs$|(?:^|/)\.gemrc$|(?:^|/)settings\.xml$|(?:^|/)gradle\.properties$|(?:^|/)sources\.list|(?:^|/)nuget\.config$|(?:^|/)\.bunfig\.toml$|(?:^|/)bunfig\.toml$"),
-            (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)/|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
+            (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)/|(?:^|/)\.gitlab/|(?:^|/)\.(?:forgejo|gitea)/(?:workflows|actions)/|(?:^|/)(?:netlify\.toml|vercel\.json|fly\.toml|render\.ya?ml|\.goreleaser\.ya?ml|cloudbuild\.ya?ml|buildspec\.ya?ml|procfile|app\.ya?ml|\.platform\.app\.yaml|railway\.(?:json|toml)|heroku\.yml)$|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
             (Kind::AgentConfig, r"(?:^|/)\.claude/|(?:^|/)\.claude\.json$|(?:^|/)\.mcp\.json$|(?:^|/)claude\.md$|(?:^|/)claude\.local\.md$|(?:^|/)\.cursor/|(?:^|/)\.vscode/(?:settings|tasks)\.json$|(?:^|/)wt-tools/|(?:^|/)\.wt-memory|(?:^|/)\.devcontainer/"),
         ]
         .into_iter()
@@ -1227,12 +1267,19 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     let sensitive_file = parts.len() > before;
     // An edit that writes no word the replaced text did not have changes a value in place (a
     // version, a flag): the file's kind is not what it supplies.
-    if sensitive_file && !replaced.trim().is_empty() && !adds_words(replaced, written) {
+    let value_kinds = parts[before..]
+        .iter()
+        .all(|p| matches!(p.kind, Kind::Ci | Kind::PackageSource | Kind::AgentConfig));
+    if sensitive_file && value_kinds && !replaced.trim().is_empty() && !adds_words(replaced, written)
+    {
         parts.truncate(before);
     }
     let reading = fold(written);
     let manifest = is_manifest(&fold(path));
-    if sensitive_file || manifest {
+    let docs = [".md", ".rst", ".txt", ".adoc", ".markdown", ".html"]
+        .iter()
+        .any(|ext| fold(path).ends_with(ext));
+    if !docs {
         for (host, url, form) in hosts_with_form(&reading, false) {
             match form {
                 Form::Address => network_part(host, url, parts),
