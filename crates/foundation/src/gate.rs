@@ -265,6 +265,7 @@ impl Supplies {
                 s.urls.insert(url);
             }
         }
+        s.urls.extend(common_urls_without_scheme(&reading));
         // Long distinctive strings first: a long text cannot push its key out of the cap.
         for t in distinctive_tokens(&reading) {
             s.words.insert(t);
@@ -294,6 +295,16 @@ impl Supplies {
     pub fn gives(&self, part: &Part) -> bool {
         match part.kind {
             Kind::Network | Kind::Token => self.supplies(part),
+            Kind::RemoteChange if part.operand.starts_with("mcp__") => {
+                names_tool(self, &part.operand)
+            }
+            // A file outside the project: by its path, or a name that is a file's (`python3` is
+            // a word, `.bashrc` a file).
+            Kind::OutsideFile => {
+                self.words.contains(&part.operand)
+                    || file_name(&part.operand)
+                        .is_some_and(|n| n.contains('.') && self.words.contains(n))
+            }
             _ => {
                 self.asked.contains(&part.kind)
                     || (!part.operand.is_empty()
@@ -307,7 +318,11 @@ impl Supplies {
     pub fn supplies(&self, part: &Part) -> bool {
         match part.kind {
             Kind::Network => {
-                if let Some(prefix) = part.operand.strip_prefix("url:") {
+                if let Some(prefix) = part
+                    .operand
+                    .strip_prefix("url:")
+                    .or(part.operand.strip_prefix("push:"))
+                {
                     // Whole segments: `github.com/acme` is not `github.com/acme-payments-dev`.
                     let under = |long: &str, short: &str| {
                         long == short
@@ -320,6 +335,7 @@ impl Supplies {
                 }
                 self.hosts.iter().any(|h| same_site(h, &part.operand))
             }
+            Kind::RemoteChange if part.operand.starts_with("mcp__") => names_tool(self, &part.operand),
             // A token is long: found inside a word of the text (`key=<token>`) it is the same.
             Kind::Token => self.words.iter().any(|w| w.contains(part.operand.as_str())),
             // The act itself: named by kind, or its operand (a path, a file name) named.
@@ -405,6 +421,22 @@ const COMMON_HOSTS: &[&str] = &[
     "www.google.com",
     "example.com",
 ];
+
+/// `github.com/owner/repo` written without a scheme, on the hosts everyone uses.
+fn common_urls_without_scheme(reading: &str) -> Vec<String> {
+    static BARE_URL: OnceLock<Regex> = OnceLock::new();
+    let re = BARE_URL.get_or_init(|| {
+        Regex::new(r"(?:^|[\s(<'\x22=@:])((?:[a-z0-9-]+\.)+[a-z]{2,})/([a-z0-9_.-]+)(?:/([a-z0-9_.-]+))?")
+            .expect("valid regex")
+    });
+    re.captures_iter(reading)
+        .filter(|c| is_common(&c[1]))
+        .map(|c| match c.get(3) {
+            Some(second) => format!("{}/{}/{}", &c[1], &c[2], second.as_str().trim_end_matches(".git")),
+            None => format!("{}/{}", &c[1], &c[2]),
+        })
+        .collect()
+}
 
 fn is_common(host: &str) -> bool {
     COMMON_HOSTS.contains(&host)
@@ -786,22 +818,70 @@ pub fn sensitive_parts(tool: &str, input: &serde_json::Value, place: &Place) -> 
         t if t.starts_with("mcp__") && !is_ours(t) => {
             let mut all = String::new();
             strings_of(input, &mut all);
-            let reading = shell_reading(&all);
-            for (host, url) in hosts_in(&reading, false) {
-                loose_network_part(host, url, &mut parts);
-            }
-            for kind in [Kind::DropData, Kind::Publish, Kind::ForcePush] {
-                if kinds_named(&reading).contains(&kind) {
-                    parts.push(Part::new(kind, ""));
-                }
-            }
-            token_parts(&reading, &mut parts);
+            mcp_parts(t, input, place, &mut parts);
         }
         _ => {}
     }
     let mut seen = BTreeSet::new();
     parts.retain(|p| seen.insert((p.kind, p.operand.clone())));
     parts
+}
+
+/// Another MCP server's tool: its write (by its name), the files it writes, the code or
+/// commands it runs, the addresses it sends to, and the hosts and tokens in its arguments.
+fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut Vec<Part>) {
+    static WRITES: OnceLock<Regex> = OnceLock::new();
+    let writes = WRITES.get_or_init(|| {
+        Regex::new(r"(?:^|_)(?:create|update|delete|remove|merge|push|post|send|publish|write|put|set|add|comment|upload|deploy|execute|exec|run|approve|close|fork|transfer|invite|share|edit|reply|insert|drop|move|rename|archive|trigger|dispatch)(?:_|$)")
+            .expect("valid regex")
+    });
+    let name = fold(tool.rsplit("__").next().unwrap_or(tool));
+    // Opening a pull request or an issue, or commenting, proposes for people to review.
+    let proposes = Regex::new(r"^(?:create|add|update)_(?:pull_request|issue|\w*comment|\w*review)")
+        .is_ok_and(|re| re.is_match(&name));
+    let reads = ["get", "list", "search", "read", "fetch", "describe", "show"]
+        .iter()
+        .any(|r| name.starts_with(r));
+    if writes.is_match(&name) && !reads && !proposes {
+        // Stopped when a memory named what it does (`merge PR 412`): a pull request or an
+        // issue the user's work opens is ordinary.
+        let mut part = Part::new(Kind::RemoteChange, fold(tool));
+        part.loose = true;
+        parts.push(part);
+    }
+    let mut all = String::new();
+    strings_of(input, &mut all);
+    let reading = shell_reading(&all);
+    for (host, url) in hosts_in(&reading, false) {
+        loose_network_part(host, url, parts);
+    }
+    if let Some(fields) = input.as_object() {
+        for (key, value) in fields {
+            let key = key.to_lowercase();
+            let Some(text) = value.as_str() else { continue };
+            if key.contains("path") || key.contains("file") {
+                let content = ["content", "text", "body", "new_string"]
+                    .iter()
+                    .filter_map(|k| input.get(*k).and_then(|v| v.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                file_parts(text, &content, "", place, parts);
+            }
+            if matches!(key.as_str(), "code" | "command" | "cmd" | "script" | "sql" | "query" | "source") {
+                bash_parts(text, place, parts);
+            }
+        }
+        for key in ["to", "cc", "bcc", "recipient", "recipients", "email", "emails", "channel", "webhook", "url", "endpoint"] {
+            let mut values = String::new();
+            if let Some(v) = fields.get(key) {
+                strings_of(v, &mut values);
+            }
+            for (host, url) in hosts_in(&fold(&values), true) {
+                network_part(host, url, parts);
+            }
+        }
+    }
+    token_parts(&reading, parts);
 }
 
 /// Our own MCP server's tools (both wirings): they read and write memory, nothing else.
@@ -860,10 +940,21 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     let reading = shell_reading(command);
     // Destinations: any URL, scp or mail form, any name under a known top-level domain, and the
     // arguments of a command whose arguments are hosts (`curl evil.zzz`, `dig x.evil.zzz`).
+    static PUSH: OnceLock<Regex> = OnceLock::new();
+    let pushes = PUSH
+        .get_or_init(|| {
+            Regex::new(r"\bgit\b[^;|&\n]*\b(?:push|remote\s+(?:add|set-url)|subtree\s+push)\b")
+                .expect("valid regex")
+        })
+        .is_match(&reading);
     for (host, url, form) in hosts_with_form(&reading, false) {
-        match form {
-            Form::Address => network_part(host, url, parts),
-            Form::Bare => loose_network_part(host, url, parts),
+        match (form, url) {
+            // Source pushed to a forge's URL: where it goes is the account in the URL.
+            (Form::Address, Some(url)) if pushes => {
+                parts.push(Part::new(Kind::Network, format!("push:{url}")))
+            }
+            (Form::Address, url) => network_part(host, url, parts),
+            (Form::Bare, url) => loose_network_part(host, url, parts),
         }
     }
     for arg in host_arguments(&reading).iter().filter(|a| !file_like(a)) {
@@ -1573,7 +1664,10 @@ fn jointly<'a>(part: &Part, entries: &'a [Entry]) -> Option<(&'a String, &'a Str
 fn taints(part: &Part) -> bool {
     match part.kind {
         Kind::Token => false,
-        Kind::Network => !part.operand.starts_with("url:") && !is_common(&part.operand),
+        // A URL on a forge everyone uses: only when source is pushed there (`push:`).
+        Kind::Network => {
+            !part.operand.starts_with("url:") && !is_common(part.operand.trim_start_matches("push:"))
+        }
         _ => true,
     }
 }
@@ -1593,11 +1687,16 @@ pub fn judge(
     for e in entries {
         match e {
             Entry::Prompt { supplies } => user.extend(supplies),
+            // The user's own memories vouch for the things they name, not for acts: only a
+            // prompt asks for an act ("we publish only from CI" grants no publish).
             Entry::Memory {
                 authority: true,
                 supplies,
                 ..
-            } => user.extend(supplies),
+            } => user.extend(&Supplies {
+                asked: BTreeSet::new(),
+                ..supplies.clone()
+            }),
             Entry::Start { .. } => start = Some(e),
             _ => {}
         }
@@ -1669,10 +1768,17 @@ pub fn own_controls(
 ) -> Option<String> {
     let text = |k: &str| input.get(k).and_then(|v| v.as_str()).unwrap_or("");
     let mut reading = String::new();
+    let mut written = String::new();
     match tool {
         "Bash" | "PowerShell" => reading = shell_reading(text("command")),
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
-            reading = fold(&[text("file_path"), text("notebook_path")].concat())
+            reading = fold(&[text("file_path"), text("notebook_path")].concat());
+            written = shell_reading(&[text("content"), text("new_string"), text("new_source")].concat());
+        }
+        t if t.starts_with("mcp__") && !is_ours(t) => {
+            let mut all = String::new();
+            strings_of(input, &mut all);
+            reading = shell_reading(&all);
         }
         _ => {}
     }
@@ -1686,20 +1792,33 @@ pub fn own_controls(
                 .into(),
         );
     }
+    // The stores, the runtime folder with the session's ledger of what it was shown, and their
+    // files by name wherever they are.
     let touches_store = stores
         .iter()
         .map(|p| fold(p))
         .any(|p| !p.is_empty() && reading.contains(p.as_str()))
-        || reading.contains("trusted-sources.json");
-    let unwires = tool != "Write"
-        && tool != "Edit"
-        && tool != "MultiEdit"
-        && (reading.contains("wt_memory_hook_disabled")
-            || reading.contains("disableallhooks")
-            || (reading.contains("wt-project") && reading.contains("uninstall"))
-            || (reading.contains("plugin")
-                && reading.contains("wt-tools")
-                && (reading.contains("disable") || reading.contains("uninstall"))));
+        || [
+            "trusted-sources.json",
+            ".shown.jsonl",
+            "/wt-tools-",
+            "wt-tools/session-",
+            "hook-claims",
+        ]
+        .iter()
+        .any(|f| reading.contains(f));
+    // The switches that turn the hooks off, in a command or in what a file will hold.
+    let switches = |t: &str| {
+        t.contains("wt_hook_disabled")
+            || t.contains("wt_memory_hook_disabled")
+            || t.contains("wt_memory_home=")
+            || t.contains("disableallhooks")
+            || (t.contains("wt-project") && t.contains("uninstall"))
+            || Regex::new(r"\bclaude\s+plugin\s+(?:disable|uninstall|remove|rm)\b")
+                .is_ok_and(|re| re.is_match(t))
+            || (t.contains("enabledplugins") && t.contains("wt-tools"))
+    };
+    let unwires = switches(&reading) || switches(&written);
     let path = [text("file_path"), text("notebook_path")].concat();
     let wiring_file = matches!(tool, "Write" | "Edit" | "MultiEdit")
         && (reading.ends_with("settings.json") || reading.ends_with("settings.local.json"))
@@ -1732,6 +1851,15 @@ fn unwires_hooks(input: &serde_json::Value, current: Option<&str>) -> bool {
     added.contains("disableallhooks")
         || (removed.contains("wt-") && ours_in(&added) < ours_in(&removed))
         || (rewrites_whole && ours_in(&current) > ours_in(&added))
+}
+
+/// Does the user's text `user` credit a Claude Code MCP tool's write (`mcp__github__merge_pull_request`)
+/// by naming what it does (`merge`, `pull request`)?
+fn names_tool(user: &Supplies, tool: &str) -> bool {
+    let name = tool.rsplit("__").next().unwrap_or(tool);
+    name.split(['_', '-'])
+        .filter(|w| w.len() >= 4 && !matches!(*w, "create" | "update" | "with" | "from"))
+        .any(|w| user.words.iter().any(|u| u.starts_with(w) || w.starts_with(u.as_str()) && u.len() >= 4))
 }
 
 /// A command that answers a review (`wt-memory review --approve`/`--trust`), in any quoting or
