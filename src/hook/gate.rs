@@ -416,10 +416,11 @@ fn project_holds(ctx: &Ctx, part: &Part, start: Option<&Entry>) -> bool {
         return true;
     }
     let Some(commit) = commit else { return false };
-    // Fixed string, case-insensitive, in the committed tree: present or not.
+    // Whole (not inside a longer name), case-insensitive, in the committed tree.
+    let pattern = gate::whole_pattern(needle);
     wt_memory_base::project::git(
         &ctx.project_dir,
-        &["grep", "-q", "-i", "-F", "-e", needle, &commit, "--"],
+        &["grep", "-q", "-i", "-E", "-e", &pattern, &commit, "--"],
     )
     .is_some()
 }

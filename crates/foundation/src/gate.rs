@@ -309,7 +309,8 @@ impl Supplies {
                 self.asked.contains(&part.kind)
                     || (!part.operand.is_empty()
                         && (self.words.contains(&part.operand)
-                            || file_name(&part.operand).is_some_and(|n| self.words.contains(n))))
+                            || file_name(&part.operand)
+                                .is_some_and(|n| n.contains('.') && self.words.contains(n))))
             }
         }
     }
@@ -335,7 +336,9 @@ impl Supplies {
                 }
                 self.hosts.iter().any(|h| same_site(h, &part.operand))
             }
-            Kind::RemoteChange if part.operand.starts_with("mcp__") => names_tool(self, &part.operand),
+            Kind::RemoteChange if part.operand.starts_with("mcp__") => {
+                names_tool(self, &part.operand)
+            }
             // A token is long: found inside a word of the text (`key=<token>`) it is the same.
             Kind::Token => self.words.iter().any(|w| w.contains(part.operand.as_str())),
             // The act itself: named by kind, or its operand (a path, a file name) named.
@@ -426,13 +429,20 @@ const COMMON_HOSTS: &[&str] = &[
 fn common_urls_without_scheme(reading: &str) -> Vec<String> {
     static BARE_URL: OnceLock<Regex> = OnceLock::new();
     let re = BARE_URL.get_or_init(|| {
-        Regex::new(r"(?:^|[\s(<'\x22=@:])((?:[a-z0-9-]+\.)+[a-z]{2,})/([a-z0-9_.-]+)(?:/([a-z0-9_.-]+))?")
-            .expect("valid regex")
+        Regex::new(
+            r"(?:^|[\s(<'\x22=@:])((?:[a-z0-9-]+\.)+[a-z]{2,})/([a-z0-9_.-]+)(?:/([a-z0-9_.-]+))?",
+        )
+        .expect("valid regex")
     });
     re.captures_iter(reading)
         .filter(|c| is_common(&c[1]))
         .map(|c| match c.get(3) {
-            Some(second) => format!("{}/{}/{}", &c[1], &c[2], second.as_str().trim_end_matches(".git")),
+            Some(second) => format!(
+                "{}/{}/{}",
+                &c[1],
+                &c[2],
+                second.as_str().trim_end_matches(".git")
+            ),
             None => format!("{}/{}", &c[1], &c[2]),
         })
         .collect()
@@ -480,7 +490,7 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
             .expect("valid regex")
     });
     let bare = BARE.get_or_init(|| {
-        Regex::new(r"\b((?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*|(?:0x[0-9a-f]+|\d+)(?:\.(?:0x[0-9a-f]+|\d+)){0,3})\b")
+        Regex::new(r"\b((?:[\p{L}\p{N}-]+\.)+\p{L}[\p{L}\p{N}-]*|(?:0x[0-9a-f]+|\d+)(?:\.(?:0x[0-9a-f]+|\d+)){0,3})\b")
             .expect("valid regex")
     });
     let v6 = V6.get_or_init(|| {
@@ -822,6 +832,17 @@ pub fn sensitive_parts(tool: &str, input: &serde_json::Value, place: &Place) -> 
         }
         _ => {}
     }
+    // One part per kind and operand; strict where any form of it was.
+    let strict: BTreeSet<(Kind, String)> = parts
+        .iter()
+        .filter(|p| !p.loose)
+        .map(|p| (p.kind, p.operand.clone()))
+        .collect();
+    for p in &mut parts {
+        if strict.contains(&(p.kind, p.operand.clone())) {
+            p.loose = false;
+        }
+    }
     let mut seen = BTreeSet::new();
     parts.retain(|p| seen.insert((p.kind, p.operand.clone())));
     parts
@@ -837,8 +858,9 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
     });
     let name = fold(tool.rsplit("__").next().unwrap_or(tool));
     // Opening a pull request or an issue, or commenting, proposes for people to review.
-    let proposes = Regex::new(r"^(?:create|add|update)_(?:pull_request|issue|\w*comment|\w*review)")
-        .is_ok_and(|re| re.is_match(&name));
+    let proposes =
+        Regex::new(r"^(?:create|add|update)_(?:pull_request|issue|\w*comment|\w*review)")
+            .is_ok_and(|re| re.is_match(&name));
     let reads = ["get", "list", "search", "read", "fetch", "describe", "show"]
         .iter()
         .any(|r| name.starts_with(r));
@@ -867,11 +889,26 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
                     .join("\n");
                 file_parts(text, &content, "", place, parts);
             }
-            if matches!(key.as_str(), "code" | "command" | "cmd" | "script" | "sql" | "query" | "source") {
+            if matches!(
+                key.as_str(),
+                "code" | "command" | "cmd" | "script" | "sql" | "query" | "source"
+            ) {
                 bash_parts(text, place, parts);
             }
         }
-        for key in ["to", "cc", "bcc", "recipient", "recipients", "email", "emails", "channel", "webhook", "url", "endpoint"] {
+        for key in [
+            "to",
+            "cc",
+            "bcc",
+            "recipient",
+            "recipients",
+            "email",
+            "emails",
+            "channel",
+            "webhook",
+            "url",
+            "endpoint",
+        ] {
             let mut values = String::new();
             if let Some(v) = fields.get(key) {
                 strings_of(v, &mut values);
@@ -964,7 +1001,10 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     }
     // Windows paths too: `$env:USERPROFILE\.aws\credentials`.
     let slashed = fold(command).replace('\\', "/");
-    for p in command_paths(&reading).into_iter().chain(command_paths(&unquote(&slashed))) {
+    for p in command_paths(&reading)
+        .into_iter()
+        .chain(command_paths(&unquote(&slashed)))
+    {
         path_parts(&p, true, place, parts);
     }
     for p in dns_and_unresolved(&reading) {
@@ -1053,7 +1093,14 @@ fn dns_and_unresolved(reading: &str) -> Vec<Part> {
     let mut out = Vec::new();
     for c in dns.captures_iter(reading) {
         let suffix = c.get(1).map_or("", |m| m.as_str()).trim_matches('.');
-        out.push(Part::new(Kind::Network, if suffix.is_empty() { "(computed name)".to_string() } else { suffix.to_string() }));
+        out.push(Part::new(
+            Kind::Network,
+            if suffix.is_empty() {
+                "(computed name)".to_string()
+            } else {
+                suffix.to_string()
+            },
+        ));
     }
     for c in send.captures_iter(reading) {
         let var = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
@@ -1178,10 +1225,15 @@ fn recursive_delete_target(reading: &str, place: &Place) -> Option<String> {
             _ => return Some("(recursive)".into()),
         };
         // Flags may follow the operands (`rm DIR -rf`).
-        let recursive = flags.split_whitespace().chain(targets.split_whitespace()).any(|f| {
-            f == "--recursive"
-                || (f.starts_with('-') && !f.starts_with("--") && (f.contains('r') || f.contains('R')))
-        });
+        let recursive = flags
+            .split_whitespace()
+            .chain(targets.split_whitespace())
+            .any(|f| {
+                f == "--recursive"
+                    || (f.starts_with('-')
+                        && !f.starts_with("--")
+                        && (f.contains('r') || f.contains('R')))
+            });
         if !recursive {
             continue;
         }
@@ -1206,9 +1258,19 @@ fn find_names_output(expr: &str, place: &Place) -> bool {
     !names.is_empty()
         && names.iter().all(|n| {
             is_build_output(n, place)
-                || [".pyc", ".pyo", ".o", ".class", ".log", ".tmp", ".orig", ".rej", ".ds_store"]
-                    .iter()
-                    .any(|ext| n.ends_with(ext))
+                || [
+                    ".pyc",
+                    ".pyo",
+                    ".o",
+                    ".class",
+                    ".log",
+                    ".tmp",
+                    ".orig",
+                    ".rej",
+                    ".ds_store",
+                ]
+                .iter()
+                .any(|ext| n.ends_with(ext))
         })
 }
 
@@ -1361,7 +1423,10 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     let value_kinds = parts[before..]
         .iter()
         .all(|p| matches!(p.kind, Kind::Ci | Kind::PackageSource | Kind::AgentConfig));
-    if sensitive_file && value_kinds && !replaced.trim().is_empty() && !adds_words(replaced, written)
+    if sensitive_file
+        && value_kinds
+        && !replaced.trim().is_empty()
+        && !adds_words(replaced, written)
     {
         parts.truncate(before);
     }
@@ -1460,6 +1525,28 @@ pub fn distinctive_tokens(reading: &str) -> Vec<String> {
         .map(str::to_string)
         .take(20)
         .collect()
+}
+
+/// The pattern that finds `needle` (a host, a token) whole in a text: not inside a longer name
+/// (`api.shopwave.co` is not in `api.shopwave.com`, nor `e-backups` in `acme-backups`). POSIX
+/// extended syntax, for `git grep -E` and for [`holds_whole`] alike.
+pub fn whole_pattern(needle: &str) -> String {
+    let escaped: String = needle
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || !c.is_ascii() {
+                c.to_string()
+            } else {
+                format!("[{c}]")
+            }
+        })
+        .collect();
+    format!("(^|[^a-z0-9_-]){escaped}($|[^a-z0-9_.-]|[.]($|[^a-z0-9]))")
+}
+
+/// Does `text` (folded) hold `needle` whole (see [`whole_pattern`])?
+pub fn holds_whole(text: &str, needle: &str) -> bool {
+    Regex::new(&format!("(?m){}", whole_pattern(needle))).is_ok_and(|re| re.is_match(text))
 }
 
 // ---- standing rules -----------------------------------------------------------------------------
@@ -1666,7 +1753,8 @@ fn taints(part: &Part) -> bool {
         Kind::Token => false,
         // A URL on a forge everyone uses: only when source is pushed there (`push:`).
         Kind::Network => {
-            !part.operand.starts_with("url:") && !is_common(part.operand.trim_start_matches("push:"))
+            !part.operand.starts_with("url:")
+                && !is_common(part.operand.trim_start_matches("push:"))
         }
         _ => true,
     }
@@ -1721,10 +1809,18 @@ pub fn judge(
         if user.gives(part) || holds(part, start) {
             continue;
         }
+        // A remote write names its target in its arguments (a channel, a repository): a memory
+        // that names the same target supplied it.
+        let names_target = |s: &Supplies| {
+            part.kind == Kind::RemoteChange
+                && s.words
+                    .intersection(&call.words)
+                    .any(|w| w.chars().count() >= 8 && w.chars().any(|c| c.is_ascii_digit()))
+        };
         let linked = others
             .iter()
             .rev()
-            .find(|(.., supplies)| supplies.supplies(part))
+            .find(|(.., supplies)| supplies.supplies(part) || names_target(supplies))
             .map(|(id, origin, created, _)| (*id, *origin, *created))
             .or_else(|| jointly(part, entries));
         let (from, linked) = match linked {
@@ -1773,7 +1869,8 @@ pub fn own_controls(
         "Bash" | "PowerShell" => reading = shell_reading(text("command")),
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
             reading = fold(&[text("file_path"), text("notebook_path")].concat());
-            written = shell_reading(&[text("content"), text("new_string"), text("new_source")].concat());
+            written =
+                shell_reading(&[text("content"), text("new_string"), text("new_source")].concat());
         }
         t if t.starts_with("mcp__") && !is_ours(t) => {
             let mut all = String::new();
@@ -1859,7 +1956,12 @@ fn names_tool(user: &Supplies, tool: &str) -> bool {
     let name = tool.rsplit("__").next().unwrap_or(tool);
     name.split(['_', '-'])
         .filter(|w| w.len() >= 4 && !matches!(*w, "create" | "update" | "with" | "from"))
-        .any(|w| user.words.iter().any(|u| u.starts_with(w) || w.starts_with(u.as_str()) && u.len() >= 4))
+        .any(|w| {
+            user.words
+                .iter()
+                .flat_map(|u| u.split(['-', '_', '/']))
+                .any(|u| u.len() >= 4 && (u.starts_with(w) || w.starts_with(u)))
+        })
 }
 
 /// A command that answers a review (`wt-memory review --approve`/`--trust`), in any quoting or
@@ -1983,7 +2085,7 @@ pub mod corpus {
             remote
                 || (matches!(part.kind, Kind::Network | Kind::Token)
                     && !needle.is_empty()
-                    && tracked.contains(needle))
+                    && holds_whole(&tracked, needle))
         };
         judge(
             &parts,
