@@ -14,7 +14,6 @@
 //! hooks carry its parent's `session_id`, so what it was shown counts for the parent too.
 
 use super::{log, Ctx};
-use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
