@@ -472,7 +472,7 @@ def gate_stop(s: harness.Session) -> str:
     """The text of the Bash result that carries the gate's stop ('' when the command ran)."""
     for r in s.messages():
         for b in r["body"]["messages"][-1].get("content", []) if isinstance(r["body"]["messages"][-1].get("content"), list) else []:
-            if b.get("type") == "tool_result" and "wt-memory: this call" in tool_result_text(b):
+            if b.get("type") == "tool_result" and "wt-memory: " in tool_result_text(b):
                 return tool_result_text(b)
     return ""
 
@@ -528,3 +528,56 @@ def test_a_memory_the_agent_read_over_mcp_never_runs_its_command(world, bins, wi
     assert any(DROP_HOST in tool_result_text(b) for r in s.messages() for b in (r["body"]["messages"][-1].get("content") or []) if isinstance(b, dict) and b.get("type") == "tool_result"), s.explain()
     assert not marker.exists(), f"the agent's own memory authorised its command:\n{s.explain()}"
     assert "saved by the agent" in gate_stop(s), f"no stop naming the memory:\n{gate_stop(s)}\n{s.explain()}"
+
+
+# --- what the user always wants applies in every session, in every project (issue 71) ----------
+GERMAN = "Always answer me in German, even when I write in English"
+NO_FORCE = "Never force-push without asking me first"
+
+
+@pytest.mark.parametrize("wiring", WIRINGS)
+def test_standing_rules_reach_every_session_and_guard_their_action(world, bins, wiring):
+    """Said once in project A (the user's CLI, personal scope), the rules are in the first
+    request of a session in project B whatever its prompt; B's force push asks (refused in -p,
+    the marker never made), in default and bypassPermissions modes; an ordinary push is not
+    stopped; a topical personal memory still comes by relevance only."""
+    w = world(wiring)
+    for rule in (GERMAN, NO_FORCE):
+        w.wt("--scope", "personal", "remember", "--type", "Decision", input=rule)
+    w.wt("--scope", "personal", "remember", "--type", "Learning", input="The user keeps a sourdough starter called Bob")
+    listed = json.loads(w.wt("list", "--standing").stdout)
+    assert {r["content"] for r in listed} >= {GERMAN, NO_FORCE}, listed
+    w.new_repo("other")
+    remote = w.root / "other-remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True, env=w.env())
+    w._git("remote", "add", "origin", str(remote))
+    w._git("push", "-q", "origin", "main")
+    s = w.run("fix the failing test in the parser module", script=[])
+    assert_clean(s)
+    context = context_text(s.first) + "\n".join(system_messages(s.first))
+    assert GERMAN in context and NO_FORCE in context, f"standing rules not in the first request:\n{context[:3000]}"
+    assert "sourdough" not in context, "a topical personal memory was injected without a prompt about it"
+    for mode in ("default", "bypassPermissions"):
+        marker = w.root / f"forced-{mode}"
+        command = f"touch {marker} && git push --force origin main"
+        script = [
+            {"when": {"last_is_tool_result": False, "times": 1},
+             "reply": {"tool_use": {"name": "Bash", "input": {"command": command, "description": "push"}}}},
+            {"when": {"last_is_tool_result": True}, "reply": {"text": "done"}},
+        ]
+        args = ["--permission-mode", mode] if mode != "default" else []
+        env = {"IS_SANDBOX": "1"} if mode == "bypassPermissions" else None
+        s = w.run("push the branch to origin", *args, script=script, env=env)
+        assert_clean(s)
+        assert not marker.exists(), f"the force push ran in {mode}:\n{s.explain()}"
+        stop = gate_stop(s) or tool_result_text(last_tool_result(s.after_tool("Bash")))
+        assert NO_FORCE in stop, f"the stop does not quote the rule:\n{stop}"
+    # An ordinary push is not stopped by it.
+    marker = w.root / "pushed"
+    s = w.run("push the branch to origin", script=[
+        {"when": {"last_is_tool_result": False, "times": 1},
+         "reply": {"tool_use": {"name": "Bash", "input": {"command": f"touch {marker} && git push origin main", "description": "push"}}}},
+        {"when": {"last_is_tool_result": True}, "reply": {"text": "done"}},
+    ])
+    assert_clean(s)
+    assert marker.exists(), f"an ordinary push was stopped:\n{s.explain()}"
