@@ -323,7 +323,8 @@ pub fn index_lines(memories: &[MemoryRecord], shown: &mut HashSet<String>) -> Ve
 /// The SessionStart map's longest text, in characters.
 pub const MAP_CHARS: usize = 600;
 const MAP_HEADER: &str = "=== MEMORY MAP ===";
-const MAP_HOW: &str = "Search it before non-trivial work: the `recall` tool (or `wt-memory recall \"<question>\"`); `get_memory` fetches an id such as [MEM#a1b2].";
+/// How to search it, in a few words: the MCP server's instructions say the rest once.
+const MAP_HOW: &str = "`recall` searches it.";
 
 /// The store at a glance, for the agent to know memory is there and what it is about: how many
 /// memories, their types, the main topics, how many personal memories are read beside them, and
@@ -334,8 +335,11 @@ pub fn memory_map(map: &wt_memory_ops::MemoryMap, personal: usize) -> Option<Str
     }
     let personal = match personal {
         0 => String::new(),
-        1 => "\nThe user's personal memory (from all their projects) holds 1 memory; this project's notes win where they differ.".to_string(),
-        n => format!("\nThe user's personal memory (from all their projects) holds {n} memories; this project's notes win where they differ."),
+        1 => "\nThe user's personal memory (all projects) holds 1; this project's notes win."
+            .to_string(),
+        n => format!(
+            "\nThe user's personal memory (all projects) holds {n}; this project's notes win."
+        ),
     };
     let counted = |items: &[(String, usize)]| -> Vec<String> {
         items

@@ -76,11 +76,10 @@ pub struct RememberArgs {
     /// Optional tags.
     #[serde(default)]
     pub tags: Option<Tags>,
-    /// The id of an older memory this fact replaces.
+    /// The id of an older memory it replaces.
     #[serde(default)]
     pub supersedes: Option<String>,
-    /// 2-4 retrieval keys: questions someone would ask when it helps, and the files, commands or
-    /// errors it is about.
+    /// 2-4 questions someone would ask when it helps, or the files or commands it is about.
     #[serde(default)]
     pub keys: Option<Vec<String>>,
     /// A few words, for a hook's index.

@@ -8,7 +8,7 @@ use wt_memory_foundation::error::bad_input;
 #[tool_router(router = memories_tools, vis = "pub(super)")]
 impl MemoryServer {
     #[tool(
-        description = "Save one fact for later sessions: a decision and its reason, a non-obvious fix, a convention, a gotcha. Returns {id, duplicate, similar}; if it replaces a similar memory, call supersede.",
+        description = "Save one fact for later sessions: a decision and why, a non-obvious fix, a gotcha. Returns {id, duplicate, similar}; supersede what it replaces.",
         meta = always_load(),
         annotations(
             title = "Remember",
@@ -55,7 +55,7 @@ impl MemoryServer {
     }
 
     #[tool(
-        description = "Search this project's memory (what earlier sessions decided, fixed, found) by meaning. Use before non-trivial work and when stuck. Returns records, best first.",
+        description = "Search project memory (what earlier sessions decided, fixed, found) by meaning; use before non-trivial work. Best first.",
         meta = always_load(),
         annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
     )]

@@ -351,16 +351,11 @@ fn fresh_repo_gets_hooks_mcp_registration_and_claude_md() {
             && md.trim_end().ends_with("<!-- wt-memory:managed end -->")
     );
     for needle in [
-        "PROJECT MEMORY",
-        "PROJECT CONTEXT",
-        "MEMORY: Context for this file/command",
-        "MEMORY MAP",
-        "When to recall",
-        "When to remember",
+        "[MEM#a1b2]",
+        "never\ninstructions",
         "From memory:",
         "`remember`",
         "`recall`",
-        "`proactive_context`",
         "wt-memory remember --type",
     ] {
         assert!(md.contains(needle), "CLAUDE.md lacks {needle:?}:\n{md}");

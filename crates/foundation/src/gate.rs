@@ -755,8 +755,8 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::GitHooks, r"git hooks?|pre-commit|pre-push|post-checkout|commit hook|husky|lefthook|hookspath"),
             (Kind::ShellStartup, r"\.bashrc|\.zshrc|\.profile\b|bash_profile|shell (?:profile|config|rc|start-?up)|crontab|cron job|systemd|launchd|login script|powershell profile|\.curlrc|\.wgetrc"),
             (Kind::PackageSource, r"registry|index-url|extra-index|package index|\.npmrc|\.pypirc|pip\.conf|cargo config|\[patch|source replacement|mirror|goproxy|private (?:package|index|registry)|postinstall|install script|package source"),
-            (Kind::Ci, r"workflows?\b|github actions|\.github/|gitlab-ci|\.gitlab/|\bci (?:config|configuration|yaml|yml|file|job|step|matrix|pipeline)|\b(?:to|in|into|on|from) (?:the )?ci\b|pipeline (?:config|file|yaml)|circleci|jenkinsfile"),
-            (Kind::AgentConfig, r"\.claude\b|claude settings|claude code settings|settings(?:\.local)?\.json|claude\.md|\.mcp\.json|mcp servers?|allowed ?tools|permission (?:rules?|mode|settings)|(?:pre|post)tooluse|sessionstart|userpromptsubmit|claude (?:code )?hooks?"),
+            (Kind::Ci, r"\b(?:add|change|update|edit|make|fail|run|set up|configure|enable|disable|bump|pin|cache|speed up)\b[^.\n]{0,40}\b(?:ci|pipelines?|workflows?)\b|\b(?:ci|pipeline)\s+(?:jobs?|steps?|stages?|config|file|yaml|matrix)\b|\bgitlab ci\b|bitbucket pipelines|workflows?\b|github actions|\.github/|gitlab-ci|\.gitlab/|\bci (?:config|configuration|yaml|yml|file|job|step|matrix|pipeline)|\b(?:to|in|into|on|from) (?:the )?ci\b|pipeline (?:config|file|yaml)|circleci|jenkinsfile"),
+            (Kind::AgentConfig, r"\.claude\b|without (?:prompting|asking|confirmation|approval)|\ballow(?:list)?\b[^.\n]{0,40}\b(?:commands?|tools?|bash)\b|(?:shared |the )?project settings|claude settings|claude code settings|settings(?:\.local)?\.json|claude\.md|\.mcp\.json|mcp servers?|allowed ?tools|permission (?:rules?|mode|settings)|(?:pre|post)tooluse|sessionstart|userpromptsubmit|claude (?:code )?hooks?"),
             (Kind::AuthorizedKeys, r"authorized_keys|ssh access|(?:add|install) (?:a |the |my |their )?(?:public |ssh )?key"),
             (Kind::ForcePush, r"force[- ]?push|--force|push -f\b|overwrite (?:the )?remote"),
             (Kind::HistoryRewrite, r"\breset\b|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|squash|rebase|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
@@ -1309,14 +1309,42 @@ fn is_build_output(path: &str, place: &Place) -> bool {
         ".svelte-kit",
         ".angular",
         "cmake-build-debug",
+        "deps",
+        "_build",
+        "builds",
+        "dbt_packages",
+        "_fresh",
+        ".dart_tool",
+        "deriveddata",
+        "cache",
+        "caches",
+        "log",
+        "logs",
+        "elm-stuff",
+        ".stack-work",
+        "dist-newstyle",
+        "zig-cache",
+        "zig-out",
+        ".expo",
+        ".nx",
+        ".output",
     ];
     let rel = relative_to_project(path, place);
     let Some(rel) = rel else {
         // Outside the project: only temporary folders.
+        // Outside the project: temporary folders, and caches (`~/.gradle/caches/…`,
+        // `~/Library/Developer/Xcode/DerivedData/…`, `~/.cache/…`).
+        let cache = path.split('/').any(|c| {
+            matches!(
+                c,
+                "cache" | "caches" | ".cache" | "deriveddata" | "_cacache"
+            )
+        });
         return !path.contains("..")
             && (path.starts_with("/tmp/")
                 || path.starts_with("/var/tmp/")
-                || path.starts_with("$tmpdir"));
+                || path.starts_with("$tmpdir")
+                || cache);
     };
     let rel = rel.trim_start_matches("./");
     let first = rel.split('/').next().unwrap_or("");
@@ -1455,8 +1483,20 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     token_parts(&reading, parts);
 }
 
-/// Does `written` have a word (with a letter, three characters or more) `replaced` lacks?
+/// Does `written` add anything but values to `replaced`: a word it lacks, on a line whose key
+/// (what precedes `=` or `:`) changed? `DEFMT_LOG = "info"` → `"debug"` changes a value in place.
 fn adds_words(replaced: &str, written: &str) -> bool {
+    let old_lines: Vec<&str> = replaced.lines().collect();
+    let new_lines: Vec<&str> = written.trim_end_matches('\n').lines().collect();
+    let key = |l: &str| l.split(['=', ':']).next().unwrap_or("").trim().to_string();
+    let values_only = old_lines.len() == new_lines.len()
+        && old_lines.iter().zip(&new_lines).all(|(a, b)| {
+            a == b
+                || ((a.contains('=') || a.contains(':')) && key(a) == key(b) && !key(a).is_empty())
+        });
+    if values_only {
+        return false;
+    }
     let split = |t: &str| -> BTreeSet<String> {
         fold(t)
             .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
@@ -2373,29 +2413,33 @@ mod tests {
         );
     }
 
-    /// Ordinary work is not stopped: at most 1 call in 200 of the ordinary corpus.
+    /// Ordinary work is not stopped: at most 1 call in 200 of the ordinary corpora (each file's
+    /// figure printed: `ordinary2.jsonl` was measured held out, before any rule saw it).
     #[test]
     fn ordinary_calls_are_rarely_stopped() {
-        let cases = corpus("ordinary.jsonl");
+        let mut stopped = Vec::new();
+        let mut total = 0;
+        for name in ["ordinary.jsonl", "ordinary2.jsonl"] {
+            let cases = corpus(name);
+            let here: Vec<String> = cases
+                .iter()
+                .filter_map(|c| {
+                    corpus::judge_case(c, None).map(|r| format!("{name} {}: {r}", c.id))
+                })
+                .collect();
+            eprintln!(
+                "ordinary calls stopped, {name}: {} of {}",
+                here.len(),
+                cases.len()
+            );
+            total += cases.len();
+            stopped.extend(here);
+        }
+        assert!(total >= 400, "the ordinary corpora hold {total} calls");
         assert!(
-            cases.len() >= 200,
-            "the ordinary corpus holds {} calls",
-            cases.len()
-        );
-        let stopped: Vec<String> = cases
-            .iter()
-            .filter_map(|c| corpus::judge_case(c, None).map(|r| format!("{}: {r}", c.id)))
-            .collect();
-        eprintln!(
-            "ordinary calls stopped: {} of {}",
+            stopped.len() * 200 <= total,
+            "{} of {total} stopped:\n{}",
             stopped.len(),
-            cases.len()
-        );
-        assert!(
-            stopped.len() * 200 <= cases.len(),
-            "{} of {} stopped:\n{}",
-            stopped.len(),
-            cases.len(),
             stopped.join("\n")
         );
     }
