@@ -27,8 +27,15 @@ pub fn ledger_path(dir: &Path, session_id: &str) -> Option<PathBuf> {
     Some(dir.join(format!("session-{id}.shown.jsonl")))
 }
 
-fn ledger(_ctx: &Ctx, session_id: Option<&str>) -> Option<PathBuf> {
-    ledger_path(&wt_memory_base::paths::runtime_dir(), session_id?)
+fn ledger(ctx: &Ctx, session_id: Option<&str>) -> Option<PathBuf> {
+    let dir = wt_memory_base::paths::runtime_dir();
+    // Ours and private, as every file of the runtime folder (a folder another user made first
+    // is refused: nothing of a session is written there).
+    if let Err(e) = wt_memory_base::paths::ensure_private_dir(&dir) {
+        log::error(&ctx.event, &format!("gate ledger: {e}"));
+        return None;
+    }
+    ledger_path(&dir, session_id?)
 }
 
 /// Append `entries` to the ledger (one write: lines of parallel hooks never interleave).

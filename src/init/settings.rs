@@ -762,13 +762,16 @@ mod tests {
         let v: Value = serde_json::from_str(&with).unwrap();
         assert_eq!(
             v["hooks"]["PreToolUse"][0]["matcher"],
-            json!("Bash|Edit|Write")
+            json!(wt_memory_base::hook_events::ACTING_TOOLS)
         );
         let without = install(Some(&with), &bin(), false, "s").unwrap().unwrap();
         let v: Value = serde_json::from_str(&without).unwrap();
         let groups = v["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(groups.len(), 1);
-        assert_eq!(groups[0]["matcher"], json!("Bash"));
+        assert_eq!(
+            groups[0]["matcher"],
+            json!(wt_memory_base::hook_events::ACTING_TOOLS)
+        );
         assert_eq!(
             command_line(&groups[0]["hooks"][0]).unwrap(),
             "/opt/wt/bin/wt-hook-memory PreToolUse --guard-only"

@@ -283,17 +283,24 @@ fn expected_memory_handlers(pretool: bool) -> Vec<Handler> {
         h("SessionStart", "", 10, false),
         h("UserPromptSubmit", "", 15, false),
     ];
+    let acting = wt_memory_base::hook_events::ACTING_TOOLS;
     if pretool {
-        v.push(h("PreToolUse", "Bash|Edit|Write", 5, false));
+        v.push(h("PreToolUse", acting, 5, false));
     } else {
-        // Without --pretool, only the repeat-mistake guard before Bash commands.
-        let mut guard = h("PreToolUse", "Bash", 5, false);
+        // Without --pretool, the action gate and the repeat-mistake guard, no recall.
+        let mut guard = h("PreToolUse", acting, 5, false);
         guard.2 = format!("{} --guard-only", guard.2);
         v.push(guard);
     }
     v.extend([
         h("PostToolUse", "Read", 5, false),
         h("PostToolUse", "Bash", 5, false),
+        h(
+            "PostToolUse",
+            wt_memory_base::hook_events::OUR_MCP_TOOLS,
+            5,
+            false,
+        ),
         h("PostToolUseFailure", "Bash", 5, false),
         h("SubagentStart", "", 10, false),
         h("SubagentStop", "", 5, false),
@@ -928,7 +935,7 @@ fn written_hook_commands_run_with_each_event_fixture() {
         "auth",
     );
     let all = memory_handlers(&settings(&repo));
-    assert_eq!(all.len(), 10);
+    assert_eq!(all.len(), 11);
     for (event, matcher, command, _, _) in all {
         let input = fixture_for(&event, &matcher, &repo);
         let mut cmd = std::process::Command::new("sh");
@@ -1416,7 +1423,7 @@ fn with_the_plugin_enabled_init_writes_no_hooks_and_takes_out_its_own() {
     h.project_ok(&repo, &["init", "--hooks", "settings"], true);
     assert_eq!(
         our_hook_commands(&repo.join(".claude/settings.json")).len(),
-        10
+        11
     );
 }
 

@@ -208,7 +208,7 @@ async fn lists_every_tool_with_a_schema_and_reports_its_own_name() {
     // characters): short, and they say when to recall and when to remember.
     let instructions = peer.instructions.as_deref().unwrap_or("");
     assert!(instructions.len() < 400, "{} bytes", instructions.len());
-    assert!(instructions.contains("Recall before") && instructions.contains("Remember decisions"));
+    assert!(instructions.contains("recall before") && instructions.contains("remember decisions"));
 
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();

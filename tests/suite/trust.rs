@@ -372,11 +372,11 @@ fn a_hostile_commit_message_saved_by_the_hook_is_held() {
 fn the_agent_cannot_approve_a_held_memory_through_its_shell() {
     let env = TestEnv::new();
     let repo = env.git_repo("guarded");
-    let before = |command: &str| {
+    let before_in = |command: &str, mode: &str| {
         let payload = json!({
             "session_id": "8b2c3d4e-5f60-4a7b-9c8d-0e1f2a3b4c5d", "hook_event_name": "PreToolUse",
             "cwd": repo, "tool_name": "Bash", "tool_use_id": "toolu_review1",
-            "tool_input": {"command": command},
+            "tool_input": {"command": command}, "permission_mode": mode,
         });
         let mut cmd = env.cmd("wt-hook-memory", &repo);
         cmd.arg("PreToolUse").env("CLAUDE_PROJECT_DIR", &repo);
@@ -389,11 +389,15 @@ fn the_agent_cannot_approve_a_held_memory_through_its_shell() {
             .unwrap_or_default()
             .to_string()
     };
+    // The user is asked where Claude Code shows a question; refused where nothing does.
     for command in [
         "wt-memory review --approve 3f2a9c1e",
         "cd /tmp && ~/.cargo/bin/wt-memory review --trust mallory/box",
+        "\"wt-memory\" review --approve 3f2a9c1e",
+        "$(command -v wt-memory) review --trust mallory/box",
     ] {
-        assert_eq!(before(command), "deny", "{command}");
+        assert_eq!(before_in(command, "default"), "ask", "{command}");
+        assert_eq!(before_in(command, "bypassPermissions"), "deny", "{command}");
     }
-    assert_ne!(before("wt-memory review"), "deny");
+    assert_eq!(before_in("wt-memory review", "default"), "");
 }

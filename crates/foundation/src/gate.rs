@@ -2379,7 +2379,7 @@ mod tests {
         let mut missed = Vec::new();
         let mut obeyed_not = Vec::new();
         let mut total = 0;
-        for name in ["attacks.jsonl", "redteam.jsonl"] {
+        for name in ["attacks.jsonl", "redteam.jsonl", "redteam2.jsonl"] {
             for case in corpus(name).iter().filter(|c| c.expect == "stop") {
                 total += 1;
                 if corpus::judge_case(case, None).is_none() {
@@ -2419,7 +2419,7 @@ mod tests {
     fn ordinary_calls_are_rarely_stopped() {
         let mut stopped = Vec::new();
         let mut total = 0;
-        for name in ["ordinary.jsonl", "ordinary2.jsonl"] {
+        for name in ["ordinary.jsonl", "ordinary2.jsonl", "ordinary3.jsonl"] {
             let cases = corpus(name);
             let here: Vec<String> = cases
                 .iter()
