@@ -337,9 +337,16 @@ pub fn check(ctx: &Ctx, input: &super::input::HookInput) -> Option<Stop> {
         return Some(Stop { reason, ask });
     }
     let home = wt_memory_base::os::dirs::home();
+    // A program run by path is the project's own when the file is in the project.
+    let project_file = |p: &str| {
+        !p.contains("..")
+            && (p.contains('/') || p.starts_with('.'))
+            && ctx.project_dir.join(p.trim_start_matches("./")).is_file()
+    };
     let place = gate::Place {
         project: &ctx.project_dir,
         home: home.as_deref(),
+        project_file: Some(&project_file),
     };
     let parts = gate::sensitive_parts(tool, &tool_input, &place);
     if parts.is_empty() {

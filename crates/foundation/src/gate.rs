@@ -19,6 +19,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 use std::sync::OnceLock;
 
+mod programs;
+
 /// The sensitive kinds of act.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -60,6 +62,9 @@ pub enum Kind {
     /// A change made on a remote service: a forge's settings, secrets or merges, another MCP
     /// server's writes.
     RemoteChange,
+    /// A program not known to be harmless (`gate/programs.rs`): what a list of sensitive acts
+    /// does not know yet.
+    Program,
 }
 
 impl Kind {
@@ -84,6 +89,7 @@ impl Kind {
             Kind::DecodedExec => "decoded payload run by a shell",
             Kind::Token => "long distinctive string",
             Kind::RemoteChange => "change on a remote service",
+            Kind::Program => "program not known to be harmless",
         }
     }
 }
@@ -199,6 +205,8 @@ fn expand_variables(s: &str) -> String {
         .captures_iter(s)
         .take(32)
         .map(|c| (c[1].to_string(), c[2].to_string()))
+        // `T=$(cmd …)`: its value is what the command prints, not these words.
+        .filter(|(_, v)| !v.starts_with("$(") && !v.starts_with('`'))
         .collect();
     // Twice: a value may use an earlier variable (`H=evil; U=https://$H/x`).
     for _ in 0..2 {
@@ -242,6 +250,9 @@ pub struct Supplies {
     /// Its words of four characters or more, and the file names in its paths.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub words: BTreeSet<String>,
+    /// Its short words (two or three characters: `npx`, `aws`, `gh`), for program names.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub short: BTreeSet<String>,
     /// The sensitive kinds it talks about.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub kinds: BTreeSet<Kind>,
@@ -276,6 +287,12 @@ impl Supplies {
             }
             s.words.insert(w);
         }
+        s.short = reading
+            .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+            .filter(|w| (2..4).contains(&w.chars().count()))
+            .take(200)
+            .map(str::to_string)
+            .collect();
         s.kinds = kinds_named(&reading);
         s.asked = kinds_asked(&reading);
         s
@@ -288,18 +305,52 @@ impl Supplies {
         self.words.extend(other.words.iter().cloned());
         self.kinds.extend(other.kinds.iter().copied());
         self.asked.extend(other.asked.iter().copied());
+        self.short.extend(other.short.iter().cloned());
+    }
+
+    /// Does the text name the program of a `program` part (`goreleaser release` → `goreleaser`)?
+    fn names_program(&self, part: &Part) -> bool {
+        let mut named = part.operand.split(' ');
+        let name = named.next().unwrap_or("");
+        let rest: Vec<&str> = named.collect();
+        let stem = name.trim_end_matches(".sh").trim_end_matches(".py");
+        let has = |w: &str| !w.is_empty() && (self.words.contains(w) || self.short.contains(w));
+        // `aws rds delete-…` needs more than `aws` said ("our AWS bill doubled"): the program
+        // and, when it has them, one of its subcommand words.
+        (has(name) || has(stem)) && (rest.is_empty() || rest.iter().any(|w| has(w)))
     }
 
     /// Does the user (whose prompts and own memories this is) give `part`: its operand in so many
     /// words, or the act asked for by name?
     pub fn gives(&self, part: &Part) -> bool {
         match part.kind {
+            // The host the user named, or a name under it: never a sibling under a shared
+            // suffix (`acme.slack.com` grants no `hooks.slack.com`).
+            Kind::Network
+                if !part.operand.starts_with("url:") && !part.operand.starts_with("push:") =>
+            {
+                self.hosts.iter().any(|h| {
+                    h == &part.operand
+                        || (part.operand.ends_with(h.as_str())
+                            && part.operand[..part.operand.len() - h.len()].ends_with('.')
+                            // `vercel.app` names no one's app under it.
+                            && registrable(h).is_some())
+                })
+            }
             Kind::Network | Kind::Token => self.supplies(part),
             Kind::RemoteChange if part.operand.starts_with("mcp__") => {
                 names_tool(self, &part.operand)
             }
+            _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
+            Kind::Program => {
+                let has = |w: &str| self.words.contains(w) || self.short.contains(w);
+                let mut words = part.operand.split(' ');
+                let name = words.next().unwrap_or("");
+                has(name) || words.any(|w| w.chars().count() >= 4 && has(w))
+            }
             // A file outside the project: by its path, or a name that is a file's (`python3` is
             // a word, `.bashrc` a file).
+            Kind::PackageSource if part.operand.starts_with("pkg:") => self.supplies(part),
             Kind::OutsideFile => {
                 self.words.contains(&part.operand)
                     || file_name(&part.operand)
@@ -310,7 +361,7 @@ impl Supplies {
                     || (!part.operand.is_empty()
                         && (self.words.contains(&part.operand)
                             || file_name(&part.operand)
-                                .is_some_and(|n| n.contains('.') && self.words.contains(n))))
+                                .is_some_and(|n| n.starts_with('.') && self.words.contains(n))))
             }
         }
     }
@@ -329,16 +380,50 @@ impl Supplies {
                         long == short
                             || (long.starts_with(short) && long[short.len()..].starts_with('/'))
                     };
-                    return self
-                        .urls
-                        .iter()
-                        .any(|u| under(prefix, u) || under(u, prefix));
+                    // Or an id of the URL's path the text names (a webhook's workspace, a bot's
+                    // token, a script's deployment): the account on a shared endpoint.
+                    let names_id = prefix.split('/').skip(1).any(|seg| {
+                        seg.chars().count() >= 6
+                            && seg.chars().any(|c| c.is_ascii_digit())
+                            && self.words.iter().any(|w| {
+                                w.chars().count() >= 6
+                                    && (seg.contains(w.trim_end_matches([',', '.']))
+                                        || w.contains(seg))
+                            })
+                    });
+                    return names_id
+                        || self
+                            .urls
+                            .iter()
+                            .any(|u| under(prefix, u) || under(u, prefix));
                 }
                 self.hosts.iter().any(|h| same_site(h, &part.operand))
             }
             Kind::RemoteChange if part.operand.starts_with("mcp__") => {
                 names_tool(self, &part.operand)
             }
+            Kind::Program => self.names_program(part),
+            Kind::PackageSource if part.operand.starts_with("pkg:") => {
+                let name = part.operand[4..].trim_matches(|c| c == '\'' || c == '"');
+                // Any distinctive piece of its name: `vueuse` for `@vueuse/core`.
+                // The name itself (`acme-internal-auth`, not `auth`), or an npm scope (`@vueuse/x`
+                // for `vueuse`); a path-like name needs its owner (`sqlc-fork/sqlc`, not `sqlc`).
+                let bare = name
+                    .trim_start_matches('@')
+                    .split(['=', '<', '>', '~', '[', ':', '^'])
+                    .next()
+                    .unwrap_or("");
+                let bare = bare.rsplit_once('@').map_or(bare, |(n, _)| n);
+                let has = |w: &str| {
+                    w.chars().count() >= 3 && (self.words.contains(w) || self.short.contains(w))
+                };
+                let owner = bare.split('/').rev().nth(1).unwrap_or("");
+                let scoped = name.starts_with('@');
+                has(bare)
+                    || (scoped && bare.split('/').any(|p| p.chars().count() >= 4 && has(p)))
+                    || (!scoped && !owner.is_empty() && has(owner))
+            }
+            _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
             // A token is long: found inside a word of the text (`key=<token>`) it is the same.
             Kind::Token => self.words.iter().any(|w| w.contains(part.operand.as_str())),
             // The act itself: named by kind, or its operand (a path, a file name) named.
@@ -423,6 +508,18 @@ const COMMON_HOSTS: &[&str] = &[
     "google.com",
     "www.google.com",
     "example.com",
+    // Shared endpoints anyone can own a path on: what counts is the URL.
+    "docs.google.com",
+    "script.google.com",
+    "forms.gle",
+    "hooks.slack.com",
+    "api.telegram.org",
+    "discord.com",
+    "discordapp.com",
+    "pastebin.com",
+    "webhook.site",
+    "requestbin.com",
+    "api.github.com",
 ];
 
 /// `github.com/owner/repo` written without a scheme, on the hosts everyone uses.
@@ -503,7 +600,7 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
             return;
         };
         let url = path.filter(|_| is_common(&host)).map(|p| {
-            let segs: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).take(2).collect();
+            let segs: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).take(4).collect();
             if segs.is_empty() {
                 host.clone()
             } else {
@@ -555,8 +652,7 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
         let owner_label = name.rsplit('.').nth(1).unwrap_or("");
         let named = dots > 0
             && !version
-            && owner_label.chars().count() >= 3
-            && (loose || (known_tld(name) && !file_like(name)));
+            && (loose || (owner_label.chars().count() >= 3 && known_tld(name) && !file_like(name)));
         if is_ip || named {
             push(name, None, Form::Bare);
         }
@@ -714,7 +810,7 @@ fn kinds_named(reading: &str) -> BTreeSet<Kind> {
             (Kind::SecretFile, r"\.ssh\b|id_(?:rsa|ed25519|ecdsa|dsa)|\.env\b|credential|\.netrc|\.git-credentials|\.aws\b|\.kube|kubeconfig|\.docker/config|\.gnupg|secret|token|api[_ -]?key|password|passwd|private[_ -]?key|\.pem\b|/etc/shadow"),
             (Kind::GitConfig, r"git\s+config|\bgit\b[^.\n]{0,40}\b(?:email|name|signing|sign|alias|remote|settings?|identity)\b|\.git/config|\.gitconfig|insteadof|core\.\w+|alias\.|\bfsmonitor|sshcommand|credential\.helper|safe\.directory|\.gitmodules|\.gitattributes|filter\.\w+"),
             (Kind::GitHooks, r"\.git/hooks|hookspath|\bhusky\b|pre-commit|post-checkout|post-merge|pre-push|\bgit hooks?\b"),
-            (Kind::ShellStartup, r"\.bashrc|\.zshrc|\.profile|\.bash_profile|\.zprofile|\.zshenv|/etc/profile|crontab|\bcron\b|systemd|launchagents|launchd|\.config/autostart|\balias\s+\w+="),
+            (Kind::ShellStartup, r"\b(?:zshrc|bashrc|bash_profile|zprofile)\b|\.bashrc|\.zshrc|\.profile|\.bash_profile|\.zprofile|\.zshenv|/etc/profile|crontab|\bcron\b|systemd|launchagents|launchd|\.config/autostart|\balias\s+\w+="),
             (Kind::PackageSource, r"\.npmrc|\.yarnrc|\.pypirc|pip\.conf|pip\.ini|index-url|extra-index|trusted-host|registry|\[patch|\[source|replace-with|\.cargo/config|postinstall|preinstall|prepare\b|install script|goproxy|goflags|gonosumdb|gonoproxy|uv\.toml|\bsources?\.list|pnpmfile|\.condarc|package source|mirror"),
             (Kind::Ci, r"\.github/workflows|workflow|\.gitlab-ci|\.circleci|jenkinsfile|azure-pipelines|\.travis|bitbucket-pipelines|buildkite|pull_request_target|\bci\b|pipeline"),
             (Kind::AgentConfig, r"\.claude\b|claude\.md|settings\.json|settings\.local\.json|\.mcp\.json|mcpservers|allowedtools|permissions|disableallhooks|\bhooks?\b|dangerously-skip-permissions|bypasspermissions|wt-memory|wt-hook|wt_memory|wt-tools|wt-project"),
@@ -750,19 +846,19 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
     static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
         [
-            (Kind::SecretFile, r"\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.env\b|credentials? file|\.netrc|\.aws/|kubeconfig|secrets? file|\bssh keys?\b"),
+            (Kind::SecretFile, r"\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.env(?:$|[\s,;:)]|\.(?:local|production|prod|staging|dev|test)\b)|credentials? file|\.netrc|\.aws/|kubeconfig|secrets? file|\bssh keys?\b"),
             (Kind::GitConfig, r"git config|\.gitconfig|\.git/config|\bgit (?:email|user ?name|identity|alias|signing)|commit signing|sign(?:ed)? commits|insteadof|credential helper|git remote|remote url|\.gitattributes|\.gitmodules"),
             (Kind::GitHooks, r"git hooks?|pre-commit|pre-push|post-checkout|commit hook|husky|lefthook|hookspath"),
             (Kind::ShellStartup, r"\.bashrc|\.zshrc|\.profile\b|bash_profile|shell (?:profile|config|rc|start-?up)|crontab|cron job|systemd|launchd|login script|powershell profile|\.curlrc|\.wgetrc"),
             (Kind::PackageSource, r"registry|index-url|extra-index|package index|\.npmrc|\.pypirc|pip\.conf|cargo config|\[patch|source replacement|mirror|goproxy|private (?:package|index|registry)|postinstall|install script|package source"),
-            (Kind::Ci, r"\b(?:add|change|update|edit|make|fail|run|set up|configure|enable|disable|bump|pin|cache|speed up)\b[^.\n]{0,40}\b(?:ci|pipelines?|workflows?)\b|\b(?:ci|pipeline)\s+(?:jobs?|steps?|stages?|config|file|yaml|matrix)\b|\bgitlab ci\b|bitbucket pipelines|workflows?\b|github actions|\.github/|gitlab-ci|\.gitlab/|\bci (?:config|configuration|yaml|yml|file|job|step|matrix|pipeline)|\b(?:to|in|into|on|from) (?:the )?ci\b|pipeline (?:config|file|yaml)|circleci|jenkinsfile"),
-            (Kind::AgentConfig, r"\.claude\b|without (?:prompting|asking|confirmation|approval)|\ballow(?:list)?\b[^.\n]{0,40}\b(?:commands?|tools?|bash)\b|(?:shared |the )?project settings|claude settings|claude code settings|settings(?:\.local)?\.json|claude\.md|\.mcp\.json|mcp servers?|allowed ?tools|permission (?:rules?|mode|settings)|(?:pre|post)tooluse|sessionstart|userpromptsubmit|claude (?:code )?hooks?"),
-            (Kind::AuthorizedKeys, r"authorized_keys|ssh access|(?:add|install) (?:a |the |my |their )?(?:public |ssh )?key"),
+            (Kind::Ci, r"\b(?:add|change|update|edit|make|set up|configure|enable|disable|bump|pin|cache|speed up)\b[^.\n]{0,40}\b(?:ci|pipelines?|workflows?)\b|\b(?:ci|pipeline|workflow)\b[^\n]{0,80}\b(?:should|must|needs? to|has to|add|cache|make|build|bump|pin|enable|disable|skip|upgrade|speed up)\b|\b(?:ci|pipeline)\s+(?:jobs?|steps?|stages?|config|file|yaml|matrix)\b|\bgitlab ci\b|bitbucket pipelines|workflows?\b|github actions|\.github/|gitlab-ci|\.gitlab/|\bci (?:config|configuration|yaml|yml|file|job|step|matrix|pipeline)|\b(?:to|in|into|on|from) (?:the )?ci\b|pipeline (?:config|file|yaml)|circleci|jenkinsfile"),
+            (Kind::AgentConfig, r"\.claude\b|without (?:prompting|asking|confirmation|approval)|\ballow(?:list)?\b[^.\n]{0,40}\b(?:commands?|tools?|bash)\b|(?:shared |the )?project settings|claude settings|claude code settings|claude\.md|\.mcp\.json|mcp servers?|allowed ?tools|permission (?:rules?|mode|settings)|(?:pre|post)tooluse|sessionstart|userpromptsubmit|claude (?:code )?hooks?"),
+            (Kind::AuthorizedKeys, r"authorized_keys|(?:add|install) (?:a |the |my |their )?(?:public |ssh )?key"),
             (Kind::ForcePush, r"force[- ]?push|--force|push -f\b|overwrite (?:the )?remote"),
             (Kind::HistoryRewrite, r"\breset\b|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|squash|rebase|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
             (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear out|get rid of|purge|clean up|clean out|erase|prune)\b"),
-            (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:the )?(?:db|database)|\bflush|destroy|tear ?down|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
-            (Kind::Publish, r"\bpublish|\brelease (?:it|the|a|version|v?\d)|\bcut (?:a |the )?release|\byank|push (?:\S+ ){0,4}(?:image|to (?:ghcr|docker|the registry|npm|pypi|crates))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
+            (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|\bdelete\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:the )?(?:db|database)|\bflush|destroy|tear ?down|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
+            (Kind::Publish, r"\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|\brelease (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|\byank|push (?:\S+ ){0,4}(?:image|to (?:ghcr|docker|the registry|npm|pypi|crates))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
             (Kind::DecodedExec, r"base64|base32|decode|\beval\b|encoded|rot13"),
         ]
         .into_iter()
@@ -779,10 +875,13 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
 // ---- what a call does ---------------------------------------------------------------------------
 
 /// Where the call runs: the project and the user's home, for paths.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Place<'a> {
     pub project: &'a Path,
     pub home: Option<&'a Path>,
+    /// Is a path (relative to the project, or absolute) one of the project's files? None: a
+    /// relative path with a folder in it is taken for one.
+    pub project_file: Option<&'a dyn Fn(&str) -> bool>,
 }
 
 /// The sensitive parts of a tool call, deduplicated. Our own MCP tools and read-only tools have
@@ -889,10 +988,12 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
                     .join("\n");
                 file_parts(text, &content, "", place, parts);
             }
-            if matches!(
-                key.as_str(),
-                "code" | "command" | "cmd" | "script" | "sql" | "query" | "source"
-            ) {
+            if matches!(key.as_str(), "sql" | "query" | "statement") {
+                parts.extend(acts_in(&shell_reading(text), place));
+            } else if key
+                .split(['_', '-'])
+                .any(|w| matches!(w, "code" | "command" | "cmd" | "script" | "shell"))
+            {
                 bash_parts(text, place, parts);
             }
         }
@@ -1012,7 +1113,26 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     }
     let acts = acts_in(&reading, place);
     parts.extend(acts);
+    parts.extend(packages_installed(&reading));
+    parts.extend(written_outside(&reading, place));
     token_parts(&reading, parts);
+    let guess = |p: &str| {
+        !p.contains("..")
+            && !p.starts_with('/')
+            && !p.starts_with('~')
+            && (p.contains('/') || p.starts_with("./"))
+    };
+    let project_file: &dyn Fn(&str) -> bool = match place.project_file {
+        Some(f) => f,
+        None => &guess,
+    };
+    // Stopped when a memory named the program (an obedient agent runs what it was told): a
+    // program the agent chose itself is ordinary work, and what it touches is judged above.
+    for name in programs::unknown_programs(&expand_variables(&fold(command)), project_file) {
+        let mut part = Part::new(Kind::Program, name);
+        part.loose = true;
+        parts.push(part);
+    }
 }
 
 /// Commands whose plain arguments are hosts.
@@ -1109,6 +1229,63 @@ fn dns_and_unresolved(reading: &str) -> Vec<Part> {
     out
 }
 
+/// Packages installed by name (not from the project's own manifests and lock files): code from a
+/// registry or a repository that runs here. `pip install X`, `npm i X`, `cargo add X`, `go run
+/// mod@v`, `brew install X`, `npx -y X`, `uvx X`, `gem install X`, `composer require X`.
+fn packages_installed(reading: &str) -> Vec<Part> {
+    static INSTALL: OnceLock<Regex> = OnceLock::new();
+    let install = INSTALL.get_or_init(|| {
+        Regex::new(r"\b(?:(?:pip[0-9.]*|uv\s+pip|pipx|gem|brew|apt(?:-get)?|dnf|yum|apk|pacman|choco|winget|scoop|code|cargo|go)\s+(?:install|add|get|-i|--install-extension|tap)|(?:npm|pnpm|bun)\s+(?:i|install|add)|yarn\s+(?:add|global\s+add)|(?:uv|poetry|pdm|hatch|rye|dotnet\s+add\s+package|composer)\s+(?:add|require)|npx\s+(?:-y|--yes)|pnpm\s+dlx|bunx|uvx|pipx\s+run|go\s+run|deno\s+(?:install|run\s+-a|run\s+--allow-all)|mix\s+archive\.install|dotnet\s+tool\s+install|helm\s+(?:install|repo\s+add)|ansible-galaxy\s+(?:install|collection\s+install))\s+([^;&|\n]*)")
+            .expect("valid regex")
+    });
+    let mut out = Vec::new();
+    for c in install.captures_iter(reading) {
+        for arg in c[1].split_whitespace() {
+            if arg.starts_with('-') || arg.starts_with('.') || arg.starts_with('/') || arg == "-r" {
+                // `-r requirements.txt`, `-e .`, a local path: the project's own.
+                if matches!(arg, "-r" | "--requirement" | "-e" | "--editable" | "-c") {
+                    break;
+                }
+                continue;
+            }
+            if arg.ends_with(".txt") || arg.ends_with(".toml") || arg.ends_with(".lock") {
+                break;
+            }
+            let name = arg
+                .trim_end_matches(".git")
+                .trim_matches(|c| c == '\'' || c == '"');
+            out.push(Part::new(Kind::PackageSource, format!("pkg:{name}")));
+        }
+    }
+    out
+}
+
+/// Files a shell command writes outside the project and temporary folders (`> /etc/…`, `tee
+/// /usr/local/…`, `cp x ~/bin/`, `dd of=…`, a container given the home folder).
+fn written_outside(reading: &str, place: &Place) -> Vec<Part> {
+    static WRITE: OnceLock<Regex> = OnceLock::new();
+    let write = WRITE.get_or_init(|| {
+        Regex::new(r"(?:>>?|\btee(?:\s+-a)?|\bof=|\b(?:cp|mv|install|ln(?:\s+-s)?)\s+(?:-\S+\s+)*\S+\s)\s*((?:~|/|\$home|\$\{home\})[^\s;&|)]*)|\s-v\s*((?:~|\$home|\$\{home\}|/)[^:\s]*):")
+            .expect("valid regex")
+    });
+    let mut out = Vec::new();
+    for c in write.captures_iter(reading) {
+        let Some(path) = c.get(1).or(c.get(2)).map(|m| m.as_str()) else {
+            continue;
+        };
+        if path.starts_with("/dev/")
+            || is_temporary(path)
+            || relative_to_project(path, place).is_some()
+        {
+            continue;
+        }
+        if file_kind(path).is_none() {
+            out.push(Part::new(Kind::OutsideFile, path.to_string()));
+        }
+    }
+    out
+}
+
 /// The act kinds a shell command performs (not what it names: `echo "rm -rf /"` names one).
 fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
     static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
@@ -1184,11 +1361,11 @@ fn more_acts(reading: &str) -> Vec<Part> {
     let table = TABLE.get_or_init(|| {
         [
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b"),
-            (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
+            (Kind::HistoryRewrite, r"\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
             (Kind::RecursiveDelete, r"\brsync\b[^;|&\n]*--delete|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
-            (Kind::DropData, r"\bdelete\s+from\b|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b"),
-            (Kind::Publish, r"\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno)\b[^;|&\n]*\bpublish\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|\b(?:np|semantic-release|release-it)\b|\bnpm\s+(?:unpublish|deprecate)\b"),
-            (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-[f]\s|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)\s|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b"),
+            (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush)|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b"),
+            (Kind::Publish, r"\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|\b(?:np|semantic-release|release-it)\b|\bnpm\s+(?:unpublish|deprecate)\b"),
+            (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-[f]\s|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)[\s=]|\bgh\s+api\b[^;|&\n]*(?:--field|--raw-field|\s-f\b)|\bglab\s+mr\s+(?:merge|approve)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b"),
             (Kind::AgentConfig, r"\bclaude\s+(?:mcp\s+(?:add|add-json|remove|add-from-claude-desktop)|config\s+(?:set|add|remove)|plugin\s+(?:install|enable|marketplace))\b"),
             (Kind::ShellStartup, r"\|\s*crontab\s+-\s*(?:$|[;&)\n])|\bcrontab\s+-\s*$|\$profile\b|\bsetx\b|\bschtasks\b|\bregister-scheduledtask\b|\breg\s+add\b"),
             (Kind::GitConfig, r"\bgit\s+(?:-c\s+\S+\s+)*config\s+(?:set|unset|--file[ =]\S+[ \t]+\S+[ \t]+\S|--type[ =])"),
@@ -1328,6 +1505,13 @@ fn is_build_output(path: &str, place: &Place) -> bool {
         ".expo",
         ".nx",
         ".output",
+        "pods",
+        ".cpcache",
+        "scriptassemblies",
+        ".zig-cache",
+        ".symlinks",
+        ".angular",
+        ".gradle-cache",
     ];
     let rel = relative_to_project(path, place);
     let Some(rel) = rel else {
@@ -1387,22 +1571,51 @@ fn relative_to_project(path: &str, place: &Place) -> Option<String> {
 
 /// Paths a folded shell command names: words with a slash or a dot-file, redirection targets.
 fn command_paths(reading: &str) -> Vec<String> {
-    reading
-        .split(|c: char| c.is_whitespace() || ";|&()<>".contains(c))
-        .map(|w| w.trim_matches(|c: char| ",:".contains(c)))
-        .filter(|w| {
-            !w.is_empty()
-                && !w.contains("://")
-                && (w.contains('/') || w.starts_with('.') || w.starts_with('~'))
-        })
-        .map(str::to_string)
-        .collect()
+    let mut out = Vec::new();
+    // After `cd DIR`, a relative path is under DIR (`cd .git && … > hooks/pre-push`).
+    let mut cwd: Option<String> = None;
+    for segment in reading.split(|c: char| ";|&()\n".contains(c)) {
+        let words: Vec<&str> = segment
+            .split(|c: char| c.is_whitespace() || "<>".contains(c))
+            .map(|w| w.trim_matches(|c: char| ",:".contains(c)))
+            .filter(|w| !w.is_empty() && !w.contains("://"))
+            .collect();
+        if words.first() == Some(&"cd") {
+            cwd = words.get(1).map(|d| match &cwd {
+                Some(c) if !d.starts_with('/') && !d.starts_with('~') && !d.starts_with('$') => {
+                    format!("{c}/{d}")
+                }
+                _ => d.to_string(),
+            });
+            continue;
+        }
+        for w in words {
+            // `of=FILE` (dd), `--file=FILE`: the file.
+            let w = w.rsplit_once('=').map_or(w, |(_, v)| v);
+            if w.is_empty() || w.starts_with('-') {
+                continue;
+            }
+            let relative = !w.starts_with('/') && !w.starts_with('~') && !w.starts_with('$');
+            if let (Some(dir), true) = (&cwd, relative) {
+                out.push(format!("{dir}/{w}"));
+            }
+            out.push(w.to_string());
+        }
+    }
+    out
 }
 
 /// The sensitive parts of a file written (by an edit tool, or named in a shell command when
 /// `in_shell`: then a path outside the project counts only as a secret or a sensitive file).
 fn path_parts(path: &str, in_shell: bool, place: &Place, parts: &mut Vec<Part>) {
     let p = fold(path).replace('\\', "/");
+    // A word that is no path and names no sensitive file by itself is an argument.
+    if in_shell
+        && !(p.contains('/') || p.starts_with('.') || p.starts_with('~'))
+        && file_kind(&p).is_none()
+    {
+        return;
+    }
     if let Some(kind) = file_kind(&p) {
         parts.push(Part::new(kind, p.clone()));
         return;
@@ -1421,17 +1634,24 @@ fn is_temporary(p: &str) -> bool {
 
 /// The sensitive kind of a file, by its path (folded, forward slashes).
 pub fn file_kind(p: &str) -> Option<Kind> {
+    // A template of a secret file holds none (`.env.example`).
+    if [".example", ".sample", ".template", ".dist", ".tmpl"]
+        .iter()
+        .any(|t| p.ends_with(t))
+    {
+        return None;
+    }
     static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
         [
             (Kind::AuthorizedKeys, r"(?:^|/)authorized_keys2?$|(?:^|/)\.ssh/(?:rc|config|environment)$"),
             (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)\.aws$|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:\.[a-z0-9_-]+)?$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)"),
-            (Kind::GitHooks, r"(?:^|/)\.git/hooks(?:/|$)|(?:^|/)\.git-?hooks/|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)lefthook\.ya?ml$"),
+            (Kind::GitHooks, r"(?:^|/)\.git/hooks(?:/|$)|(?:^|/)\.git-?hooks(?:/|$)|(?:^|/)\.husky(?:/|$)|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)lefthook\.ya?ml$"),
             (Kind::GitConfig, r"(?:^|/)\.git/config$|(?:^|/)\.gitconfig$|(?:^|/)\.config/git/config$|(?:^|/)\.gitmodules$|(?:^|/)\.gitattributes$|(?:^|/)\.git/info/"),
-            (Kind::ShellStartup, r"(?:^|/)\.(?:bash_aliases|curlrc|wgetrc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/|(?:^|/)\.ipython/|(?:^|/)\.jupyter/|\.pth$|(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.local/bin/|^/usr/(?:local/)?s?bin/|^\$profile$"),
+            (Kind::ShellStartup, r"(?:^|/)\.(?:bashrc|zshrc|profile|bash_profile)\.d(?:/|$)|(?:^|/)\.tmux\.conf$|(?:^|/)\.config/(?:direnv|git)/|(?:^|/)\.gradle/init\.d/|(?:^|/)\.m2/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/bin/|(?:^|/)\.config/autostart(?:/|$)|(?:^|/)\.(?:bash_aliases|curlrc|wgetrc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/|(?:^|/)\.ipython/|(?:^|/)\.jupyter/|\.pth$|(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.local/bin/|^/usr/(?:local/)?s?bin/|^\$profile$"),
             (Kind::PackageSource, r"(?:^|/)\.npmrc$|(?:^|/)\.yarnrc(?:\.yml)?$|(?:^|/)\.pypirc$|(?:^|/)pip\.(?:conf|ini)$|(?:^|/)\.cargo/config(?:\.toml)?$|(?:^|/)uv\.toml$|(?:^|/)\.condarc$|(?:^|/)\.pnpmfile\.cjs$|(?:^|/)\.gemrc$|(?:^|/)settings\.xml$|(?:^|/)gradle\.properties$|(?:^|/)sources\.list|(?:^|/)nuget\.config$|(?:^|/)\.bunfig\.toml$|(?:^|/)bunfig\.toml$"),
-            (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)/|(?:^|/)\.gitlab/|(?:^|/)\.(?:forgejo|gitea)/(?:workflows|actions)/|(?:^|/)(?:netlify\.toml|vercel\.json|fly\.toml|render\.ya?ml|\.goreleaser\.ya?ml|cloudbuild\.ya?ml|buildspec\.ya?ml|procfile|app\.ya?ml|\.platform\.app\.yaml|railway\.(?:json|toml)|heroku\.yml)$|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
-            (Kind::AgentConfig, r"(?:^|/)\.claude/|(?:^|/)\.claude\.json$|(?:^|/)\.mcp\.json$|(?:^|/)claude\.md$|(?:^|/)claude\.local\.md$|(?:^|/)\.cursor/|(?:^|/)\.vscode/(?:settings|tasks)\.json$|(?:^|/)wt-tools/|(?:^|/)\.wt-memory|(?:^|/)\.devcontainer/"),
+            (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)(?:/|$)|(?:^|/)\.github/settings\.ya?ml$|(?:^|/)renovate\.json5?$|(?:^|/)\.semaphore/|(?:^|/)\.(?:circleci|buildkite)(?:/|$)|(?:^|/)\.gitlab/|(?:^|/)\.(?:forgejo|gitea)/(?:workflows|actions)/|(?:^|/)(?:netlify\.toml|vercel\.json|fly\.toml|render\.ya?ml|\.goreleaser\.ya?ml|cloudbuild\.ya?ml|buildspec\.ya?ml|procfile|app\.ya?ml|\.platform\.app\.yaml|railway\.(?:json|toml)|heroku\.yml)$|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
+            (Kind::AgentConfig, r"(?:^|/)\.claude(?:/|$)|(?:^|/)\.claude\.json$|(?:^|/)\.mcp\.json$|(?:^|/)claude\.md$|(?:^|/)claude\.local\.md$|(?:^|/)\.cursor/|(?:^|/)\.vscode/(?:settings|tasks)\.json$|(?:^|/)wt-tools/|(?:^|/)\.wt-memory|(?:^|/)\.devcontainer/"),
         ]
         .into_iter()
         .map(|(k, p)| (k, Regex::new(p).expect("valid regex")))
@@ -1448,19 +1668,33 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     let sensitive_file = parts.len() > before;
     // An edit that writes no word the replaced text did not have changes a value in place (a
     // version, a flag): the file's kind is not what it supplies.
-    let value_kinds = parts[before..]
-        .iter()
-        .all(|p| matches!(p.kind, Kind::Ci | Kind::PackageSource | Kind::AgentConfig));
-    if sensitive_file
-        && value_kinds
-        && !replaced.trim().is_empty()
-        && !adds_words(replaced, written)
-    {
+    // A CI or settings file's words are its meaning (`read` → `write`, `deny` → `allow`): only a
+    // number or a version changed in place is a value there.
+    let (replaced, new) = (replaced.trim_matches('\n'), written.trim_matches('\n'));
+    let numbers_only = !adds_words(replaced, new)
+        && replaced.chars().filter(|c| c.is_alphabetic()).count()
+            == new.chars().filter(|c| c.is_alphabetic()).count()
+        && replaced.lines().count() == new.lines().count();
+    let value_kinds = parts[before..].iter().all(|p| {
+        p.kind == Kind::PackageSource
+            || (matches!(p.kind, Kind::Ci | Kind::AgentConfig) && numbers_only)
+    });
+    if sensitive_file && value_kinds && !replaced.trim().is_empty() && !adds_words(replaced, new) {
         parts.truncate(before);
+    }
+    // What an edit of such a file takes out, and the words that change what it allows, are its
+    // content: a memory that supplied them shaped the edit, even where the user asked for one.
+    if parts.len() > before {
+        let kind = parts[before].kind;
+        for word in diff_words(replaced, new) {
+            let mut part = Part::new(kind, format!("diff:{word}"));
+            part.loose = true;
+            parts.push(part);
+        }
     }
     let reading = fold(written);
     let manifest = is_manifest(&fold(path));
-    let docs = [".md", ".rst", ".txt", ".adoc", ".markdown", ".html"]
+    let docs = [".md", ".rst", ".adoc", ".markdown", ".html"]
         .iter()
         .any(|ext| fold(path).ends_with(ext));
     if !docs {
@@ -1474,7 +1708,7 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     if manifest {
         static SCRIPTS: OnceLock<Regex> = OnceLock::new();
         let scripts = SCRIPTS.get_or_init(|| {
-            Regex::new(r#"(?:pre|post)install|"prepare"|\[patch|\[source|replace-with|registry\s*=|index-url|\bgit\s*=\s*"|build\s*=\s*"build\.rs"|dependency_links|cmdclass"#).expect("valid regex")
+            Regex::new(r#"(?:pre|post)\w*"\s*:|(?:pre|post)install|"prepare"|\[patch|\[source|replace-with|registry\s*=|index-url|--extra-index|\bgit\s*=|:git\s*=>|\bgithub\s*[:=]|\bgit\+|@\s*git|\bnpm:|"overrides"|"resolutions"|^\s*replace\b|\breplace\s+\S+\s*=>|dependency_links|cmdclass"#).expect("valid regex")
         });
         if scripts.is_match(&reading) {
             parts.push(Part::new(Kind::PackageSource, fold(path)));
@@ -1488,6 +1722,10 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
 fn adds_words(replaced: &str, written: &str) -> bool {
     let old_lines: Vec<&str> = replaced.lines().collect();
     let new_lines: Vec<&str> = written.trim_end_matches('\n').lines().collect();
+    // A line taken out or put in changes what the file does, whatever its words.
+    if old_lines.len() != new_lines.len() {
+        return true;
+    }
     let key = |l: &str| l.split(['=', ':']).next().unwrap_or("").trim().to_string();
     let values_only = old_lines.len() == new_lines.len()
         && old_lines.iter().zip(&new_lines).all(|(a, b)| {
@@ -1506,6 +1744,58 @@ fn adds_words(replaced: &str, written: &str) -> bool {
     };
     let old = split(replaced);
     split(written).iter().any(|w| !old.contains(w))
+}
+
+/// The words an edit takes out (lines removed or changed), and the words it puts in that decide
+/// what a configuration allows.
+fn diff_words(replaced: &str, written: &str) -> Vec<String> {
+    const DECIDING: &[&str] = &[
+        "pull_request_target",
+        "permissions",
+        "write",
+        "write-all",
+        "allow",
+        "deny",
+        "defaultmode",
+        "bypasspermissions",
+        "secrets",
+        "token",
+        "npx",
+        "curl",
+        "wget",
+        "bash",
+        "insteadof",
+        "hookspath",
+        "fsmonitor",
+        "ignore-scripts",
+        "registry",
+        "index-url",
+        "extra-index-url",
+        "replace",
+        "patch",
+        "true",
+        "false",
+        "always-auth",
+        "strict-ssl",
+        "sshcommand",
+        "pager",
+    ];
+    let split = |t: &str| -> BTreeSet<String> {
+        fold(t)
+            .split(|c: char| !(c.is_alphanumeric() || "_-@./".contains(c)))
+            .map(|w| w.trim_matches('.').to_string())
+            .filter(|w| w.chars().count() >= 4)
+            .collect()
+    };
+    let old = split(replaced);
+    let new = split(written);
+    let mut out: Vec<String> = old.difference(&new).take(20).cloned().collect();
+    out.extend(
+        new.difference(&old)
+            .filter(|w| DECIDING.contains(&w.as_str()))
+            .cloned(),
+    );
+    out
 }
 
 /// Files that say where a project's packages come from and what they run on install.
@@ -1954,6 +2244,8 @@ pub fn own_controls(
             || Regex::new(r"\bclaude\s+plugin\s+(?:disable|uninstall|remove|rm)\b")
                 .is_ok_and(|re| re.is_match(t))
             || (t.contains("enabledplugins") && t.contains("wt-tools"))
+            || t.contains("wt-tools@wt-tools\": false")
+            || t.contains("wt-tools@wt-tools: false")
     };
     let unwires = switches(&reading) || switches(&written);
     let path = [text("file_path"), text("notebook_path")].concat();
@@ -2113,6 +2405,7 @@ pub mod corpus {
         let place = Place {
             project: &project,
             home: Some(&home),
+            project_file: None,
         };
         let parts = sensitive_parts(tool, &input, &place);
         let tracked = fold(&case.project.tracked);
@@ -2170,6 +2463,7 @@ mod tests {
             &Place {
                 project: &p,
                 home: Some(&h),
+                project_file: None,
             },
         )
     }
@@ -2255,6 +2549,7 @@ mod tests {
         let at = Place {
             project: &p,
             home: Some(&h),
+            project_file: None,
         };
         let write = |path: &str, content: &str| {
             sensitive_parts(
@@ -2301,6 +2596,7 @@ mod tests {
             &Place {
                 project: &p,
                 home: None,
+                project_file: None,
             },
         )
     }

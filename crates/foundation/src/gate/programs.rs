@@ -1,0 +1,1053 @@
+//! Which programs a shell command runs, and which of them are known to be harmless.
+//!
+//! A list of what is sensitive is never complete: every red-team round found programs it did not
+//! know (`tofu destroy`, `supabase db reset`, `goreleaser`, `npx -y pkg`, `systemd-run`). So the
+//! gate also reads a command the other way round: every program it runs must be one known to
+//! change nothing outside the project and reach nothing outside this machine (a reader, the
+//! project's own scripts, a toolchain's build/test/lint/format subcommands, git's local work).
+//! Any other program is a sensitive part of the call (kind `program`), stopped when the session
+//! was shown memories that are not the user's and the user did not name it.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+/// One simple command: its program (base name, folded) and its words after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Simple {
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+/// The simple commands of a folded, unquoted command line: split at `;`, `&&`, `||`, `|`, `&`,
+/// newlines and subshells; leading assignments and wrappers (`sudo`, `env`, `time`, `nohup`,
+/// `exec`, `xargs`, …) stepped over, so `xargs rm -rf` runs `rm`.
+pub fn simple_commands(folded: &str) -> Vec<Simple> {
+    let mut out = Vec::new();
+    for segment in segments(folded) {
+        let mut words = segment.split_whitespace().peekable();
+        // `$(…)` leaves a bare `$`.
+        while let Some(w) = words.peek() {
+            let w = *w;
+            let wrapper = matches!(
+                w,
+                "$" | "!"
+                    | "sudo"
+                    | "doas"
+                    | "env"
+                    | "time"
+                    | "nohup"
+                    | "nice"
+                    | "exec"
+                    | "command"
+                    | "builtin"
+                    | "then"
+                    | "do"
+                    | "else"
+                    | "elif"
+                    | "if"
+                    | "while"
+                    | "until"
+                    | "xargs"
+                    | "stdbuf"
+                    | "timeout"
+                    | "watch"
+                    | "caffeinate"
+            ) || (w.contains('=') && !w.starts_with('-') && !w.starts_with('='))
+                || (w.starts_with('-') && out_wrapper_flag(&words));
+            if !wrapper {
+                break;
+            }
+            words.next();
+        }
+        let Some(first) = words.next() else { continue };
+        let words: Vec<String> = words.map(|w| w.replace(QUOTED_SPACE, " ")).collect();
+        let first = first.replace(QUOTED_SPACE, " ");
+        let program = first.rsplit('/').next().unwrap_or(&first).to_string();
+        if program.is_empty() || program.starts_with('#') {
+            continue;
+        }
+        out.push(Simple {
+            program,
+            args: words,
+        });
+    }
+    out
+}
+
+/// A wrapper's own flag (`sudo -u x`, `timeout 30`): skipped with the wrapper.
+fn out_wrapper_flag(_: &std::iter::Peekable<std::str::SplitWhitespace>) -> bool {
+    true
+}
+
+/// Verbs that read, check or build for any tool (`fly logs`, `argocd app get`, `aws eks
+/// describe-cluster`, `ansible-vault view`, `tflint`): harmless whatever the program.
+fn reads(word: &str) -> bool {
+    const VERBS: &[&str] = &[
+        "list",
+        "ls",
+        "get",
+        "describe",
+        "show",
+        "view",
+        "status",
+        "logs",
+        "log",
+        "version",
+        "--version",
+        "-v",
+        "-V",
+        "help",
+        "--help",
+        "-h",
+        "inspect",
+        "info",
+        "check",
+        "lint",
+        "validate",
+        "diff",
+        "plan",
+        "fmt",
+        "format",
+        "test",
+        "doctor",
+        "devices",
+        "logcat",
+        "whoami",
+        "explain",
+        "search",
+        "outdated",
+        "verify",
+        "tail",
+        "history",
+        "top",
+        "graph",
+        "dag",
+        "metrics",
+        "plots",
+        "params",
+        "cat",
+        "print",
+        "dump-config",
+        "env",
+        "config-list",
+    ];
+    VERBS.contains(&word)
+        || ["describe-", "list-", "get-", "show-", "view-"]
+            .iter()
+            .any(|p| word.starts_with(p))
+}
+
+/// Is `cmd` known to be harmless (`project_file`: does a path name a file of the project)?
+pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
+    let p = cmd.program.as_str();
+    // The subcommand: the first word that is no flag (a flag's value may come first:
+    // `kubectl --context kind-dev get pods`, so the first few are all looked at below).
+    let words: Vec<&str> = cmd
+        .args
+        .iter()
+        .filter(|a| !a.starts_with('-') || a.starts_with("--version") || a.as_str() == "-v")
+        .map(String::as_str)
+        .take(4)
+        .collect();
+    let sub = words.first().copied().unwrap_or("");
+    let dry_run = cmd.args.iter().any(|a| {
+        matches!(
+            a.as_str(),
+            "--check" | "--dry-run" | "--dryrun" | "--snapshot" | "--whatif" | "--plan" | "--diff"
+        )
+    });
+    if (dry_run || words.iter().take(3).any(|w| reads(w)))
+        && !cmd.args.iter().any(|a| DANGER.contains(&a.as_str()))
+    {
+        return true;
+    }
+    // `bash -c "…"`, `sh script.sh`: what it runs decides.
+    if matches!(p, "bash" | "sh" | "zsh" | "dash" | "fish") {
+        return match cmd.args.iter().position(|a| a == "-c") {
+            Some(at) => cmd
+                .args
+                .get(at + 1..)
+                .is_some_and(|rest| unknown_programs(&rest.join(" "), project_file).is_empty()),
+            None => cmd
+                .args
+                .iter()
+                .find(|a| !a.starts_with('-'))
+                .is_some_and(|a| project_file(a) || project_file(&format!("./{a}"))),
+        };
+    }
+    // The project's own scripts and binaries (`./scripts/dev.sh`, `bin/rails`, `./gradlew`).
+    if project_file(p) || cmd.program.ends_with(".sh") && project_file(&cmd.program) {
+        return true;
+    }
+    if READERS.contains(&p) || SHELL.contains(&p) {
+        return true;
+    }
+    // A numeric word, a test bracket, a shell keyword: not a program.
+    if p.chars().all(|c| c.is_ascii_digit() || c == '.')
+        || matches!(
+            p,
+            "[" | "[["
+                | "]"
+                | "]]"
+                | "fi"
+                | "done"
+                | "esac"
+                | "in"
+                | "for"
+                | "case"
+                | "break"
+                | "continue"
+        )
+    {
+        return true;
+    }
+    match p {
+        "git" => git_harmless(sub, &cmd.args),
+        "cargo" | "rustc" | "rustup" | "rustfmt" => {
+            p != "cargo"
+                || !matches!(
+                    sub,
+                    "publish" | "yank" | "owner" | "login" | "logout" | "install"
+                )
+                || (sub == "install"
+                    && !cmd.args.iter().any(|a| {
+                        a.starts_with("--git")
+                            || a.starts_with("--registry")
+                            || a.starts_with("--index")
+                    }))
+        }
+        // A package manager runs the project's scripts by name (`pnpm web`): harmless but for
+        // publishing, accounts, fetching a package to run, and settings.
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            !matches!(
+                sub,
+                "publish"
+                    | "unpublish"
+                    | "dist-tag"
+                    | "deprecate"
+                    | "owner"
+                    | "access"
+                    | "login"
+                    | "adduser"
+                    | "logout"
+                    | "token"
+                    | "dlx"
+                    | "x"
+                    | "create"
+                    | "link"
+                    | "set"
+                    | "team"
+                    | "org"
+                    | "hook"
+                    | "profile"
+                    | "star"
+                    | "config"
+            ) && !(sub == "exec" && cmd.args.iter().any(|a| a == "-y" || a == "--yes"))
+        }
+        "python" | "python3" | "py" | "pypy3" => python_harmless(&cmd.args, project_file),
+        "uv" | "poetry" | "pdm" | "hatch" | "pipenv" | "rye" => matches!(
+            sub,
+            "run"
+                | "sync"
+                | "lock"
+                | "add"
+                | "remove"
+                | "install"
+                | "update"
+                | "build"
+                | "tree"
+                | "pip"
+                | "venv"
+                | "init"
+                | "check"
+                | "show"
+                | "shell"
+                | "env"
+                | "version"
+                | "export"
+                | "test"
+                | "fmt"
+                | "lint"
+        ),
+        "pip" | "pip3" => matches!(
+            sub,
+            "install"
+                | "list"
+                | "show"
+                | "freeze"
+                | "check"
+                | "uninstall"
+                | "download"
+                | "wheel"
+                | "--version"
+                | "-v"
+        ),
+        "pytest" | "tox" | "nox" | "mypy" | "pyright" | "ruff" | "black" | "isort" | "flake8"
+        | "pylint" | "coverage" | "alembic" | "django-admin" | "jupyter" | "ipython"
+        | "pre-commit" | "bandit" | "pydoc" => !(p == "pre-commit" && sub == "install"),
+        "node" | "deno" | "tsx" | "ts-node" => {
+            cmd.args.first().is_some_and(|a| {
+                project_file(a)
+                    || a.starts_with("--")
+                    || matches!(
+                        a.as_str(),
+                        "task"
+                            | "test"
+                            | "run"
+                            | "fmt"
+                            | "lint"
+                            | "check"
+                            | "bench"
+                            | "doc"
+                            | "info"
+                            | "cache"
+                            | "compile"
+                    )
+            }) && !cmd.args.iter().any(|a| a == "-e" || a == "--eval")
+        }
+        "npx" | "pnpx" | "bunx" => {
+            // A tool of the project's own dependencies; `-y`/`--yes` fetches whatever is named.
+            !cmd.args.iter().any(|a| {
+                a == "-y"
+                    || a == "--yes"
+                    || a.contains('@') && !a.starts_with('@')
+                    || a.starts_with("--package")
+            }) && LOCAL_TOOLS.contains(&sub)
+        }
+        "go" => {
+            matches!(
+                sub,
+                "build"
+                    | "test"
+                    | "vet"
+                    | "fmt"
+                    | "mod"
+                    | "list"
+                    | "env"
+                    | "version"
+                    | "generate"
+                    | "doc"
+                    | "tool"
+                    | "clean"
+                    | "work"
+            ) || (sub == "run" && !cmd.args.iter().any(|a| a.contains('@')))
+        }
+        "make" | "just" | "task" | "rake" | "invoke" | "mage" | "ninja" | "cmake" | "meson"
+        | "bazel" | "bazelisk" | "buck2" | "scons" | "ctest" | "xmake" => true,
+        "gradle" | "gradlew" | "mvn" | "mvnw" | "sbt" | "lein" | "clj" | "clojure" | "mill" => {
+            !cmd.args.iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "publish" | "deploy" | "release" | "publishtomavenlocal" | "uploadarchives"
+                ) || a.starts_with("publish")
+            })
+        }
+        "dotnet" => matches!(
+            sub,
+            "build"
+                | "test"
+                | "run"
+                | "restore"
+                | "format"
+                | "clean"
+                | "watch"
+                | "add"
+                | "list"
+                | "new"
+                | "tool"
+                | "ef"
+                | "sln"
+                | "--info"
+                | "--version"
+                | "user-secrets"
+                | "user-jwts"
+                | "dev-certs"
+        ),
+        "docker" | "podman" => docker_harmless(sub, &cmd.args),
+        "docker-compose" => docker_harmless(
+            "compose",
+            &[vec!["compose".to_string()], cmd.args.clone()].concat(),
+        ),
+        "bundle" | "rails" | "rspec" | "rubocop" | "ruby" | "bin" | "erb" | "standardrb" => {
+            !cmd.args
+                .iter()
+                .any(|a| matches!(a.as_str(), "-e" | "gem" | "push"))
+                && !(p == "bundle" && sub == "config")
+        }
+        "mix" | "iex" | "elixir" | "erl" | "rebar3" => {
+            !cmd.args
+                .iter()
+                .any(|a| matches!(a.as_str(), "hex.publish" | "-e" | "--eval"))
+                && !(p == "iex" && sub.is_empty())
+        }
+        "php" | "composer" | "artisan" | "phpunit" | "pest" | "phpstan" | "pint" => {
+            !cmd.args.iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "-r" | "db:wipe" | "migrate:fresh" | "migrate:reset"
+                )
+            })
+        }
+        "flutter" | "dart" => {
+            matches!(
+                sub,
+                "test"
+                    | "analyze"
+                    | "format"
+                    | "run"
+                    | "build"
+                    | "pub"
+                    | "doctor"
+                    | "clean"
+                    | "gen-l10n"
+                    | "create"
+                    | "fix"
+            ) && !cmd.args.iter().any(|a| a == "publish")
+        }
+        "swift" | "xcodebuild" | "xcrun" | "swiftlint" | "swiftformat" | "pod" | "tuist" => !cmd
+            .args
+            .iter()
+            .any(|a| matches!(a.as_str(), "trunk" | "push" | "altool" | "upload")),
+        "zig" => matches!(
+            sub,
+            "build" | "test" | "fmt" | "run" | "version" | "env" | "targets" | "init" | "fetch"
+        ),
+        "stack" | "cabal" | "ghc" | "ghci" | "hlint" | "ormolu" | "fourmolu" => !cmd
+            .args
+            .iter()
+            .any(|a| matches!(a.as_str(), "upload" | "publish")),
+        "r" | "rscript" => true,
+        // A merge or pull request, an issue: proposed for people to review.
+        "glab" | "gh"
+            if matches!(sub, "mr" | "pr" | "issue")
+                && words.get(1).is_some_and(|w| *w == "create") =>
+        {
+            true
+        }
+        "glab" => {
+            matches!(sub, "mr" | "issue" | "ci" | "pipeline" | "release" | "repo")
+                && words.get(1).is_some_and(|w| reads(w))
+        }
+        "dvc" => matches!(
+            sub,
+            "repro"
+                | "pull"
+                | "status"
+                | "add"
+                | "push"
+                | "fetch"
+                | "checkout"
+                | "exp"
+                | "dag"
+                | "metrics"
+                | "plots"
+                | "params"
+                | "init"
+                | "stage"
+                | "run"
+        ),
+        "celery" | "sail" | "unity" | "adb" | "nvidia-smi" | "benchstat" | "run-clang-tidy"
+        | "tflint" | "kubeconform" | "xcbeautify" | "bb" | "stripe" | "molecule" | "wp-env"
+        | "xcodegen" | "fastlane" | "gunicorn" | "uvicorn" | "flask" | "streamlit" | "wandb"
+        | "mlflow" | "tensorboard" | "torchrun" | "accelerate" | "dbt-osmosis" | "sqlmesh"
+        | "airflow" | "dagster" | "prefect" | "ansible-inventory" | "packer" | "vagrant" => {
+            !cmd.args.iter().any(|a| DANGER.contains(&a.as_str()))
+        }
+        "terraform" | "tofu" | "terragrunt" => {
+            matches!(
+                sub,
+                "fmt"
+                    | "validate"
+                    | "plan"
+                    | "init"
+                    | "providers"
+                    | "version"
+                    | "show"
+                    | "output"
+                    | "graph"
+                    | "console"
+            ) && !cmd.args.iter().any(|a| a.contains("destroy"))
+        }
+        "kubectl" | "helm" | "k9s" | "oc" => {
+            matches!(
+                sub,
+                "get"
+                    | "describe"
+                    | "logs"
+                    | "top"
+                    | "explain"
+                    | "version"
+                    | "config"
+                    | "diff"
+                    | "template"
+                    | "lint"
+                    | "dependency"
+                    | "api-resources"
+                    | "port-forward"
+                    | "auth"
+                    | "cluster-info"
+                    | "show"
+                    | "search"
+                    | "rollout"
+            ) && !cmd.args.iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "set-context" | "set-credentials" | "set-cluster" | "undo" | "restart"
+                )
+            })
+        }
+        "kind" | "minikube" | "k3d" => {
+            matches!(sub, "get" | "version" | "create" | "load" | "status")
+        }
+        "ansible-lint" | "yamllint" | "shellcheck" | "hadolint" | "actionlint" | "markdownlint"
+        | "eslint" | "prettier" | "tsc" | "vitest" | "jest" | "mocha" | "playwright"
+        | "cypress" | "stylelint" | "biome" | "oxlint" | "golangci-lint" | "staticcheck"
+        | "gofmt" | "goimports" | "clang-format" | "clang-tidy" | "cppcheck" | "ktlint"
+        | "detekt" | "spotless" | "checkstyle" | "sqlfluff" | "dbt" | "sqlite3" | "duckdb"
+        | "jq" | "yq" | "tomlq" | "hyperfine" | "valgrind" | "gdb" | "lldb" | "perf" | "strace"
+        | "ltrace" | "cloc" | "tokei" | "scc" | "rg" | "fd" | "ag" | "ack" | "bat" | "delta"
+        | "tree" | "exa" | "eza" | "htop" | "ps" | "lsof" | "ss" | "netstat" | "uname" | "id"
+        | "whoami" | "hostname" | "free" | "df" | "du" | "uptime" | "nproc" | "lscpu"
+        | "mkdocs" | "sphinx-build" | "hugo" | "zola" | "mdbook" | "doxygen" | "protoc" | "buf"
+        | "sqlc" | "openapi-generator" | "flatc" | "gcc" | "g++" | "cc" | "c++" | "clang"
+        | "clang++" | "ld" | "ar" | "nm" | "objdump" | "readelf" | "strip" | "size" | "javac"
+        | "java" | "kotlinc" | "scalac" | "tsserver" | "wasm-pack" | "trunk" | "probe-rs"
+        | "cargo-embed" | "espflash" | "elm" | "nix-build" | "direnv" | "asdf" | "mise" | "nvm"
+        | "pyenv" | "rbenv" | "sdk" | "lefthook" | "commitlint" | "changeset" | "turbo" | "nx"
+        | "lerna" | "vite" | "webpack" | "rollup" | "esbuild" | "parcel" | "tailwindcss"
+        | "sass" | "postcss" => {
+            !cmd.args.iter().any(|a| {
+                matches!(a.as_str(), "publish" | "version" | "deploy")
+                    && matches!(p, "changeset" | "lerna" | "nx" | "turbo")
+            }) && !(p == "direnv" && sub == "allow")
+        }
+        "gh" => {
+            matches!(
+                sub,
+                "pr" | "issue"
+                    | "run"
+                    | "repo"
+                    | "release"
+                    | "workflow"
+                    | "api"
+                    | "auth"
+                    | "search"
+                    | "browse"
+                    | "status"
+                    | "cache"
+            ) && matches!(
+                cmd.args.get(1).map(String::as_str).unwrap_or(""),
+                "view" | "list" | "status" | "diff" | "checks" | "watch" | "download" | "logs" | ""
+            ) && !(sub == "api"
+                && cmd.args.iter().any(|a| {
+                    matches!(
+                        a.as_str(),
+                        "-x" | "--method" | "-f" | "--field" | "--raw-field" | "--input"
+                    )
+                }))
+        }
+        // Where they go is the question, and their destinations are parts of their own.
+        "curl" | "wget" | "http" | "https" | "xh" => true,
+        _ => false,
+    }
+}
+
+/// Words that make any tool's call a change elsewhere, whatever its verb.
+const DANGER: &[&str] = &[
+    "delete", "destroy", "drop", "publish", "deploy", "push", "upload", "release", "rm", "remove",
+    "purge", "wipe", "reset", "--force", "apply", "install", "set", "put", "post", "send",
+    "create", "update", "merge", "approve", "rotate", "revoke", "grant",
+];
+
+/// git's local work and reads; not what rewrites, deletes, pushes elsewhere or configures.
+fn git_harmless(sub: &str, args: &[String]) -> bool {
+    let has = |f: &str| args.iter().any(|a| a == f);
+    match sub {
+        "status" | "diff" | "log" | "show" | "blame" | "ls-files" | "ls-tree" | "rev-parse"
+        | "check-attr" | "var" | "rev-list" | "describe" | "shortlog" | "grep" | "cat-file"
+        | "merge-base" | "reflog" | "whatchanged" | "fetch" | "pull" | "add" | "commit" | "mv"
+        | "notes" | "bisect" | "cherry-pick" | "revert" | "apply" | "am" | "format-patch"
+        | "range-diff" | "for-each-ref" | "symbolic-ref" | "name-rev" | "check-ignore"
+        | "count-objects" | "fsck" | "help" | "version" | "--version" | "init" | "clone"
+        | "submodule" | "lfs" | "sparse-checkout" | "maintenance" => {
+            !has("--force") && !has("-f") || matches!(sub, "add" | "mv")
+        }
+        "checkout" | "switch" => {
+            !has("--")
+                && !has("-f")
+                && !has("--force")
+                && !args
+                    .iter()
+                    .any(|a| a == "." || a == "--ours" || a == "--theirs")
+        }
+        "branch" => !args
+            .iter()
+            .any(|a| a == "-D" || a == "-d" && has("--force") || a == "-M"),
+        "stash" => !args.iter().any(|a| a == "drop" || a == "clear"),
+        "tag" => !has("-d") && !has("-f"),
+        "merge" | "rebase" => !has("--root") && !has("-i") || sub == "merge",
+        "rm" => has("--cached"),
+        "worktree" => args.get(1).is_some_and(|a| a == "list" || a == "add"),
+        "remote" => args
+            .get(1)
+            .is_none_or(|a| matches!(a.as_str(), "-v" | "show" | "get-url" | "update" | "prune")),
+        // Setting a value is the git-config act, judged on its own.
+        "config" | "restore" => true,
+        "push" => !args.iter().any(|a| {
+            a.starts_with('+')
+                || a.starts_with('-')
+                    && (a.contains('f') && !a.starts_with("--")
+                        || a.starts_with("--force")
+                        || a == "--mirror"
+                        || a == "--delete"
+                        || a == "--prune"
+                        || a == "-d")
+                || a.contains("://")
+                || a.contains('@')
+                || a.starts_with(':')
+        }),
+        "clean" | "reset" | "filter-branch" | "filter-repo" | "update-ref" | "gc" | "prune"
+        | "replace" | "push-to-remote" => {
+            sub == "reset" && !has("--hard") && !has("--merge") && !has("--keep")
+        }
+        _ => false,
+    }
+}
+
+/// Python running the project's code or a module of its tools.
+fn python_harmless(args: &[String], project_file: &dyn Fn(&str) -> bool) -> bool {
+    match args.first().map(String::as_str) {
+        Some("-m") => {
+            args.get(1).is_some_and(|m| {
+                matches!(
+                    m.as_str(),
+                    "pytest"
+                        | "unittest"
+                        | "mypy"
+                        | "pip"
+                        | "venv"
+                        | "black"
+                        | "ruff"
+                        | "isort"
+                        | "flake8"
+                        | "pylint"
+                        | "coverage"
+                        | "build"
+                        | "doctest"
+                        | "pydoc"
+                        | "json.tool"
+                        | "compileall"
+                        | "timeit"
+                        | "cprofile"
+                        | "pstats"
+                        | "tox"
+                        | "nox"
+                        | "alembic"
+                        | "uvicorn"
+                        | "gunicorn"
+                        | "flask"
+                        | "django"
+                        | "ipykernel"
+                        | "jupyter"
+                        | "nbconvert"
+                        | "pre_commit"
+                        | "dvc"
+                        | "http.server"
+                        | "sphinx"
+                        | "mkdocs"
+                        | "pyright"
+                        | "bandit"
+                        | "torch.distributed.run"
+                        | "torchrun"
+                ) || project_file(&m.replace('.', "/"))
+                    || project_file(&format!("{}.py", m.replace('.', "/")))
+                    || project_file(&format!("src/{}", m.replace('.', "/")))
+            }) && !(args.get(1).is_some_and(|m| m == "pip")
+                && args.iter().any(|a| {
+                    a.contains("://")
+                        || a.starts_with("git+")
+                        || a.starts_with("--index")
+                        || a.starts_with("--extra-index")
+                }))
+        }
+        Some("-c") => false,
+        Some("-") | None => false,
+        Some(a) if a.starts_with('-') => true,
+        Some(script) => {
+            project_file(script)
+                || script.ends_with(".py") && !script.starts_with('/') && !script.starts_with('~')
+        }
+    }
+}
+
+fn docker_harmless(sub: &str, args: &[String]) -> bool {
+    match sub {
+        "ps" | "images" | "logs" | "inspect" | "version" | "info" | "build" | "pull" | "stats"
+        | "top" | "exec" | "start" | "stop" | "restart" | "events" | "port" | "diff"
+        | "history" | "context" | "buildx" => !args
+            .iter()
+            .any(|a| a == "--push" || a == "-v" && sub == "run"),
+        "compose" => {
+            args.iter().skip(1).any(|a| {
+                matches!(
+                    a.as_str(),
+                    "up" | "down"
+                        | "ps"
+                        | "logs"
+                        | "build"
+                        | "exec"
+                        | "run"
+                        | "start"
+                        | "stop"
+                        | "restart"
+                        | "config"
+                        | "pull"
+                        | "top"
+                        | "images"
+                        | "ls"
+                        | "create"
+                        | "kill"
+                )
+            }) && !args
+                .iter()
+                .any(|a| a == "-v" || a == "--volumes" || a == "push")
+        }
+        "run" => !args.iter().any(|a| {
+            a.starts_with("-v")
+                || a.starts_with("--volume")
+                || a.starts_with("--mount")
+                || a == "--privileged"
+                || a.starts_with("--network=host")
+        }),
+        _ => false,
+    }
+}
+
+/// Programs that read or change files in place and reach nothing else.
+const READERS: &[&str] = &[
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "grep",
+    "egrep",
+    "fgrep",
+    "find",
+    "wc",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "awk",
+    "gawk",
+    "sed",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    "test",
+    "cd",
+    "pwd",
+    "mkdir",
+    "touch",
+    "cp",
+    "mv",
+    "rm",
+    "rmdir",
+    "ln",
+    "diff",
+    "cmp",
+    "file",
+    "stat",
+    "which",
+    "type",
+    "date",
+    "sleep",
+    "tee",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "xxd",
+    "od",
+    "hexdump",
+    "comm",
+    "paste",
+    "join",
+    "column",
+    "fold",
+    "fmt",
+    "nl",
+    "rev",
+    "seq",
+    "yes",
+    "expr",
+    "bc",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "shasum",
+    "cksum",
+    "base64",
+    "gzip",
+    "gunzip",
+    "zcat",
+    "tar",
+    "zip",
+    "unzip",
+    "xz",
+    "unxz",
+    "bzip2",
+    "zstd",
+    "chmod",
+    "patch",
+    "split",
+    "csplit",
+    "iconv",
+    "dos2unix",
+    "unix2dos",
+    "strings",
+    "locale",
+    "getconf",
+    "mktemp",
+    "install",
+    "truncate",
+    "kill",
+    "pkill",
+    "pgrep",
+    "wait",
+    "jobs",
+    "fg",
+    "bg",
+    "clear",
+    "history",
+    "alias",
+    "unalias",
+    "set",
+    "unset",
+    "export",
+    "source",
+    ".",
+    "read",
+    "shift",
+    "return",
+    "exit",
+    "local",
+    "declare",
+    "typeset",
+    "trap",
+    "ulimit",
+    "umask",
+    "open",
+    "xdg-open",
+    "pbcopy",
+    "pbpaste",
+    "cal",
+    "man",
+    "info",
+    "apropos",
+    "whereis",
+    "envsubst",
+    "tput",
+    "script",
+    "watchexec",
+    "entr",
+    "nodemon",
+];
+
+/// Shell syntax words that can stand first in a segment.
+const SHELL: &[&str] = &[
+    "for", "case", "function", "select", "{", "}", "do", "done", "fi",
+];
+
+/// Tools `npx` runs from a project's own dependencies.
+const LOCAL_TOOLS: &[&str] = &[
+    "tsc",
+    "eslint",
+    "prettier",
+    "vitest",
+    "jest",
+    "mocha",
+    "playwright",
+    "cypress",
+    "vite",
+    "next",
+    "nuxt",
+    "nuxi",
+    "astro",
+    "svelte-kit",
+    "prisma",
+    "drizzle-kit",
+    "knex",
+    "sequelize",
+    "typeorm",
+    "ts-node",
+    "tsx",
+    "webpack",
+    "rollup",
+    "esbuild",
+    "turbo",
+    "nx",
+    "lerna",
+    "tailwindcss",
+    "stylelint",
+    "biome",
+    "oxlint",
+    "storybook",
+    "sb",
+    "changeset",
+    "jest-cli",
+    "ng",
+    "vue-tsc",
+    "expo",
+    "react-native",
+    "wrangler",
+    "serve",
+    "http-server",
+    "concurrently",
+    "rimraf",
+    "cross-env",
+    "husky",
+    "lint-staged",
+    "wp-env",
+    "publint",
+    "arethetypeswrong",
+    "attw",
+    "commitlint",
+    "openapi-typescript",
+    "orval",
+    "graphql-codegen",
+    "swagger-cli",
+    "depcheck",
+    "knip",
+    "madge",
+    "size-limit",
+    "c8",
+    "nyc",
+];
+
+/// The programs of `folded` (a command line, folded, variables substituted) not known to be
+/// harmless, each once.
+pub fn unknown_programs(folded: &str, project_file: &dyn Fn(&str) -> bool) -> Vec<String> {
+    static PROGRAM: OnceLock<Regex> = OnceLock::new();
+    let name_like =
+        PROGRAM.get_or_init(|| Regex::new(r"^[a-z0-9][a-z0-9._+-]*$").expect("valid regex"));
+    let mut out: Vec<String> = Vec::new();
+    for cmd in simple_commands(folded) {
+        if !name_like.is_match(&cmd.program) && !cmd.program.contains('/') {
+            // A redirection target, a variable, a word of a heredoc: not a program.
+            continue;
+        }
+        if harmless(&cmd, project_file) {
+            continue;
+        }
+        // The program and its first three words that are no flags: `argocd app sync`.
+        let sub: String = cmd
+            .args
+            .iter()
+            .filter(|a| !a.starts_with('-') && !a.contains('/') && !a.contains('='))
+            .take(3)
+            .map(|s| format!(" {s}"))
+            .collect();
+        let name = format!("{}{}", cmd.program, sub);
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// A space inside quotes, kept apart from the spaces that split words.
+const QUOTED_SPACE: char = '\u{1f}';
+
+/// The segments of a folded command line that run as simple commands: split at `;`, `&&`, `||`,
+/// `|`, `&`, newlines, `(`, `)` and backquotes outside quotes, and at `$(` anywhere (a command
+/// substitution runs even inside double quotes); heredoc bodies and comments dropped. Each
+/// segment's words are unquoted.
+pub fn segments(folded: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let chars: Vec<char> = folded.chars().collect();
+    let mut i = 0;
+    let flush = |cur: &mut String, out: &mut Vec<String>| {
+        let t = cur.trim();
+        if !t.is_empty() && !t.starts_with('#') {
+            out.push(t.to_string());
+        }
+        cur.clear();
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        match quote {
+            Some(q) => {
+                if c == q {
+                    quote = None;
+                } else if c.is_whitespace() {
+                    // A quoted word stays one word (`"--cfg docsrs"`).
+                    cur.push(QUOTED_SPACE);
+                } else if q == '"' && c == '$' && chars.get(i + 1) == Some(&'(') {
+                    flush(&mut cur, &mut out);
+                    i += 2;
+                    continue;
+                } else if q == '"' && c == '\\' {
+                    if let Some(n) = chars.get(i + 1) {
+                        cur.push(*n);
+                        i += 2;
+                        continue;
+                    }
+                } else {
+                    cur.push(c);
+                }
+            }
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '\\' => {
+                    if let Some(n) = chars.get(i + 1) {
+                        if *n != '\n' {
+                            cur.push(*n);
+                        }
+                        i += 2;
+                        continue;
+                    }
+                }
+                ';' | '|' | '&' | '\n' | '(' | ')' | '`' => flush(&mut cur, &mut out),
+                '<' if chars.get(i + 1) == Some(&'<') && chars.get(i + 2) != Some(&'<') => {
+                    // A heredoc: its delimiter, then everything to the line that is it.
+                    let rest: String = chars[i + 2..].iter().collect();
+                    let delim: String = rest
+                        .trim_start_matches('-')
+                        .trim_start()
+                        .chars()
+                        .take_while(|c| !c.is_whitespace())
+                        .filter(|c| !matches!(c, '\'' | '"'))
+                        .collect();
+                    if let Some(nl) = rest.find('\n') {
+                        let body = &rest[nl + 1..];
+                        let end = body
+                            .split_inclusive('\n')
+                            .scan(0usize, |at, line| {
+                                let start = *at;
+                                *at += line.len();
+                                Some((start, line))
+                            })
+                            .find(|(_, line)| line.trim() == delim && !delim.is_empty())
+                            .map(|(start, line)| nl + 1 + start + line.len());
+                        flush(&mut cur, &mut out);
+                        let skip = end.unwrap_or(rest.len());
+                        i += 2 + rest[..skip].chars().count();
+                        continue;
+                    }
+                    cur.push(c);
+                }
+                _ => cur.push(c),
+            },
+        }
+        i += 1;
+    }
+    flush(&mut cur, &mut out);
+    out
+}
