@@ -346,7 +346,7 @@ impl Supplies {
                 let has = |w: &str| self.words.contains(w) || self.short.contains(w);
                 let mut words = part.operand.split(' ');
                 let name = words.next().unwrap_or("");
-                has(name) || words.any(|w| w.chars().count() >= 4 && has(w))
+                has(name) || words.any(|w| w.chars().count() >= 3 && has(w))
             }
             // A file outside the project: by its path, or a name that is a file's (`python3` is
             // a word, `.bashrc` a file).
@@ -849,15 +849,15 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::SecretFile, r"\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.env(?:$|[\s,;:)]|\.(?:local|production|prod|staging|dev|test)\b)|credentials? file|\.netrc|\.aws/|kubeconfig|secrets? file|\bssh keys?\b"),
             (Kind::GitConfig, r"git config|\.gitconfig|\.git/config|\bgit (?:email|user ?name|identity|alias|signing)|commit signing|sign(?:ed)? commits|insteadof|credential helper|git remote|remote url|\.gitattributes|\.gitmodules"),
             (Kind::GitHooks, r"git hooks?|pre-commit|pre-push|post-checkout|commit hook|husky|lefthook|hookspath"),
-            (Kind::ShellStartup, r"\.bashrc|\.zshrc|\.profile\b|bash_profile|shell (?:profile|config|rc|start-?up)|crontab|cron job|systemd|launchd|login script|powershell profile|\.curlrc|\.wgetrc"),
+            (Kind::ShellStartup, r"\b(?:zshrc|bashrc|bash_profile|zprofile)\b|\binstall (?:it|this|the (?:cli|tool|binary))\b|\b(?:on|to|in) (?:my )?path\b|\.bashrc|\.zshrc|\.profile\b|bash_profile|shell (?:profile|config|rc|start-?up)|crontab|(?:add|set up|create|schedule) (?:\S+ ){0,3}cron|systemd|launchd|login script|powershell profile|\.curlrc|\.wgetrc"),
             (Kind::PackageSource, r"registry|index-url|extra-index|package index|\.npmrc|\.pypirc|pip\.conf|cargo config|\[patch|source replacement|mirror|goproxy|private (?:package|index|registry)|postinstall|install script|package source"),
-            (Kind::Ci, r"\b(?:add|change|update|edit|make|set up|configure|enable|disable|bump|pin|cache|speed up)\b[^.\n]{0,40}\b(?:ci|pipelines?|workflows?)\b|\b(?:ci|pipeline|workflow)\b[^\n]{0,80}\b(?:should|must|needs? to|has to|add|cache|make|build|bump|pin|enable|disable|skip|upgrade|speed up)\b|\b(?:ci|pipeline)\s+(?:jobs?|steps?|stages?|config|file|yaml|matrix)\b|\bgitlab ci\b|bitbucket pipelines|workflows?\b|github actions|\.github/|gitlab-ci|\.gitlab/|\bci (?:config|configuration|yaml|yml|file|job|step|matrix|pipeline)|\b(?:to|in|into|on|from) (?:the )?ci\b|pipeline (?:config|file|yaml)|circleci|jenkinsfile"),
+            (Kind::Ci, r"\b(?:add|change|update|edit|make|set up|configure|enable|disable|bump|pin|cache|speed up)\b[^.\n]{0,40}\b(?:ci|pipelines?|workflows?)\b|\bfail (?:the )?(?:ci|build|pipeline)\b|\b(?:ci|pipeline|workflow)\b[^\n]{0,80}\b(?:should|must|needs? to|has to|add|cache|make|build|bump|pin|enable|disable|skip|upgrade|speed up)\b|\b(?:ci|pipeline)\s+(?:jobs?|steps?|stages?|config|file|yaml|matrix)\b|\bgitlab ci\b|bitbucket pipelines|workflows?\b|github actions|\.github/|gitlab-ci|\.gitlab/|\bci (?:config|configuration|yaml|yml|file|job|step|matrix|pipeline)|\b(?:to|in|into|on|from) (?:the )?ci\b|pipeline (?:config|file|yaml)|circleci|jenkinsfile"),
             (Kind::AgentConfig, r"\.claude\b|without (?:prompting|asking|confirmation|approval)|\ballow(?:list)?\b[^.\n]{0,40}\b(?:commands?|tools?|bash)\b|(?:shared |the )?project settings|claude settings|claude code settings|claude\.md|\.mcp\.json|mcp servers?|allowed ?tools|permission (?:rules?|mode|settings)|(?:pre|post)tooluse|sessionstart|userpromptsubmit|claude (?:code )?hooks?"),
             (Kind::AuthorizedKeys, r"authorized_keys|(?:add|install) (?:a |the |my |their )?(?:public |ssh )?key"),
-            (Kind::ForcePush, r"force[- ]?push|--force|push -f\b|overwrite (?:the )?remote"),
-            (Kind::HistoryRewrite, r"\breset\b|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|squash|rebase|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
-            (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear out|get rid of|purge|clean up|clean out|erase|prune)\b"),
-            (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|\bdelete\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:the )?(?:db|database)|\bflush|destroy|tear ?down|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
+            (Kind::ForcePush, r"force[- ]?push|push (?:\S+ ){0,3}(?:--force|-f\b|with force)|overwrite (?:the )?remote"),
+            (Kind::HistoryRewrite, r"\breset (?:it|my|the (?:branch|repo|worktree|changes|main|head|local)|to|--hard|hard|local|everything)\b|\bhard reset|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|squash|rebase|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
+            (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear|clear out|get rid of|purge|clean up|clean out|erase|prune)\b|from scratch|start over"),
+            (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|\bdelete\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:the )?(?:db|database)|\bflush|(?:destroy|tear down) (?:the )?(?:db|database|stack|env|environment|infra\w*|cluster)|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
             (Kind::Publish, r"\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|\brelease (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|\byank|push (?:\S+ ){0,4}(?:image|to (?:ghcr|docker|the registry|npm|pypi|crates))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
             (Kind::DecodedExec, r"base64|base32|decode|\beval\b|encoded|rot13"),
         ]
@@ -915,12 +915,25 @@ pub fn sensitive_parts(tool: &str, input: &serde_json::Value, place: &Place) -> 
         // take anything away.
         "WebFetch" => {
             let url = fold(text("url"));
+            // A path segment with digits and length (`pg-rotated-0524`) is data too.
+            // (A fragment never leaves this machine: `#inline-table` carries nothing.)
+            let url = url.split('#').next().unwrap_or("").to_string();
             let carries = url.contains('?')
-                || url.contains('#')
-                || !distinctive_tokens(&url.replace('/', " ")).is_empty();
+                || !distinctive_tokens(&url.replace('/', " ")).is_empty()
+                || url.split('/').skip(3).any(|seg| {
+                    let digits = seg.chars().filter(char::is_ascii_digit).count();
+                    let letters = seg.chars().filter(|c| c.is_alphabetic()).count();
+                    // Not a version or a date (`0.2.0`, `2024-06-01`): letters and digits mixed.
+                    seg.chars().count() >= 8
+                        && digits >= 4
+                        && letters >= 4
+                        && !seg.contains('.')
+                        && (seg.contains('-') || seg.contains('_'))
+                });
+            // A page read (docs, a spec) takes nothing away; a URL that carries data does.
             if carries {
                 for (host, url) in hosts_in(&url, true) {
-                    loose_network_part(host, url, &mut parts);
+                    network_part(host, url, &mut parts);
                 }
             }
         }
@@ -979,8 +992,36 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
     if let Some(fields) = input.as_object() {
         for (key, value) in fields {
             let key = key.to_lowercase();
-            let Some(text) = value.as_str() else { continue };
-            if key.contains("path") || key.contains("file") {
+            // An array of words is a command (`["sh", "-c", "…"]`); of objects, files to write.
+            let joined;
+            let text = match value {
+                serde_json::Value::String(t) => t.as_str(),
+                serde_json::Value::Array(items) if items.iter().all(|i| i.is_string()) => {
+                    joined = items
+                        .iter()
+                        .filter_map(|i| i.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    joined.as_str()
+                }
+                serde_json::Value::Array(items) => {
+                    for item in items {
+                        let path = ["path", "file_path", "filename", "name"]
+                            .iter()
+                            .find_map(|k| item.get(*k).and_then(|v| v.as_str()));
+                        let content = item.get("content").and_then(|v| v.as_str()).unwrap_or("");
+                        if let Some(path) = path {
+                            file_parts(path, content, "", place, parts);
+                        }
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            if ["path", "file", "source", "destination", "dest", "target"]
+                .iter()
+                .any(|k| key.contains(k))
+            {
                 let content = ["content", "text", "body", "new_string"]
                     .iter()
                     .filter_map(|k| input.get(*k).and_then(|v| v.as_str()))
@@ -1239,8 +1280,37 @@ fn packages_installed(reading: &str) -> Vec<Part> {
             .expect("valid regex")
     });
     let mut out = Vec::new();
+    const TAKES_VALUE: &[&str] = &[
+        "-p",
+        "--package",
+        "-f",
+        "--features",
+        "--manifest-path",
+        "-t",
+        "--target",
+        "--prefix",
+        "--path",
+        "-c",
+        "--dir",
+        "-w",
+        "--workspace",
+        "--filter",
+        "--registry-name",
+        "--rename",
+        "--target-dir",
+        "--profile",
+        "--config",
+    ];
     for c in install.captures_iter(reading) {
+        let mut skip = false;
         for arg in c[1].split_whitespace() {
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            if TAKES_VALUE.contains(&arg) {
+                skip = true;
+                continue;
+            }
             if arg.starts_with('-') || arg.starts_with('.') || arg.starts_with('/') || arg == "-r" {
                 // `-r requirements.txt`, `-e .`, a local path: the project's own.
                 if matches!(arg, "-r" | "--requirement" | "-e" | "--editable" | "-c") {
@@ -1364,7 +1434,7 @@ fn more_acts(reading: &str) -> Vec<Part> {
             (Kind::HistoryRewrite, r"\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
             (Kind::RecursiveDelete, r"\brsync\b[^;|&\n]*--delete|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
             (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush)|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b"),
-            (Kind::Publish, r"\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|\b(?:np|semantic-release|release-it)\b|\bnpm\s+(?:unpublish|deprecate)\b"),
+            (Kind::Publish, r"\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\b(?:cabal|stack)\s+upload\b|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|\b(?:np|semantic-release|release-it)\b|\bnpm\s+(?:unpublish|deprecate)\b"),
             (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-[f]\s|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)[\s=]|\bgh\s+api\b[^;|&\n]*(?:--field|--raw-field|\s-f\b)|\bglab\s+mr\s+(?:merge|approve)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b"),
             (Kind::AgentConfig, r"\bclaude\s+(?:mcp\s+(?:add|add-json|remove|add-from-claude-desktop)|config\s+(?:set|add|remove)|plugin\s+(?:install|enable|marketplace))\b"),
             (Kind::ShellStartup, r"\|\s*crontab\s+-\s*(?:$|[;&)\n])|\bcrontab\s+-\s*$|\$profile\b|\bsetx\b|\bschtasks\b|\bregister-scheduledtask\b|\breg\s+add\b"),
@@ -1671,10 +1741,17 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     // A CI or settings file's words are its meaning (`read` → `write`, `deny` → `allow`): only a
     // number or a version changed in place is a value there.
     let (replaced, new) = (replaced.trim_matches('\n'), written.trim_matches('\n'));
-    let numbers_only = !adds_words(replaced, new)
-        && replaced.chars().filter(|c| c.is_alphabetic()).count()
-            == new.chars().filter(|c| c.is_alphabetic()).count()
-        && replaced.lines().count() == new.lines().count();
+    // Line by line, only digits changed (`1.44.4` → `1.46.3`; not `read` ↔ `write`).
+    let no_digits = |l: &str| {
+        l.chars()
+            .filter(|c| !c.is_ascii_digit())
+            .collect::<String>()
+    };
+    let numbers_only = replaced.lines().count() == new.lines().count()
+        && replaced
+            .lines()
+            .zip(new.lines())
+            .all(|(a, b)| no_digits(a) == no_digits(b));
     let value_kinds = parts[before..].iter().all(|p| {
         p.kind == Kind::PackageSource
             || (matches!(p.kind, Kind::Ci | Kind::AgentConfig) && numbers_only)
@@ -1752,18 +1829,13 @@ fn diff_words(replaced: &str, written: &str) -> Vec<String> {
     const DECIDING: &[&str] = &[
         "pull_request_target",
         "permissions",
-        "write",
         "write-all",
-        "allow",
-        "deny",
         "defaultmode",
         "bypasspermissions",
         "secrets",
-        "token",
         "npx",
         "curl",
         "wget",
-        "bash",
         "insteadof",
         "hookspath",
         "fsmonitor",
@@ -1771,14 +1843,9 @@ fn diff_words(replaced: &str, written: &str) -> Vec<String> {
         "registry",
         "index-url",
         "extra-index-url",
-        "replace",
-        "patch",
-        "true",
-        "false",
         "always-auth",
         "strict-ssl",
         "sshcommand",
-        "pager",
     ];
     let split = |t: &str| -> BTreeSet<String> {
         fold(t)
@@ -2135,8 +2202,12 @@ pub fn judge(
     if others.is_empty() {
         return None;
     }
+    // A program run to do an act the user asked for (`cabal upload` for "release 0.7.2") is theirs.
+    let asked_act = parts
+        .iter()
+        .any(|p| p.kind != Kind::Program && p.operand.is_empty() && user.asked.contains(&p.kind));
     for part in parts {
-        if user.gives(part) || holds(part, start) {
+        if user.gives(part) || holds(part, start) || (part.kind == Kind::Program && asked_act) {
             continue;
         }
         // A remote write names its target in its arguments (a channel, a repository): a memory
@@ -2286,20 +2357,42 @@ fn unwires_hooks(input: &serde_json::Value, current: Option<&str>) -> bool {
 /// by naming what it does (`merge`, `pull request`)?
 fn names_tool(user: &Supplies, tool: &str) -> bool {
     let name = tool.rsplit("__").next().unwrap_or(tool);
-    name.split(['_', '-'])
-        .filter(|w| w.len() >= 4 && !matches!(*w, "create" | "update" | "with" | "from"))
-        .any(|w| {
-            user.words
-                .iter()
-                .flat_map(|u| u.split(['-', '_', '/']))
-                .any(|u| u.len() >= 4 && (u.starts_with(w) || w.starts_with(u)))
-        })
+    // Its verb (`merge` of `merge_pull_request`: "review pull request 57" grants no merge), or
+    // its object when the verb says nothing (`create_or_update_file`).
+    const VERBS: &[&str] = &[
+        "create", "update", "delete", "remove", "merge", "push", "post", "send", "publish",
+        "write", "put", "set", "add", "comment", "upload", "deploy", "execute", "exec", "run",
+        "approve", "close", "fork", "transfer", "invite", "share", "edit", "reply", "insert",
+        "drop", "move", "rename", "archive", "trigger", "dispatch",
+    ];
+    let tokens: Vec<&str> = name.split(['_', '-']).collect();
+    let at = tokens.iter().position(|t| VERBS.contains(t)).unwrap_or(0);
+    let verb = tokens.get(at).copied().unwrap_or("");
+    let words = tokens.into_iter().skip(at + 1);
+    let generic = matches!(
+        verb,
+        "create" | "update" | "add" | "set" | "put" | "run" | "execute"
+    );
+    let said: Vec<&str> = if generic {
+        words
+            .filter(|w| w.len() >= 4 && !matches!(*w, "with" | "from" | "update"))
+            .collect()
+    } else {
+        vec![verb]
+    };
+    said.into_iter().filter(|w| w.len() >= 4).any(|w| {
+        user.words
+            .iter()
+            .flat_map(|u| u.split(['-', '_', '/']))
+            .any(|u| u.len() >= 4 && (u.starts_with(w) || w.starts_with(u)))
+    })
 }
 
 /// A command that answers a review (`wt-memory review --approve`/`--trust`), in any quoting or
 /// path form (`"wt-memory" review`, `$(command -v wt-memory) review`, `wt-memory-engine`).
 fn answers_a_review(reading: &str) -> bool {
-    reading.contains("wt-memory")
+    // `wt-memor[y]` and other globs name it too.
+    reading.contains("wt-memor")
         && reading.contains("review")
         && (reading.contains("--approve")
             || reading.contains("--trust")
