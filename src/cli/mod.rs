@@ -182,6 +182,10 @@ pub fn main() -> ExitCode {
     }
     .map(|p| Client::open(p, mode.clone()));
     let mut client = Client::open(project, mode);
+    // The agent running the CLI in its shell writes as the agent, not as the user.
+    if wt_memory_base::config::in_agent_session() {
+        client.set_source("agent-shell");
+    }
     let result = match command {
         Cmd::Memories(c) => memories::run(&mut client, personal, c),
         Cmd::Maintenance(c) => maintenance::run(&mut client, c),

@@ -40,6 +40,16 @@ pub enum Cmd {
 }
 
 pub fn run(client: &mut Client, cmd: Cmd) -> Res {
+    let answers = match &cmd {
+        Cmd::Standing { .. } => true,
+        Cmd::Review { approve, trust, .. } => !approve.is_empty() || trust.is_some(),
+    };
+    if answers && wt_memory_base::config::in_agent_session() {
+        return Err(wt_memory_foundation::error::bad_input(
+            "only you answer a review or make a standing rule, and this runs inside a Claude Code \
+             session (CLAUDECODE=1): run it in your own terminal",
+        ));
+    }
     if let Cmd::Standing { id, off } = cmd {
         let done = client.run(ops::Standing { id, off })?;
         if done.standing {

@@ -112,6 +112,10 @@ pub const ENV_VARS: &[EnvVar] = &[
         meaning: "set by Claude Code for the plugin's hooks and server: the plugin started this process",
     },
     EnvVar {
+        name: "CLAUDECODE",
+        meaning: "set by Claude Code (1) in every process it starts: the CLI run there writes as the agent and refuses to answer a review or make a standing rule",
+    },
+    EnvVar {
         name: "CLAUDE_PLUGIN_DATA",
         meaning: "set by Claude Code for the plugin: where its launcher unpacks the release it downloads",
     },
@@ -414,6 +418,14 @@ fn working_dir() -> PathBuf {
 }
 
 /// The configuration of this process (read on first call).
+/// Is this process run inside a Claude Code session (its agent's shell, a hook, an MCP server)?
+/// Claude Code sets `CLAUDECODE=1` in every process it starts; a person's own terminal has none.
+/// The CLI's writes there are the agent's, and what only the user may do (answer a review, make a
+/// standing rule) is refused.
+pub fn in_agent_session() -> bool {
+    std::env::var_os("CLAUDECODE").is_some_and(|v| v == "1")
+}
+
 pub fn get() -> &'static Config {
     static CONFIG: OnceLock<Config> = OnceLock::new();
     CONFIG.get_or_init(Config::from_env)

@@ -55,7 +55,9 @@ impl<E: std::error::Error> From<E> for Fallback {
 /// process's own store, help or version)? Global `--project NAME` may stand anywhere, as clap
 /// allows.
 fn forwardable(args: &[OsString]) -> Option<Plan> {
-    if !config::get().daemon {
+    // Run by the agent (its shell inside a Claude Code session): the engine records its writes as
+    // the agent's, which the service's forwarded command line could not tell.
+    if !config::get().daemon || config::in_agent_session() {
         return None;
     }
     let argv: Vec<String> = args

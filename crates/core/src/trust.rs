@@ -87,7 +87,7 @@ impl Provenance {
     pub fn of_writer(source: Option<&str>) -> Provenance {
         match source {
             None | Some("cli") => Provenance::User,
-            Some("mcp") => Provenance::Agent,
+            Some("mcp") | Some("agent-shell") => Provenance::Agent,
             Some("extraction") => Provenance::Harvest { outside: false },
             Some("extraction:outside") => Provenance::Harvest { outside: true },
             Some("commit") => Provenance::Commit,
