@@ -166,7 +166,7 @@ def test_mcp_tools_always_loaded_and_deferred(world, bins, wiring):
     for name in ("get_memory", "list_memories", "forget"):
         assert prefix + name in deferred, f"{prefix}{name} not named among the deferred tools"
     # The server's instructions reach the first system message.
-    assert "# MCP Server Instructions" in deferred and "This project's persistent memory" in deferred
+    assert "# MCP Server Instructions" in deferred and "Project memory, shared with the hooks" in deferred
 
 
 # --- (iii) an MCP round trip: remember, then recall, then the store holds it -------------------

@@ -328,8 +328,9 @@ fn fresh_repo_gets_hooks_mcp_registration_and_claude_md() {
         EVENTS.to_vec()
     );
     assert_eq!(
-        s["hooks"]["PreToolUse"][0]["matcher"], "Bash",
-        "without --pretool, PreToolUse runs the guard before Bash commands only"
+        s["hooks"]["PreToolUse"][0]["matcher"],
+        wt_memory_base::hook_events::ACTING_TOOLS,
+        "without --pretool, PreToolUse runs the action gate and the guard before every acting tool"
     );
     assert!(
         !repo.join(".claude/settings.json.bak").exists(),
@@ -862,7 +863,10 @@ fn pretool_is_opt_in_and_removed_again_without_the_flag() {
         memory_handlers(&settings(&repo)),
         expected_memory_handlers(false)
     );
-    assert_eq!(settings(&repo)["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+    assert_eq!(
+        settings(&repo)["hooks"]["PreToolUse"][0]["matcher"],
+        wt_memory_base::hook_events::ACTING_TOOLS
+    );
     assert!(h.calls().is_empty(), "--no-mcp must not call claude");
 }
 

@@ -253,9 +253,18 @@ async fn lists_every_tool_with_a_schema_and_reports_its_own_name() {
         assert!(size < 1400, "{loaded}: {size} bytes");
     }
     let remember = by_name("remember");
+    // Compact: no `$schema` or `$defs` (inlined where used), no null alternatives.
+    assert!(
+        remember.input_schema.get("$defs").is_none()
+            && remember.input_schema.get("$schema").is_none()
+    );
     assert_eq!(
-        remember.input_schema["$defs"]["MemoryType"]["enum"],
+        remember.input_schema["properties"]["type"]["enum"],
         json!(["Decision", "Learning", "Context"])
+    );
+    assert_eq!(
+        remember.input_schema["properties"]["supersedes"]["type"],
+        "string"
     );
     let recall = by_name("recall");
     assert_eq!(recall.input_schema["required"], json!(["query"]));
