@@ -220,7 +220,7 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         // A package manager runs the project's scripts by name (`pnpm web`): harmless but for
         // publishing, accounts, fetching a package to run, and settings.
         "npm" | "pnpm" | "yarn" | "bun" => {
-            !matches!(
+            !(matches!(
                 sub,
                 "publish"
                     | "unpublish"
@@ -243,7 +243,7 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
                     | "profile"
                     | "star"
                     | "config"
-            ) && !(sub == "exec" && cmd.args.iter().any(|a| a == "-y" || a == "--yes"))
+            ) || sub == "exec" && cmd.args.iter().any(|a| a == "-y" || a == "--yes"))
         }
         "python" | "python3" | "py" | "pypy3" => python_harmless(&cmd.args, project_file),
         "uv" | "poetry" | "pdm" | "hatch" | "pipenv" | "rye" => matches!(
@@ -370,16 +370,18 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
             &[vec!["compose".to_string()], cmd.args.clone()].concat(),
         ),
         "bundle" | "rails" | "rspec" | "rubocop" | "ruby" | "bin" | "erb" | "standardrb" => {
-            !cmd.args
+            !(cmd
+                .args
                 .iter()
                 .any(|a| matches!(a.as_str(), "-e" | "gem" | "push"))
-                && !(p == "bundle" && sub == "config")
+                || p == "bundle" && sub == "config")
         }
         "mix" | "iex" | "elixir" | "erl" | "rebar3" => {
-            !cmd.args
+            !(cmd
+                .args
                 .iter()
                 .any(|a| matches!(a.as_str(), "hex.publish" | "-e" | "--eval"))
-                && !(p == "iex" && sub.is_empty())
+                || p == "iex" && sub.is_empty())
         }
         "php" | "composer" | "artisan" | "phpunit" | "pest" | "phpstan" | "pint" => {
             !cmd.args.iter().any(|a| {
@@ -517,10 +519,10 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         | "pyenv" | "rbenv" | "sdk" | "lefthook" | "commitlint" | "changeset" | "turbo" | "nx"
         | "lerna" | "vite" | "webpack" | "rollup" | "esbuild" | "parcel" | "tailwindcss"
         | "sass" | "postcss" => {
-            !cmd.args.iter().any(|a| {
+            !(cmd.args.iter().any(|a| {
                 matches!(a.as_str(), "publish" | "version" | "deploy")
                     && matches!(p, "changeset" | "lerna" | "nx" | "turbo")
-            }) && !(p == "direnv" && sub == "allow")
+            }) || p == "direnv" && sub == "allow")
         }
         "gh" => {
             matches!(
