@@ -158,7 +158,7 @@ pub fn memory_lines(
         };
         let body = wt_memory_foundation::hygiene::truncate_with_ellipsis(&content, opts.per_memory);
         let from = written_by(m);
-        super::gate::note(m);
+        super::shown::note(m);
         lines.push(if opts.with_ids {
             format!("  - [MEM#{}] {from}{marker}{body}", ids.assign(&m.id))
         } else {
@@ -314,7 +314,7 @@ pub fn index_lines(memories: &[MemoryRecord], shown: &mut HashSet<String>) -> Ve
         }
         used += cost;
         shown.insert(m.id.clone());
-        super::gate::note(m);
+        super::shown::note(m);
         lines.push(line);
     }
     lines

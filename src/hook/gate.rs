@@ -14,7 +14,6 @@
 //! hooks carry its parent's `session_id`, so what it was shown counts for the parent too.
 
 use super::{log, Ctx};
-use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use wt_memory_core::record::MemoryRecord;
@@ -66,36 +65,16 @@ pub fn read(path: &Path) -> Vec<Entry> {
         .collect()
 }
 
-// ---- what a hook shows -------------------------------------------------------------------------
-
-thread_local! {
-    /// The memories this hook run formatted for the agent (None: not collecting).
-    static NOTED: RefCell<Option<Vec<Entry>>> = const { RefCell::new(None) };
-}
-
-/// Start collecting what this run shows (the hook's thread, one run at a time).
-pub fn collect() {
-    NOTED.with(|n| *n.borrow_mut() = Some(Vec::new()));
-}
-
-/// A memory formatted into a line for the agent.
-pub fn note(m: &MemoryRecord) {
-    NOTED.with(|n| {
-        if let Some(list) = n.borrow_mut().as_mut() {
-            list.push(memory_entry(m));
-        }
-    });
-}
-
-/// The collection so far, ended.
-pub fn take_noted() -> Vec<Entry> {
-    NOTED.with(|n| n.borrow_mut().take().unwrap_or_default())
-}
-
 /// What the ledger keeps of a memory shown.
 pub fn memory_entry(m: &MemoryRecord) -> Entry {
     let provenance = Provenance::parse(m.metadata.get(PROVENANCE).map(String::as_str));
-    let shown = wt_memory_core::trust::shown_text(&m.content, &m.tags, &m.entities, &m.metadata);
+    // Everything of it a reader can see, namespaced tags and metadata keys too (MCP answers
+    // show them whole).
+    let mut shown = vec![m.content.clone()];
+    shown.extend(m.tags.iter().cloned());
+    shown.extend(m.entities.iter().cloned());
+    shown.extend(m.metadata.iter().map(|(k, v)| format!("{k} {v}")));
+    let shown = shown.join("\n");
     Entry::Memory {
         id: m.id.clone(),
         origin: provenance.as_str(),
@@ -112,7 +91,7 @@ fn speaks_for_user(provenance: &Provenance, authorised: Option<&str>) -> bool {
 
 /// After a run that printed `context`: record what it showed.
 pub fn record_shown(ctx: &Ctx, session_id: Option<&str>, context: Option<&str>) {
-    let noted = take_noted();
+    let noted: Vec<Entry> = super::shown::take().iter().map(memory_entry).collect();
     if context.is_none() || noted.is_empty() {
         return;
     }

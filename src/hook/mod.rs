@@ -24,6 +24,7 @@ pub mod memory;
 pub mod metrics;
 mod once;
 pub mod query;
+mod shown;
 pub mod transcript;
 
 use std::cell::RefCell;
@@ -359,7 +360,7 @@ fn handle(
         notice: RefCell::new(None),
     };
     log::debug(&event, &format!("start in {}", ctx.project_dir.display()));
-    gate::collect();
+    shown::collect();
     let context = events::dispatch(&ctx, &input);
     gate::record_shown(&ctx, input.str("session_id"), context.as_deref());
     let (output, deny) = match ctx.deny.take() {

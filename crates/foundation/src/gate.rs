@@ -802,11 +802,18 @@ fn registrable(host: &str) -> Option<&str> {
     Some(&host[starts[n - 1]..])
 }
 
+/// A table of kinds and their patterns, compiled once.
+fn compile(rows: &[(Kind, &str)]) -> Vec<(Kind, Regex)> {
+    rows.iter()
+        .map(|(k, p)| (*k, Regex::new(p).expect("valid regex")))
+        .collect()
+}
+
 /// The sensitive kinds a folded text talks about (a memory's or a prompt's words).
 fn kinds_named(reading: &str) -> BTreeSet<Kind> {
     static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
-        [
+        compile(&[
             (Kind::SecretFile, r"\.ssh\b|id_(?:rsa|ed25519|ecdsa|dsa)|\.env\b|credential|\.netrc|\.git-credentials|\.aws\b|\.kube|kubeconfig|\.docker/config|\.gnupg|secret|token|api[_ -]?key|password|passwd|private[_ -]?key|\.pem\b|/etc/shadow"),
             (Kind::GitConfig, r"git\s+config|\bgit\b[^.\n]{0,40}\b(?:email|name|signing|sign|alias|remote|settings?|identity)\b|\.git/config|\.gitconfig|insteadof|core\.\w+|alias\.|\bfsmonitor|sshcommand|credential\.helper|safe\.directory|\.gitmodules|\.gitattributes|filter\.\w+"),
             (Kind::GitHooks, r"\.git/hooks|hookspath|\bhusky\b|pre-commit|post-checkout|post-merge|pre-push|\bgit hooks?\b"),
@@ -821,10 +828,7 @@ fn kinds_named(reading: &str) -> BTreeSet<Kind> {
             (Kind::DropData, r"\bdrop\s+(?:table|database|schema|index|collection|keyspace|user|role)|truncate|delete\s+from|dropdb|flushall|flushdb|dropdatabase|\bdestroy\b|volume\s+(?:rm|prune)|system\s+prune|kubectl\s+delete|helm\s+(?:delete|uninstall)|migrate\s+(?:reset|fresh|down)|db:drop|db:reset|purge"),
             (Kind::Publish, r"\bpublish|\brelease\b|\byank|\bpush\b[^.\n]*\b(?:ghcr|docker|image|registry|hub|ecr|gcr|quay)|\b(?:image|docker)\b[^.\n]*\bpush|twine\s+upload|gem\s+push|docker\s+push|\bpush\b.*\b(?:image|registry)|npm\s+(?:publish|dist-tag)|cargo\s+(?:publish|owner|yank)|upload"),
             (Kind::DecodedExec, r"base64|base32|\bxxd\b|\beval\b|\bexec\b|rot13|\\x[0-9a-f]{2}|\\0?[0-7]{3}|\btr\s+\S*a-z|fromcharcode|decode|\biex\b|invoke-expression|-enc\b|encodedcommand|\bunhex|\bopenssl\s+enc|\| ?(?:ba|z|da|k)?sh\b|sh\s+-c|bash\s+-c"),
-        ]
-        .into_iter()
-        .map(|(k, p)| (k, Regex::new(p).expect("valid regex")))
-        .collect()
+        ])
     });
     let mut out = BTreeSet::new();
     for (kind, re) in table {
@@ -845,7 +849,7 @@ fn kinds_named(reading: &str) -> BTreeSet<Kind> {
 fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
     static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
-        [
+        compile(&[
             (Kind::SecretFile, r"\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.env(?:$|[\s,;:)]|\.(?:local|production|prod|staging|dev|test)\b)|credentials? file|\.netrc|\.aws/|kubeconfig|secrets? file|\bssh keys?\b"),
             (Kind::GitConfig, r"git config|\.gitconfig|\.git/config|\bgit (?:email|user ?name|identity|alias|signing)|commit signing|sign(?:ed)? commits|insteadof|credential helper|git remote|remote url|\.gitattributes|\.gitmodules"),
             (Kind::GitHooks, r"git hooks?|pre-commit|pre-push|post-checkout|commit hook|husky|lefthook|hookspath"),
@@ -860,10 +864,7 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|\bdelete\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:the )?(?:db|database)|\bflush|(?:destroy|tear down) (?:the )?(?:db|database|stack|env|environment|infra\w*|cluster)|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
             (Kind::Publish, r"\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|\brelease (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|\byank|push (?:\S+ ){0,4}(?:image|to (?:ghcr|docker|the registry|npm|pypi|crates))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
             (Kind::DecodedExec, r"base64|base32|decode|\beval\b|encoded|rot13"),
-        ]
-        .into_iter()
-        .map(|(k, p)| (k, Regex::new(p).expect("valid regex")))
-        .collect()
+        ])
     });
     table
         .iter()
@@ -1360,16 +1361,13 @@ fn written_outside(reading: &str, place: &Place) -> Vec<Part> {
 fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
     static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
-        [
+        compile(&[
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*(?:\s-[a-z]*f[a-z]*\b|--force|\s\+\S|--mirror|--delete|\s-d\b|\s:\S)"),
             (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\b(?:reset\b[^;|&\n]*--hard|clean\b[^;|&\n]*\s-[a-z]*f|filter-branch|filter-repo|reflog\s+expire|update-ref\s+-d|checkout\s+(?:-f\s+)?(?:--\s+)?\.(?:\s|$)|restore\s+(?:--\S+\s+)*\.(?:\s|$)|stash\s+(?:drop|clear)|branch\s+-[a-z]*d[a-z]*\s+-?f|push\s+[^;|&\n]*--force)"),
             (Kind::DropData, r"\bdrop\s+(?:table|database|schema|collection|keyspace)\b|\btruncate\s+(?:table\s+)?\w|\bdelete\s+from\s+\w+\s*(?:;|$)|\bdropdb\b|\bflushall\b|\bflushdb\b|\bterraform\s+destroy\b|\bdocker\s+(?:volume\s+(?:rm|prune)|system\s+prune)|\bkubectl\s+delete\b|\bhelm\s+(?:delete|uninstall)\b|\bdb:(?:drop|reset)\b|\bmigrate\s+(?:reset|fresh)\b"),
             (Kind::Publish, r"\b(?:npm|pnpm|yarn|cargo|poetry|uv|flit|hatch)\s+(?:\S+\s+)*?publish\b|\btwine\s+upload\b|\bgem\s+push\b|\b(?:docker|podman)\s+push\b|\bgh\s+release\s+create\b|\bnpm\s+dist-tag\b|\bcargo\s+(?:yank|owner)\b|\bgh\s+gist\s+create\b|\bvsce\s+publish\b"),
             (Kind::DecodedExec, r"(?:base64|base32|basenc|xxd|od|openssl\s+(?:enc|base64)|uudecode|rev|tr\s+\S*a-z\S*\s+\S*n-z)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|fi)?sh\b|\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\s*(?:$|[;&)\n])|\beval\b|\b(?:ba|z|da|k)?sh\s+-c\s+\S*\$\(|\bsource\s+<\(|\.\s+<\(|\b(?:python[0-9.]*|perl|ruby|node)\s+-[ce]\s+[^\n]*(?:exec|eval|decode|b64|fromcharcode|system|spawn|popen)|\biex\b|invoke-expression|-enc(?:odedcommand)?\s+\S{16,}|\bbash\s+<\("),
-        ]
-        .into_iter()
-        .map(|(k, p)| (k, Regex::new(p).expect("valid regex")))
-        .collect()
+        ])
     });
     let mut out: Vec<Part> = table
         .iter()
@@ -1429,7 +1427,7 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
 fn more_acts(reading: &str) -> Vec<Part> {
     static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
-        [
+        compile(&[
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b"),
             (Kind::HistoryRewrite, r"\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
             (Kind::RecursiveDelete, r"\brsync\b[^;|&\n]*--delete|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
@@ -1439,10 +1437,7 @@ fn more_acts(reading: &str) -> Vec<Part> {
             (Kind::AgentConfig, r"\bclaude\s+(?:mcp\s+(?:add|add-json|remove|add-from-claude-desktop)|config\s+(?:set|add|remove)|plugin\s+(?:install|enable|marketplace))\b"),
             (Kind::ShellStartup, r"\|\s*crontab\s+-\s*(?:$|[;&)\n])|\bcrontab\s+-\s*$|\$profile\b|\bsetx\b|\bschtasks\b|\bregister-scheduledtask\b|\breg\s+add\b"),
             (Kind::GitConfig, r"\bgit\s+(?:-c\s+\S+\s+)*config\s+(?:set|unset|--file[ =]\S+[ \t]+\S+[ \t]+\S|--type[ =])"),
-        ]
-        .into_iter()
-        .map(|(k, p)| (k, Regex::new(p).expect("valid regex")))
-        .collect()
+        ])
     });
     table
         .iter()
@@ -1713,7 +1708,7 @@ pub fn file_kind(p: &str) -> Option<Kind> {
     }
     static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
-        [
+        compile(&[
             (Kind::AuthorizedKeys, r"(?:^|/)authorized_keys2?$|(?:^|/)\.ssh/(?:rc|config|environment)$"),
             (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)\.aws$|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:\.[a-z0-9_-]+)?$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)"),
             (Kind::GitHooks, r"(?:^|/)\.git/hooks(?:/|$)|(?:^|/)\.git-?hooks(?:/|$)|(?:^|/)\.husky(?:/|$)|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)lefthook\.ya?ml$"),
@@ -1722,10 +1717,7 @@ pub fn file_kind(p: &str) -> Option<Kind> {
             (Kind::PackageSource, r"(?:^|/)\.npmrc$|(?:^|/)\.yarnrc(?:\.yml)?$|(?:^|/)\.pypirc$|(?:^|/)pip\.(?:conf|ini)$|(?:^|/)\.cargo/config(?:\.toml)?$|(?:^|/)uv\.toml$|(?:^|/)\.condarc$|(?:^|/)\.pnpmfile\.cjs$|(?:^|/)\.gemrc$|(?:^|/)settings\.xml$|(?:^|/)gradle\.properties$|(?:^|/)sources\.list|(?:^|/)nuget\.config$|(?:^|/)\.bunfig\.toml$|(?:^|/)bunfig\.toml$"),
             (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)(?:/|$)|(?:^|/)\.github/settings\.ya?ml$|(?:^|/)renovate\.json5?$|(?:^|/)\.semaphore/|(?:^|/)\.(?:circleci|buildkite)(?:/|$)|(?:^|/)\.gitlab/|(?:^|/)\.(?:forgejo|gitea)/(?:workflows|actions)/|(?:^|/)(?:netlify\.toml|vercel\.json|fly\.toml|render\.ya?ml|\.goreleaser\.ya?ml|cloudbuild\.ya?ml|buildspec\.ya?ml|procfile|app\.ya?ml|\.platform\.app\.yaml|railway\.(?:json|toml)|heroku\.yml)$|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
             (Kind::AgentConfig, r"(?:^|/)\.claude(?:/|$)|(?:^|/)\.claude\.json$|(?:^|/)\.mcp\.json$|(?:^|/)claude\.md$|(?:^|/)claude\.local\.md$|(?:^|/)\.cursor/|(?:^|/)\.vscode/(?:settings|tasks)\.json$|(?:^|/)wt-tools/|(?:^|/)\.wt-memory|(?:^|/)\.devcontainer/"),
-        ]
-        .into_iter()
-        .map(|(k, p)| (k, Regex::new(p).expect("valid regex")))
-        .collect()
+        ])
     });
     table.iter().find(|(_, re)| re.is_match(p)).map(|(k, _)| *k)
 }
