@@ -469,7 +469,7 @@ async fn project_init_in_container() -> Result<()> {
         .await?
         .ok("CLAUDE.md exists")
         .stdout;
-    for needle in ["PROJECT MEMORY", "recall", "remember"] {
+    for needle in ["[MEM#", "recall", "remember"] {
         assert!(
             claude_md.contains(needle),
             "CLAUDE.md section lacks {needle:?}:\n{claude_md}"

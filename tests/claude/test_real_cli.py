@@ -542,7 +542,7 @@ NO_FORCE = "Never force-push without asking me first"
 
 
 @pytest.mark.parametrize("wiring", WIRINGS)
-def test_standing_rules_reach_every_session_and_guard_their_action(world, bins, wiring):
+def test_standing_rules_reach_every_session_and_ask_before_their_action(world, bins, wiring):
     """Said once in project A (the user's CLI, personal scope), the rules are in the first
     request of a session in project B whatever its prompt; B's force push asks (refused in -p,
     the marker never made), in default and bypassPermissions modes; an ordinary push is not
