@@ -78,6 +78,7 @@ pub fn run(client: &mut Client) -> Vec<Section> {
             "no personal store yet (`wt-memory remember --scope personal`, or a preference the Stop hook hears, makes it)",
         ),
     });
+    store.push(standing_check(client, &project));
     let (daemon, stuck) =
         match wt_memory_service::probe(&project, std::time::Duration::from_secs(2)) {
             wt_memory_service::Found::Service(mut c) => (c.status().ok(), None),
@@ -335,4 +336,36 @@ fn hook_command_checks(project_root: &Path) -> Vec<Check> {
             )
         })
         .collect()
+}
+
+/// How many standing rules (`wt-memory standing`) this project's store and the personal store
+/// beside it hold: shown at every session's start, and the acts they guard ask first.
+fn standing_check(client: &mut Client, project: &wt_memory_base::project::Project) -> Check {
+    let ask = wt_memory_ops::Recall {
+        tags: vec![wt_memory_core::record::STANDING_TAG.to_string()],
+        tags_only: true,
+        limit: 200,
+        ..wt_memory_ops::Recall::default()
+    };
+    let own = client.run(ask.clone()).map(|r| r.len());
+    let personal = crate::scope::personal_beside(project).map(|p| {
+        Client::open(
+            p,
+            wt_memory_service::client::Mode::configured(
+                wt_memory_ops::OpenOptions::default(),
+                wt_memory_service::client::Holding::PerCall,
+            ),
+        )
+        .run(ask)
+        .map(|r| r.len())
+    });
+    match (own, personal) {
+        (Ok(n), Some(Ok(m))) => Check::info(format!(
+            "standing rules: {n} in this project's store, {m} in your personal store (`wt-memory list --standing`)"
+        )),
+        (Ok(n), _) => Check::info(format!(
+            "standing rules: {n} in this project's store (`wt-memory list --standing`)"
+        )),
+        (Err(e), _) => Check::info(format!("standing rules: cannot count: {e}")),
+    }
 }

@@ -134,8 +134,9 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
         parts.push(text);
     }
     match memory::map(ctx) {
-        Ok((map, personal)) => {
-            notice_held(ctx, map.held);
+        Ok((map, personal, personal_held)) => {
+            // Held in either store: the user reviews both (`wt-memory review`, `--scope personal`).
+            notice_held(ctx, map.held + personal_held);
             if let Some(text) = format::memory_map(&map, personal) {
                 left = left.saturating_sub(text.chars().count() + 2);
                 parts.push(text);

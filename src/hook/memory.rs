@@ -268,12 +268,16 @@ pub fn import_claude_memory(
 }
 
 /// The store at a glance (how many memories, of which types, about which topics), and how many
-/// memories the personal store beside it holds.
-pub fn map(ctx: &Ctx) -> Result<(wt_memory_ops::MemoryMap, usize), String> {
+/// memories the personal store beside it holds, and holds for review.
+pub fn map(ctx: &Ctx) -> Result<(wt_memory_ops::MemoryMap, usize, usize), String> {
     let personal = ask_personal(ctx, ops::Map);
     let own = run(ctx, ops::Map)?;
     let theirs = personal.and_then(|asked| asked.join().ok().flatten());
-    Ok((own, theirs.map_or(0, |m| m.total)))
+    Ok((
+        own,
+        theirs.as_ref().map_or(0, |m| m.total),
+        theirs.as_ref().map_or(0, |m| m.held),
+    ))
 }
 
 /// The standing rules of the project's store and of the personal store beside it (tagged
