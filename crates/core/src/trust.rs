@@ -322,6 +322,41 @@ mod tests {
         assert!(!new.metadata.contains_key(REVIEWED));
     }
 
+    /// Only the user's own word makes a standing rule: the same rule, or the tag itself, from
+    /// any other writer (the agent, a harvest, a teammate, an import) is an ordinary memory, and
+    /// a writer cannot make itself authorised.
+    #[test]
+    fn only_the_user_makes_a_standing_rule() {
+        use crate::record::STANDING_TAG;
+        let rule = "Never force-push without asking me first";
+        let own = NewMemory::new(rule, ExperienceType::Decision).vetted();
+        assert!(own.tags.iter().any(|t| t == STANDING_TAG), "{:?}", own.tags);
+        for writer in [
+            Provenance::Agent,
+            Provenance::Harvest { outside: false },
+            Provenance::Teammate("mallory/box".into()),
+            Provenance::Import,
+            Provenance::ClaudeMemory,
+            Provenance::Transcript,
+        ] {
+            let mut new = NewMemory::new(rule, ExperienceType::Decision);
+            new.provenance = writer.clone();
+            new.tags.push(STANDING_TAG.into());
+            new.metadata.insert(AUTHORISED.into(), "by the user".into());
+            let new = new.vetted();
+            assert!(
+                !new.tags.iter().any(|t| t == STANDING_TAG),
+                "{writer:?}: {:?}",
+                new.tags
+            );
+            assert!(!new.metadata.contains_key(AUTHORISED), "{writer:?}");
+        }
+        // A fact about the user is no rule.
+        let fact =
+            NewMemory::new("The user prefers uv over pip", ExperienceType::Decision).vetted();
+        assert!(!fact.tags.iter().any(|t| t == STANDING_TAG));
+    }
+
     #[test]
     fn provenance_round_trips() {
         for p in [
