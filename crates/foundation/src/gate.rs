@@ -773,33 +773,15 @@ fn registrable(host: &str) -> Option<&str> {
     if host.starts_with("ip:") {
         return None;
     }
-    let suffixes = public_suffixes();
-    let mut best = None;
-    let mut at = 0;
-    // Every dot splits a candidate suffix; the longest one listed wins.
+    // Where each label starts; the longest listed suffix wins (no listed one: the last label).
     let mut starts = vec![0];
     starts.extend(host.match_indices('.').map(|(i, _)| i + 1));
-    for (n, &i) in starts.iter().enumerate() {
-        if suffixes.contains(&host[i..]) {
-            best = Some(n);
-            at = i;
-            break;
-        }
-    }
-    let n = match best {
-        Some(0) => return None,
-        Some(n) => n,
-        // No listed suffix: the last label stands for it.
-        None => {
-            at = starts[starts.len() - 1];
-            starts.len() - 1
-        }
-    };
-    let _ = at;
-    if n == 0 {
-        return None;
-    }
-    Some(&host[starts[n - 1]..])
+    let suffix = starts
+        .iter()
+        .position(|&i| public_suffixes().contains(&host[i..]))
+        .unwrap_or(starts.len() - 1);
+    // The suffix itself owns nothing; one label more is the registered name.
+    (suffix > 0).then(|| &host[starts[suffix - 1]..])
 }
 
 /// A table of kinds and their patterns, compiled once.
@@ -971,9 +953,13 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
     });
     let name = fold(tool.rsplit("__").next().unwrap_or(tool));
     // Opening a pull request or an issue, or commenting, proposes for people to review.
-    let proposes =
-        Regex::new(r"^(?:create|add|update)_(?:pull_request|issue|\w*comment|\w*review)")
-            .is_ok_and(|re| re.is_match(&name));
+    static PROPOSES: OnceLock<Regex> = OnceLock::new();
+    let proposes = PROPOSES
+        .get_or_init(|| {
+            Regex::new(r"^(?:create|add|update)_(?:pull_request|issue|\w*comment|\w*review)")
+                .expect("valid regex")
+        })
+        .is_match(&name);
     let reads = ["get", "list", "search", "read", "fetch", "describe", "show"]
         .iter()
         .any(|r| name.starts_with(r));
@@ -2298,14 +2284,19 @@ pub fn own_controls(
         .iter()
         .any(|f| reading.contains(f));
     // The switches that turn the hooks off, in a command or in what a file will hold.
+    static PLUGIN_OFF: OnceLock<Regex> = OnceLock::new();
     let switches = |t: &str| {
         t.contains("wt_hook_disabled")
             || t.contains("wt_memory_hook_disabled")
             || t.contains("wt_memory_home=")
             || t.contains("disableallhooks")
             || (t.contains("wt-project") && t.contains("uninstall"))
-            || Regex::new(r"\bclaude\s+plugin\s+(?:disable|uninstall|remove|rm)\b")
-                .is_ok_and(|re| re.is_match(t))
+            || PLUGIN_OFF
+                .get_or_init(|| {
+                    Regex::new(r"\bclaude\s+plugin\s+(?:disable|uninstall|remove|rm)\b")
+                        .expect("valid regex")
+                })
+                .is_match(t)
             || (t.contains("enabledplugins") && t.contains("wt-tools"))
             || t.contains("wt-tools@wt-tools\": false")
             || t.contains("wt-tools@wt-tools: false")

@@ -54,7 +54,8 @@ pub fn simple_commands(folded: &str) -> Vec<Simple> {
                     | "watch"
                     | "caffeinate"
             ) || (w.contains('=') && !w.starts_with('-') && !w.starts_with('='))
-                || (w.starts_with('-') && out_wrapper_flag(&words));
+                // A wrapper's own flag (`sudo -u`): skipped with the wrapper.
+                || w.starts_with('-');
             if !wrapper {
                 break;
             }
@@ -73,11 +74,6 @@ pub fn simple_commands(folded: &str) -> Vec<Simple> {
         });
     }
     out
-}
-
-/// A wrapper's own flag (`sudo -u x`, `timeout 30`): skipped with the wrapper.
-fn out_wrapper_flag(_: &std::iter::Peekable<std::str::SplitWhitespace>) -> bool {
-    true
 }
 
 /// Verbs that read, check or build for any tool (`fly logs`, `argocd app get`, `aws eks
