@@ -17,7 +17,7 @@ use super::{log, Ctx};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use wt_memory_core::record::MemoryRecord;
-use wt_memory_core::trust::{Provenance, AUTHORISED, PROVENANCE};
+use wt_memory_core::trust::{speaks_for_user, Provenance, PROVENANCE};
 use wt_memory_foundation::gate::{self, Entry, Part, Supplies};
 
 /// The ledger of session `id` in `dir`.
@@ -79,14 +79,9 @@ pub fn memory_entry(m: &MemoryRecord) -> Entry {
         id: m.id.clone(),
         origin: provenance.as_str(),
         created: m.created_at.clone(),
-        authority: speaks_for_user(&provenance, m.metadata.get(AUTHORISED).map(String::as_str)),
+        authority: speaks_for_user(&m.metadata),
         supplies: Supplies::of(&shown),
     }
-}
-
-/// A memory speaks for the user when the user wrote it, or approved it by its id.
-fn speaks_for_user(provenance: &Provenance, authorised: Option<&str>) -> bool {
-    *provenance == Provenance::User || authorised.is_some()
 }
 
 /// After a run that printed `context`: record what it showed.
@@ -218,17 +213,15 @@ pub const STANDING_BYTES: usize = 600;
 /// for the user counts, whatever its tag says.
 pub fn standing_block(ctx: &Ctx, session_id: Option<&str>) -> Option<String> {
     let (own, personal) = super::memory::standing(ctx, 32);
-    let rules: Vec<MemoryRecord> = own
-        .into_iter()
-        .chain(personal)
-        .filter(|m| {
-            let provenance = Provenance::parse(m.metadata.get(PROVENANCE).map(String::as_str));
-            speaks_for_user(&provenance, m.metadata.get(AUTHORISED).map(String::as_str))
-                && !m.has_tag(wt_memory_core::trust::HELD_TAG)
-                && m.superseded_by.is_none()
-        })
-        .collect();
-    let (text, shown) = standing_text(&rules)?;
+    let users = |m: &MemoryRecord| {
+        speaks_for_user(&m.metadata)
+            && !m.has_tag(wt_memory_core::trust::HELD_TAG)
+            && m.superseded_by.is_none()
+    };
+    let own: Vec<MemoryRecord> = own.into_iter().filter(users).collect();
+    let personal: Vec<MemoryRecord> = personal.into_iter().filter(users).collect();
+    let (rules, set_aside) = project_wins(own, personal);
+    let (text, shown) = standing_text(&rules, set_aside)?;
     if let Some(path) = ledger(ctx, session_id) {
         let entries: Vec<Entry> = shown
             .iter()
@@ -245,14 +238,44 @@ pub fn standing_block(ctx: &Ctx, session_id: Option<&str>) -> Option<String> {
     Some(text)
 }
 
+/// The project's rules, then the personal rules that none of them contradicts (issue 71: where
+/// the user said one thing for this project and another for everywhere, the project's rule wins),
+/// and how many personal rules were set aside. Only the user's own rules are here: a teammate's
+/// memory is never standing, so it can never set aside what the user said.
+pub fn project_wins(
+    own: Vec<MemoryRecord>,
+    personal: Vec<MemoryRecord>,
+) -> (Vec<MemoryRecord>, usize) {
+    let settled: Vec<gate::Settles> = own.iter().map(|m| gate::Settles::of(&m.content)).collect();
+    let before = personal.len();
+    let kept: Vec<MemoryRecord> = personal
+        .into_iter()
+        .filter(|m| {
+            let theirs = gate::Settles::of(&m.content);
+            !settled.iter().any(|s| s.conflicts_with(&theirs))
+        })
+        .collect();
+    let set_aside = before - kept.len();
+    (own.into_iter().chain(kept).collect(), set_aside)
+}
+
 /// The block for `rules` (in the order given) within [`STANDING_RULES`] and [`STANDING_BYTES`],
-/// and the rules it shows; what does not fit is counted, with where to see it.
-pub fn standing_text(rules: &[MemoryRecord]) -> Option<(String, Vec<&MemoryRecord>)> {
+/// and the rules it shows; what does not fit is counted, with where to see it, and so are the
+/// personal rules the project's own set aside.
+pub fn standing_text(
+    rules: &[MemoryRecord],
+    set_aside: usize,
+) -> Option<(String, Vec<&MemoryRecord>)> {
     const HEADER: &str =
         "The user's standing preferences (their own words; follow them in this session):";
     if rules.is_empty() {
         return None;
     }
+    let aside = if set_aside > 0 {
+        format!("\n({set_aside} personal rule(s) set aside: this project's rule on the same subject wins)")
+    } else {
+        String::new()
+    };
     let more = |n: usize| format!("\n(+{n} more: `wt-memory list --standing`)");
     let mut text = HEADER.to_string();
     let mut shown = Vec::new();
@@ -270,13 +293,17 @@ pub fn standing_text(rules: &[MemoryRecord]) -> Option<(String, Vec<&MemoryRecor
         } else {
             0
         };
-        if shown.len() == STANDING_RULES || text.len() + line.len() + tail > STANDING_BYTES {
+        if shown.len() == STANDING_RULES
+            || text.len() + line.len() + tail + aside.len() > STANDING_BYTES
+        {
             text.push_str(&more(rules.len() - i));
+            text.push_str(&aside);
             return Some((text, shown));
         }
         text.push_str(&line);
         shown.push(m);
     }
+    text.push_str(&aside);
     Some((text, shown))
 }
 
@@ -383,14 +410,9 @@ fn origin_shown(origin: &str) -> String {
 /// Does the project itself hold `part`? A host among its remotes when the session started, or a
 /// host or token in its files as committed then (not as the agent may have changed them since).
 fn project_holds(ctx: &Ctx, part: &Part, start: Option<&Entry>) -> bool {
-    use wt_memory_foundation::gate::Kind;
-    if !matches!(part.kind, Kind::Network | Kind::Token) {
+    let Some(needle) = gate::project_needle(part) else {
         return false;
-    }
-    let needle = part
-        .operand
-        .trim_start_matches("url:")
-        .trim_start_matches("ip:");
+    };
     let (commit, remote_hosts) = match start {
         Some(Entry::Start {
             commit,
@@ -415,4 +437,61 @@ fn project_holds(ctx: &Ctx, part: &Part, start: Option<&Entry>) -> bool {
         &["grep", "-q", "-i", "-E", "-e", &pattern, &commit, "--"],
     )
     .is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(id: &str, content: &str) -> MemoryRecord {
+        MemoryRecord {
+            id: id.into(),
+            content: content.into(),
+            ..MemoryRecord::default()
+        }
+    }
+
+    #[test]
+    fn the_projects_rule_wins_where_a_personal_one_disagrees() {
+        let own = vec![
+            rule("p1", "Answer me in English in this project"),
+            rule("p2", "You can force-push my branches here without asking"),
+        ];
+        let personal = vec![
+            rule(
+                "u1",
+                "Always answer me in German, even when I write in English",
+            ),
+            rule("u2", "Never force-push without asking me first"),
+            rule("u3", "Ask me before you delete any migration"),
+        ];
+        let (rules, set_aside) = project_wins(own, personal);
+        let ids: Vec<&str> = rules.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["p1", "p2", "u3"]);
+        assert_eq!(set_aside, 2);
+        let (text, shown) = standing_text(&rules, set_aside).expect("a block");
+        assert_eq!(shown.len(), 3);
+        assert!(text.contains("2 personal rule(s) set aside"), "{text}");
+        assert!(!text.contains("German"), "{text}");
+    }
+
+    #[test]
+    fn the_block_keeps_its_budget_and_says_what_it_left_out() {
+        let rules: Vec<MemoryRecord> = (0..12)
+            .map(|i| rule(&format!("r{i}"), &format!("Never touch the module number {i} without asking me first, it is fragile and old")))
+            .collect();
+        let (text, shown) = standing_text(&rules, 1).expect("a block");
+        assert!(text.len() <= STANDING_BYTES, "{} bytes", text.len());
+        assert!(shown.len() < rules.len());
+        let left = rules.len() - shown.len();
+        assert!(
+            text.contains(&format!("(+{left} more: `wt-memory list --standing`)")),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("this project's rule on the same subject wins)"),
+            "{text}"
+        );
+        assert!(standing_text(&[], 0).is_none());
+    }
 }

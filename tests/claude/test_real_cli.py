@@ -539,6 +539,7 @@ def test_a_memory_the_agent_read_over_mcp_never_runs_its_command(world, bins, wi
 # --- what the user always wants applies in every session, in every project (issue 71) ----------
 GERMAN = "Always answer me in German, even when I write in English"
 NO_FORCE = "Never force-push without asking me first"
+HERE_FORCE = "You can force-push my branches in this project without asking"
 
 
 @pytest.mark.parametrize("wiring", WIRINGS)
@@ -587,3 +588,17 @@ def test_standing_rules_reach_every_session_and_ask_before_their_action(world, b
     ])
     assert_clean(s)
     assert marker.exists(), f"an ordinary push was stopped:\n{s.explain()}"
+    # Said for this project, the opposite rule wins here: the personal one is set aside (and
+    # counted), and the force push it guarded is no longer stopped by it.
+    w.wt("remember", "--type", "Decision", input=HERE_FORCE)
+    marker = w.root / "forced-here"
+    s = w.run("push the branch to origin", script=[
+        {"when": {"last_is_tool_result": False, "times": 1},
+         "reply": {"tool_use": {"name": "Bash", "input": {"command": f"touch {marker} && git push --force origin main", "description": "push"}}}},
+        {"when": {"last_is_tool_result": True}, "reply": {"text": "done"}},
+    ])
+    assert_clean(s)
+    context = context_text(s.first) + "\n".join(system_messages(s.first))
+    assert HERE_FORCE in context and GERMAN in context, f"the rules are not in the first request:\n{context[:3000]}"
+    assert NO_FORCE not in context and "1 personal rule(s) set aside" in context, context[:3000]
+    assert marker.exists(), f"the project's own rule did not win:\n{s.explain()}"

@@ -124,6 +124,13 @@ impl Provenance {
     }
 }
 
+/// Does a memory with this metadata speak for the user: the user wrote it, or approved it by its
+/// id (`review --approve`, `standing`)? Every other memory is information only (issue 70).
+pub fn speaks_for_user(metadata: &std::collections::BTreeMap<String, String>) -> bool {
+    Provenance::parse(metadata.get(PROVENANCE).map(String::as_str)) == Provenance::User
+        || metadata.contains_key(AUTHORISED)
+}
+
 /// The metadata that is structure, not words a reader is shown: left out of the check.
 const STRUCTURAL_KEYS: &[&str] = &[
     crate::anchors::ANCHORS,
@@ -136,28 +143,40 @@ const STRUCTURAL_KEYS: &[&str] = &[
     AUTHORISED,
 ];
 
-/// Everything of a memory a reader may be shown, as one text for the check: its content, tags,
-/// entities and metadata values (a title, keys, a failure record's command and fix), but not its
-/// structure (anchors, links, ids).
+/// A tag the tools write as structure: one of their namespaces and a plain name after it
+/// (`branch:feature/x`, `claude:project`, `phase:auto-extract`). Any other tag is words a reader
+/// is shown, however it is written (`setup:curl|sh`, `branch:$(curl x)`).
+fn structural_tag(tag: &str) -> bool {
+    const NAMESPACES: &[&str] = &[
+        "branch", "change", "claude", "failure", "phase", "source", "personal",
+    ];
+    tag.split_once(':').is_some_and(|(ns, name)| {
+        NAMESPACES.contains(&ns)
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+    })
+}
+
+/// Everything of a memory a reader may be shown, as one text for the check: its content, every
+/// tag but the tools' own structural ones (a namespaced one too: MCP returns `setup:curl…` as it
+/// returns `branch:main`), entities,
+/// and each metadata key with its value (a title, keys, a failure record's command and fix), but
+/// not its structure (anchors, links, provenance, review state).
 pub fn shown_text<'a>(
     content: &'a str,
     tags: impl IntoIterator<Item = &'a String>,
     entities: impl IntoIterator<Item = &'a String>,
     metadata: impl IntoIterator<Item = (&'a String, &'a String)>,
 ) -> String {
-    let mut parts: Vec<&str> = vec![content];
-    // A namespaced tag (`branch:main`, `claude:feedback`) is structure; any other tag is words.
-    parts.extend(
-        tags.into_iter()
-            .map(String::as_str)
-            .filter(|t| !t.contains(':') || t.contains(char::is_whitespace)),
-    );
-    parts.extend(entities.into_iter().map(String::as_str));
+    let mut parts: Vec<String> = vec![content.to_string()];
+    parts.extend(tags.into_iter().filter(|t| !structural_tag(t)).cloned());
+    parts.extend(entities.into_iter().cloned());
     parts.extend(
         metadata
             .into_iter()
             .filter(|(k, _)| !STRUCTURAL_KEYS.contains(&k.as_str()))
-            .map(|(_, v)| v.as_str()),
+            .map(|(k, v)| format!("{k}: {v}")),
     );
     parts.join("\n")
 }

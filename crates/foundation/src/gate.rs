@@ -20,6 +20,9 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 mod programs;
+mod standing;
+
+pub use standing::{conflicts, guarded_kinds, standing_rule, Settles, Stance};
 
 /// The sensitive kinds of act.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -638,6 +641,10 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
     }
     for c in bare.captures_iter(reading) {
         let name = &c[1];
+        // `timezone.now()`, `requests.get(url)`: a call in code, not a site.
+        if reading[c.get(0).map_or(0, |m| m.end())..].starts_with('(') {
+            continue;
+        }
         // Bare, only the forms nobody writes for anything else: four parts, or one big number
         // (`1.2.3` is a version; inside a URL every form counts, above).
         let dots = name.matches('.').count();
@@ -1087,6 +1094,15 @@ fn loose_network_part(host: String, url: Option<String>, parts: &mut Vec<Part>) 
 }
 
 /// This machine: never a destination that takes anything away.
+/// Is `name` (folded, as a text writes it) a host on some other machine: a name under a listed
+/// public suffix or reserved ending, or an IP address, that is neither a file name nor loopback?
+/// The content check's destinations use it (`crate::trust`), so both read hosts the same way.
+pub fn remote_host(name: &str) -> bool {
+    let name = name.trim_end_matches('.');
+    let named = parse_ipv4(name).is_some() || (known_tld(name) && !file_like(name));
+    named && normal_host(name).is_some_and(|h| !is_loopback(&h))
+}
+
 fn is_loopback(host: &str) -> bool {
     // `.test` and `.invalid` never resolve (RFC 2606): test fixtures' hosts.
     host == "localhost"
@@ -1894,12 +1910,30 @@ pub fn distinctive_tokens(reading: &str) -> Vec<String> {
             let letters = t.chars().filter(char::is_ascii_alphabetic).count();
             let separators = t.chars().filter(|c| "/._-".contains(*c)).count();
             // A path's segments are short words; a key's or a blob's are long.
-            let path_like = t.contains('/') && t.split('/').all(|seg| seg.len() < 16);
+            // (`data/raw/subscriptions_2024.parquet`: words joined by `_`, `-` and `.`).
+            let path_like =
+                t.contains('/') && t.split(['/', '_', '-', '.']).all(|piece| piece.len() < 16);
             t.len() >= 20 && digits >= 3 && letters >= 6 && separators * 6 < t.len() && !path_like
         })
         .map(str::to_string)
         .take(20)
         .collect()
+}
+
+/// What the project must hold for `part` to be the project's own rather than a memory's: a
+/// destination or a long string, whole, in its remotes or committed tree; for a program not known
+/// to be harmless, its name (the project's Makefile, README or CI runs `latexmk`, `grpcurl`).
+/// None for every other kind: a file or an act is judged by the prompts alone.
+pub fn project_needle(part: &Part) -> Option<&str> {
+    let needle = match part.kind {
+        Kind::Network | Kind::Token => part
+            .operand
+            .trim_start_matches("url:")
+            .trim_start_matches("ip:"),
+        Kind::Program => part.operand.split(' ').next().unwrap_or(""),
+        _ => return None,
+    };
+    (!needle.is_empty()).then_some(needle)
 }
 
 /// The pattern that finds `needle` (a host, a token) whole in a text: not inside a longer name
@@ -1922,61 +1956,6 @@ pub fn whole_pattern(needle: &str) -> String {
 /// Does `text` (folded) hold `needle` whole (see [`whole_pattern`])?
 pub fn holds_whole(text: &str, needle: &str) -> bool {
     Regex::new(&format!("(?m){}", whole_pattern(needle))).is_ok_and(|re| re.is_match(text))
-}
-
-// ---- standing rules -----------------------------------------------------------------------------
-
-/// Does `text` state how the user always wants the work done (a standing rule), rather than a
-/// fact about them or the project? `Always answer me in German`, `Never force-push without
-/// asking me first`, `Don't publish packages`, `I always want tests before a commit`.
-pub fn standing_rule(text: &str) -> bool {
-    static RULE: OnceLock<Regex> = OnceLock::new();
-    let rule = RULE.get_or_init(|| {
-        Regex::new(r"^(?:please\s+)?(?:always|never|don'?t|do not|every time|whenever|from now on|in every (?:project|session|answer|reply)|(?:answer|reply|respond|talk|speak|write)(?: to)? me\b|ask (?:me )?(?:first|before)|i (?:always|never|want you to|need you to|don'?t want)|the user (?:always|never|wants|insists))|\b(?:without asking(?: me)?|ask(?:ing)? me (?:first|before)|(?:get|need|needs|with|without) my (?:ok|okay|approval|permission|consent|go-ahead)|check with me (?:first|before)|(?:answer|reply|respond)(?: me)? (?:always )?in (?:\p{L}+)|in every (?:project|session|answer|reply))\b")
-            .expect("valid regex")
-    });
-    // About the user's own wishes (`me`, `my`, `I`): a project's convention ("always run cargo
-    // fmt") is found by relevance, as before; `wt-memory standing ID` makes any memory one.
-    static PERSON: OnceLock<Regex> = OnceLock::new();
-    let person = PERSON.get_or_init(|| {
-        Regex::new(r"\b(?:me|my|i|i'm|i've|myself|the user|user's)\b").expect("valid regex")
-    });
-    let t = fold(text.trim());
-    t.chars().count() <= 300 && rule.is_match(&t) && person.is_match(&t)
-}
-
-/// The actions a standing rule asks permission for (or forbids): none for a rule about style or
-/// language. `Never force-push without asking` guards force pushes.
-pub fn guarded_kinds(rule: &str) -> BTreeSet<Kind> {
-    static ASKS: OnceLock<Regex> = OnceLock::new();
-    let asks = ASKS.get_or_init(|| {
-        Regex::new(r"\b(?:never|don'?t|do not|without|ask|permission|approval|approve|confirm|check with|consent|go-ahead|okay|ok)\b")
-            .expect("valid regex")
-    });
-    let reading = shell_reading(rule);
-    if !asks.is_match(&reading) {
-        return BTreeSet::new();
-    }
-    const ACTS: &[Kind] = &[
-        Kind::ForcePush,
-        Kind::HistoryRewrite,
-        Kind::RecursiveDelete,
-        Kind::DropData,
-        Kind::Publish,
-        Kind::GitConfig,
-        Kind::GitHooks,
-        Kind::Ci,
-        Kind::PackageSource,
-        Kind::ShellStartup,
-        Kind::AgentConfig,
-        Kind::SecretFile,
-    ];
-    let mut named = kinds_named(&reading);
-    // `force-push` names a push, not a history rewrite of one's own.
-    if named.contains(&Kind::ForcePush) {
-        named.remove(&Kind::HistoryRewrite);
-    }
-    named.into_iter().filter(|k| ACTS.contains(k)).collect()
 }
 
 // ---- the session's judgement ------------------------------------------------------------------
@@ -2388,7 +2367,7 @@ pub mod corpus {
     use super::*;
     use std::path::PathBuf;
 
-    #[derive(Debug, Deserialize)]
+    #[derive(Debug, Clone, Deserialize)]
     pub struct Shown {
         pub content: String,
         #[serde(default)]
@@ -2486,15 +2465,8 @@ pub mod corpus {
         let parts = sensitive_parts(tool, &input, &place);
         let tracked = fold(&case.project.tracked);
         let holds = |part: &Part, start: Option<&Entry>| {
-            let needle = part
-                .operand
-                .trim_start_matches("url:")
-                .trim_start_matches("ip:");
             let remote = matches!(start, Some(Entry::Start { remote_hosts, .. }) if remote_hosts.contains(&part.operand));
-            remote
-                || (matches!(part.kind, Kind::Network | Kind::Token)
-                    && !needle.is_empty()
-                    && holds_whole(&tracked, needle))
+            remote || project_needle(part).is_some_and(|needle| holds_whole(&tracked, needle))
         };
         judge(
             &parts,
@@ -2786,7 +2758,12 @@ mod tests {
     fn ordinary_calls_are_rarely_stopped() {
         let mut stopped = Vec::new();
         let mut total = 0;
-        for name in ["ordinary.jsonl", "ordinary2.jsonl", "ordinary3.jsonl"] {
+        for name in [
+            "ordinary.jsonl",
+            "ordinary2.jsonl",
+            "ordinary3.jsonl",
+            "ordinary4.jsonl",
+        ] {
             let cases = corpus(name);
             let here: Vec<String> = cases
                 .iter()
@@ -2808,35 +2785,6 @@ mod tests {
             "{} of {total} stopped:\n{}",
             stopped.len(),
             stopped.join("\n")
-        );
-    }
-
-    #[test]
-    fn standing_rules_are_the_users_wishes_and_guard_what_they_name() {
-        for rule in [
-            "Always answer me in German, even when I write in English",
-            "Never force-push without asking me first",
-            "Ask me before you delete any migration",
-            "I never want packages published without my approval",
-        ] {
-            assert!(standing_rule(rule), "{rule}");
-        }
-        for fact in [
-            "The user prefers uv over pip for installing Python packages",
-            "We chose Postgres over SQLite because of concurrent writers",
-            "Always run cargo fmt before committing; CI fails on any diff.",
-            "The parser lives in src/parse.rs",
-        ] {
-            assert!(!standing_rule(fact), "{fact}");
-        }
-        assert_eq!(
-            guarded_kinds("Never force-push without asking me first"),
-            BTreeSet::from([Kind::ForcePush])
-        );
-        assert!(guarded_kinds("Always answer me in German").is_empty());
-        assert!(
-            guarded_kinds("I never want packages published without my approval")
-                .contains(&Kind::Publish)
         );
     }
 }

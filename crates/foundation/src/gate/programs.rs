@@ -148,10 +148,12 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         .collect();
     let sub = words.first().copied().unwrap_or("");
     let dry_run = cmd.args.iter().any(|a| {
+        // `--dry-run=server` and `--dry-run=client` too; `--dry-run=none` acts.
+        let (flag, value) = a.split_once('=').unwrap_or((a.as_str(), ""));
         matches!(
-            a.as_str(),
+            flag,
             "--check" | "--dry-run" | "--dryrun" | "--snapshot" | "--whatif" | "--plan" | "--diff"
-        )
+        ) && value != "none"
     });
     if (dry_run || words.iter().take(3).any(|w| reads(w)))
         && !cmd.args.iter().any(|a| DANGER.contains(&a.as_str()))
