@@ -93,6 +93,7 @@ pub fn run(client: &mut Client) -> Vec<Section> {
         )),
         (None, None) => {}
     }
+    store.push(services_check());
     if let Some(old) = wt_memory_core::legacy_store::pending(&project) {
         store.push(Check::new(
             false,
@@ -340,6 +341,35 @@ fn hook_command_checks(project_root: &Path) -> Vec<Check> {
 
 /// How many standing rules (`wt-memory standing`) this project's store and the personal store
 /// beside it hold: shown at every session's start, and the acts they guard ask first.
+/// What runs in the background now, for which stores, and what it costs: every service of this
+/// user together (issue 72: the figure a user with many projects open needs).
+fn services_check() -> Check {
+    let running = wt_memory_base::wire::running_services();
+    if running.is_empty() {
+        return Check::info("memory services running now: none");
+    }
+    let (mut rss, mut pss, mut all_pss) = (0, 0, true);
+    for (_, pid) in &running {
+        if let Some((r, p)) = wt_memory_base::os::process::memory_of(*pid) {
+            rss += r;
+            pss += p.unwrap_or(0);
+            all_pss &= p.is_some();
+        }
+    }
+    let stores: Vec<&str> = running.iter().map(|(key, _)| key.as_str()).collect();
+    let shared = if all_pss {
+        format!(", {} MB proportional (PSS)", pss / 1024)
+    } else {
+        String::new()
+    };
+    Check::info(format!(
+        "memory services running now: {} ({}), {} MB resident together{shared}",
+        running.len(),
+        stores.join(", "),
+        rss / 1024
+    ))
+}
+
 fn standing_check(client: &mut Client, project: &wt_memory_base::project::Project) -> Check {
     let ask = wt_memory_ops::Recall {
         tags: vec![wt_memory_core::record::STANDING_TAG.to_string()],

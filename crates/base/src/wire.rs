@@ -113,6 +113,25 @@ pub fn service_pid(store_dir: &Path) -> Option<u32> {
     crate::os::process::exists(pid).then_some(pid)
 }
 
+/// Every live service of this user and runtime folder: (store key, pid), by the locks each holds
+/// for its life with its pid inside.
+pub fn running_services() -> Vec<(String, u32)> {
+    let Ok(entries) = std::fs::read_dir(daemon_dir()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, u32)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let key = name.strip_suffix(".daemon.lock")?.to_string();
+            let pid: u32 = std::fs::read_to_string(e.path()).ok()?.trim().parse().ok()?;
+            crate::os::process::alive(pid).then_some((key, pid))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// The one line for a service that is there and does not answer.
 pub fn not_answering(store_dir: &Path, pid: Option<u32>) -> String {
     let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();

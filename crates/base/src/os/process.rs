@@ -123,6 +123,53 @@ pub fn resident_kb() -> u64 {
     }
 }
 
+/// Another process's resident memory in KiB, and its proportional share (PSS: pages shared with
+/// other processes counted in part) where the system says (Linux); None when it is gone or the
+/// system does not tell us.
+#[cfg(target_os = "linux")]
+pub fn memory_of(pid: u32) -> Option<(u64, Option<u64>)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+    };
+    Some((field("Rss:")?, field("Pss:")))
+}
+
+#[cfg(target_os = "macos")]
+pub fn memory_of(pid: u32) -> Option<(u64, Option<u64>)> {
+    // SAFETY: proc_taskinfo is plain data; proc_pidinfo writes at most its size.
+    let mut info: libc::proc_taskinfo = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::proc_taskinfo>() as libc::c_int;
+    let got = unsafe {
+        libc::proc_pidinfo(
+            pid as libc::c_int,
+            libc::PROC_PIDTASKINFO,
+            0,
+            (&mut info as *mut libc::proc_taskinfo).cast(),
+            size,
+        )
+    };
+    (got == size).then_some((info.pti_resident_size / 1024, None))
+}
+
+#[cfg(windows)]
+pub fn memory_of(pid: u32) -> Option<(u64, Option<u64>)> {
+    use windows_sys::Win32::System::ProcessStatus::{
+        K32GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
+    };
+    use windows_sys::Win32::System::Threading::PROCESS_QUERY_LIMITED_INFORMATION;
+    let process = windows::open(pid, PROCESS_QUERY_LIMITED_INFORMATION)?;
+    // SAFETY: the counters are plain data of the size given; the handle is valid and ours.
+    unsafe {
+        let mut counters: PROCESS_MEMORY_COUNTERS = std::mem::zeroed();
+        let size = std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32;
+        (K32GetProcessMemoryInfo(process.0, &mut counters, size) != 0)
+            .then_some((counters.WorkingSetSize as u64 / 1024, None))
+    }
+}
+
 /// The signals the tools send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
