@@ -124,7 +124,11 @@ pub fn running_services() -> Vec<(String, u32)> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let key = name.strip_suffix(".daemon.lock")?.to_string();
-            let pid: u32 = std::fs::read_to_string(e.path()).ok()?.trim().parse().ok()?;
+            let pid: u32 = std::fs::read_to_string(e.path())
+                .ok()?
+                .trim()
+                .parse()
+                .ok()?;
             crate::os::process::alive(pid).then_some((key, pid))
         })
         .collect();
