@@ -65,6 +65,19 @@ pub fn read(path: &Path) -> Vec<Entry> {
         .collect()
 }
 
+/// Every entry of a ledger that exists or was never written; None when it cannot be read.
+fn read_existing(path: &Path) -> Option<Vec<Entry>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Some(
+            text.lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect(),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
+        Err(_) => None,
+    }
+}
+
 /// What the ledger keeps of a memory shown.
 pub fn memory_entry(m: &MemoryRecord) -> Entry {
     let provenance = Provenance::parse(m.metadata.get(PROVENANCE).map(String::as_str));
@@ -358,7 +371,20 @@ pub fn check(ctx: &Ctx, input: &super::input::HookInput) -> Option<Stop> {
     if parts.is_empty() {
         return None;
     }
-    let entries = read(&ledger(ctx, input.str("session_id"))?);
+    let session = input.str("session_id")?;
+    // A ledger that cannot be read is never an empty one (a folder's mode changed, a file taken
+    // away): the session is judged as one shown memories without the user's authority.
+    let entries = ledger(ctx, Some(session))
+        .and_then(|p| read_existing(&p))
+        .unwrap_or_else(|| {
+            vec![Entry::Memory {
+                id: "unreadable-ledger".into(),
+                origin: "an unreadable ledger".into(),
+                created: String::new(),
+                authority: false,
+                supplies: Supplies::default(),
+            }]
+        });
     if let Some((id, rule, part)) = gate::standing_guard(&parts, &entries) {
         let short = wt_memory_core::record::short_id(id);
         let then = if ask {

@@ -203,6 +203,19 @@ fn expand_variables(s: &str) -> String {
         Regex::new(r"(?:^|[\s;&|(])(?:export\s+|local\s+|declare\s+|set\s+|\$env:)?([a-z_][a-z0-9_]*)=([^\s;&|)]+)")
             .expect("valid regex")
     });
+    // git's own paths computed (`$(git rev-parse --git-path hooks)`) are the paths they print.
+    static GIT_PATH: OnceLock<Regex> = OnceLock::new();
+    let git_path = GIT_PATH.get_or_init(|| {
+        Regex::new(
+            r"\$\(\s*git\s+rev-parse\s+(?:--git-path\s+([^\s)]+)|--git-(?:common-)?dir)\s*\)",
+        )
+        .expect("valid regex")
+    });
+    let s = git_path.replace_all(s, |c: &regex::Captures| match c.get(1) {
+        Some(p) => format!(".git/{}", p.as_str()),
+        None => ".git".to_string(),
+    });
+    let s = s.as_ref();
     let mut out = s.to_string();
     let pairs: Vec<(String, String)> = assign
         .captures_iter(s)
@@ -274,11 +287,16 @@ impl Supplies {
         let reading = shell_reading(text);
         let mut s = Supplies::default();
         for (host, url) in hosts_in(&reading, true) {
+            // `deploy.sh`, `mailer.rs` in prose are files: a host only when written as one.
+            if file_like(&host) && host.matches('.').count() == 1 {
+                continue;
+            }
             s.hosts.insert(host);
             if let Some(url) = url {
                 s.urls.insert(url);
             }
         }
+        s.hosts.extend(confusable_hosts(text));
         s.urls.extend(common_urls_without_scheme(&reading));
         // Long distinctive strings first: a long text cannot push its key out of the cap.
         for t in distinctive_tokens(&reading) {
@@ -311,6 +329,13 @@ impl Supplies {
         self.short.extend(other.short.iter().cloned());
     }
 
+    /// Does the text name the bucket of an object-store destination (`s3://acme-exports`)?
+    fn names_bucket(&self, part: &Part) -> bool {
+        part.operand
+            .split_once("://")
+            .is_some_and(|(_, bucket)| self.words.contains(bucket))
+    }
+
     /// Does the text name the program of a `program` part (`goreleaser release` → `goreleaser`)?
     fn names_program(&self, part: &Part) -> bool {
         let mut named = part.operand.split(' ');
@@ -336,9 +361,11 @@ impl Supplies {
                     h == &part.operand
                         || (part.operand.ends_with(h.as_str())
                             && part.operand[..part.operand.len() - h.len()].ends_with('.')
-                            // `vercel.app` names no one's app under it.
-                            && registrable(h).is_some())
-                })
+                            // `vercel.app` names no one's app under it, nor `release.sh` (a
+                            // script's name) a host.
+                            && registrable(h).is_some()
+                            && !file_like(h))
+                }) || self.names_bucket(part)
             }
             Kind::Network | Kind::Token => self.supplies(part),
             Kind::RemoteChange if part.operand.starts_with("mcp__") => {
@@ -363,6 +390,7 @@ impl Supplies {
                 self.asked.contains(&part.kind)
                     || (!part.operand.is_empty()
                         && (self.words.contains(&part.operand)
+                            || self.short.contains(&part.operand)
                             || file_name(&part.operand)
                                 .is_some_and(|n| n.starts_with('.') && self.words.contains(n))))
             }
@@ -400,7 +428,7 @@ impl Supplies {
                             .iter()
                             .any(|u| under(prefix, u) || under(u, prefix));
                 }
-                self.hosts.iter().any(|h| same_site(h, &part.operand))
+                self.hosts.iter().any(|h| same_site(h, &part.operand)) || self.names_bucket(part)
             }
             Kind::RemoteChange if part.operand.starts_with("mcp__") => {
                 names_tool(self, &part.operand)
@@ -579,7 +607,7 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
     static BARE: OnceLock<Regex> = OnceLock::new();
     static V6: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| {
-        Regex::new(r"\b[a-z][a-z0-9+.-]{1,15}://(?:[^/\s@]*@)?(\[[0-9a-f:.]+\]|[^/\s:?#]+)(?::\d+)?(/[^\s?#]*)?")
+        Regex::new(r"\b([a-z][a-z0-9+.-]{1,15})://(?:[^/\s@]*@)?(\[[0-9a-f:.]+\]|[^/\s:?#]+)(?::\d+)?(/[^\s?#]*)?")
             .expect("valid regex")
     });
     let scp = SCP.get_or_init(|| {
@@ -599,7 +627,8 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
     });
     let mut out = Vec::new();
     let mut push = |host: &str, path: Option<&str>, form: Form| {
-        let Some(host) = normal_host(host) else {
+        let bucket = host.contains("://").then(|| host.to_string());
+        let Some(host) = bucket.or_else(|| normal_host(host)) else {
             return;
         };
         let url = path.filter(|_| is_common(&host)).map(|p| {
@@ -613,7 +642,14 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
         out.push((host, url, form));
     };
     for c in url.captures_iter(reading) {
-        push(&c[1], c.get(2).map(|m| m.as_str()), Form::Address);
+        // An object store's bucket (`s3://bucket/key`) is someone's account: a destination,
+        // though its name has no dot.
+        let bucket = &c[2];
+        if OBJECT_STORES.contains(&&c[1]) && !bucket.contains('.') && !bucket.starts_with('$') {
+            push(&format!("{}://{bucket}", &c[1]), None, Form::Address);
+            continue;
+        }
+        push(&c[2], c.get(3).map(|m| m.as_str()), Form::Address);
     }
     for c in scp.captures_iter(reading) {
         push(&c[1], None, Form::Address);
@@ -641,15 +677,25 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
     }
     for c in bare.captures_iter(reading) {
         let name = &c[1];
-        // `timezone.now()`, `requests.get(url)`: a call in code, not a site.
-        if reading[c.get(0).map_or(0, |m| m.end())..].starts_with('(') {
+        // `timezone.now()`, `requests.get(url)`: a call in code, not a site; `scripts/x.sh`:
+        // a path's file.
+        let start = c.get(0).map_or(0, |m| m.start());
+        if reading[c.get(0).map_or(0, |m| m.end())..].starts_with('(')
+            || (reading[..start].ends_with('/') && !reading[..start].ends_with("//"))
+        {
             continue;
         }
         // Bare, only the forms nobody writes for anything else: four parts, or one big number
         // (`1.2.3` is a version; inside a URL every form counts, above).
         let dots = name.matches('.').count();
+        // Fewer parts (`45.5049353`) count where a port follows: `host:port` is an address.
+        let end = c.get(0).map_or(0, |m| m.end());
+        let port = reading[end..].starts_with(':')
+            && reading[end + 1..].starts_with(|ch: char| ch.is_ascii_digit());
         let is_ip = parse_ipv4(name).is_some()
-            && (dots == 3 || (dots == 0 && (name.len() >= 8 || name.starts_with("0x"))));
+            && (dots == 3
+                || (dots == 0 && (name.len() >= 8 || name.starts_with("0x")))
+                || (port && name.contains('.')));
         // `v1.2.3` is a version and `index.d.ts` a file, wherever they are written.
         let version = name
             .trim_start_matches('v')
@@ -665,6 +711,35 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
         }
     }
     out
+}
+
+/// URL schemes whose "host" is a bucket of a cloud's object store.
+const OBJECT_STORES: &[&str] = &[
+    "s3", "s3a", "s3n", "gs", "gcs", "az", "abfs", "abfss", "wasb", "wasbs", "r2", "oss", "cos",
+    "b2",
+];
+
+/// Hosts written with letters of two scripts (`api.acme-shоp.com`, Cyrillic `о`), in the form
+/// they resolve to (punycode): folding reads them as the Latin name they imitate, and that name
+/// must not grant them.
+pub fn confusable_hosts(text: &str) -> Vec<String> {
+    static NAME: OnceLock<Regex> = OnceLock::new();
+    let name = NAME
+        .get_or_init(|| Regex::new(r"[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+").expect("valid regex"));
+    let visible = crate::hidden::visible(text);
+    let nfkc = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc()
+        .normalize(&visible)
+        .to_lowercase();
+    name.find_iter(&nfkc)
+        .map(|m| m.as_str())
+        .filter(|h| {
+            h.chars().any(|c| c.is_ascii_alphabetic())
+                && h.chars()
+                    .any(|c| !c.is_ascii() && crate::trust::fold_char(c) != c)
+                && known_tld(&fold(h))
+        })
+        .filter_map(|h| idna::domain_to_ascii(h).ok())
+        .collect()
 }
 
 /// A host or IP in its one form: an IP in any notation as `ip:a.b.c.d` (or `ip:` and IPv6's
@@ -846,7 +921,7 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::PackageSource, r"registry|index-url|extra-index|package index|\.npmrc|\.pypirc|pip\.conf|cargo config|\[patch|source replacement|mirror|goproxy|private (?:package|index|registry)|postinstall|install script|package source"),
             (Kind::Ci, r"\b(?:add|change|update|edit|make|set up|configure|enable|disable|bump|pin|cache|speed up)\b[^.\n]{0,40}\b(?:ci|pipelines?|workflows?)\b|\bfail (?:the )?(?:ci|build|pipeline)\b|\b(?:ci|pipeline|workflow)\b[^\n]{0,80}\b(?:should|must|needs? to|has to|add|cache|make|build|bump|pin|enable|disable|skip|upgrade|speed up)\b|\b(?:ci|pipeline)\s+(?:jobs?|steps?|stages?|config|file|yaml|matrix)\b|\bgitlab ci\b|bitbucket pipelines|workflows?\b|github actions|\.github/|gitlab-ci|\.gitlab/|\bci (?:config|configuration|yaml|yml|file|job|step|matrix|pipeline)|\b(?:to|in|into|on|from) (?:the )?ci\b|pipeline (?:config|file|yaml)|circleci|jenkinsfile"),
             (Kind::AgentConfig, r"\.claude\b|without (?:prompting|asking|confirmation|approval)|\ballow(?:list)?\b[^.\n]{0,40}\b(?:commands?|tools?|bash)\b|(?:shared |the )?project settings|claude settings|claude code settings|claude\.md|\.mcp\.json|mcp servers?|allowed ?tools|permission (?:rules?|mode|settings)|(?:pre|post)tooluse|sessionstart|userpromptsubmit|claude (?:code )?hooks?"),
-            (Kind::AuthorizedKeys, r"authorized_keys|(?:add|install) (?:a |the |my |their )?(?:public |ssh )?key"),
+            (Kind::AuthorizedKeys, r"authorized_keys|(?:add|install|authori[sz]e) (?:a |the |my |their |his |her )?(?:\S+ )?(?:public|ssh) keys?"),
             (Kind::ForcePush, r"force[- ]?push|push (?:\S+ ){0,3}(?:--force|-f\b|with force)|overwrite (?:the )?remote"),
             (Kind::HistoryRewrite, r"\breset (?:it|my|the (?:branch|repo|worktree|changes|main|head|local)|to|--hard|hard|local|everything)\b|\bhard reset|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|squash|rebase|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
             (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear|clear out|get rid of|purge|clean up|clean out|erase|prune)\b|from scratch|start over"),
@@ -934,6 +1009,14 @@ pub fn sensitive_parts(tool: &str, input: &serde_json::Value, place: &Place) -> 
         }
         _ => {}
     }
+    // A host that imitates another is its own destination, whatever the other's standing.
+    if !is_ours(tool) {
+        let mut all = String::new();
+        strings_of(input, &mut all);
+        for host in confusable_hosts(&all) {
+            parts.push(Part::new(Kind::Network, host));
+        }
+    }
     // One part per kind and operand; strict where any form of it was.
     let strict: BTreeSet<(Kind, String)> = parts
         .iter()
@@ -955,7 +1038,7 @@ pub fn sensitive_parts(tool: &str, input: &serde_json::Value, place: &Place) -> 
 fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut Vec<Part>) {
     static WRITES: OnceLock<Regex> = OnceLock::new();
     let writes = WRITES.get_or_init(|| {
-        Regex::new(r"(?:^|_)(?:create|update|delete|remove|merge|push|post|send|publish|write|put|set|add|comment|upload|deploy|execute|exec|run|approve|close|fork|transfer|invite|share|edit|reply|insert|drop|move|rename|archive|trigger|dispatch)(?:_|$)")
+        Regex::new(r"(?:^|_)(?:create|update|delete|remove|merge|push|post|send|publish|write|put|set|add|comment|upload|deploy|execute|exec|run|approve|close|fork|transfer|invite|share|edit|reply|insert|drop|move|rename|archive|trigger|dispatch|scale|install|uninstall|patch|apply|restart|rollback|kill|terminate|stop|cancel|grant|revoke|upgrade)(?:_|$)")
             .expect("valid regex")
     });
     let name = fold(tool.rsplit("__").next().unwrap_or(tool));
@@ -1025,10 +1108,12 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
             }
             if matches!(key.as_str(), "sql" | "query" | "statement") {
                 parts.extend(acts_in(&shell_reading(text), place));
-            } else if key
-                .split(['_', '-'])
-                .any(|w| matches!(w, "code" | "command" | "cmd" | "script" | "shell"))
-            {
+            } else if key.split(['_', '-']).any(|w| {
+                matches!(
+                    w,
+                    "code" | "command" | "cmd" | "script" | "shell" | "argv" | "args"
+                )
+            }) {
                 bash_parts(text, place, parts);
             }
         }
@@ -1139,8 +1224,8 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
             (Form::Bare, url) => loose_network_part(host, url, parts),
         }
     }
-    for arg in host_arguments(&reading).iter().filter(|a| !file_like(a)) {
-        for (host, url) in hosts_in(arg, true) {
+    for arg in host_arguments(&reading) {
+        for (host, url) in hosts_in(&arg, true) {
             network_part(host, url, parts);
         }
     }
@@ -1173,6 +1258,11 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     // Stopped when a memory named the program (an obedient agent runs what it was told): a
     // program the agent chose itself is ordinary work, and what it touches is judged above.
     for name in programs::unknown_programs(&expand_variables(&fold(command)), project_file) {
+        // A program that is itself a known act (`cabal upload`) is judged as that act: asked for
+        // by the user, it is theirs; the other programs of the command are not.
+        if !acts_in(&name, place).is_empty() {
+            continue;
+        }
         let mut part = Part::new(Kind::Program, name);
         part.loose = true;
         parts.push(part);
@@ -1233,15 +1323,61 @@ fn host_arguments(reading: &str) -> Vec<String> {
         else {
             continue;
         };
-        out.extend(
-            words[at + 1..]
-                .iter()
-                .filter(|w| !w.starts_with('-'))
-                .map(|w| w.to_string()),
-        );
+        let program = words[at].rsplit('/').next().unwrap_or("");
+        // The words that are no flag nor a flag's value (`-T dump.sql`, `-l user`,
+        // `--data-binary @-`): a destination where one stands, however it ends (`paste.rs`).
+        let mut positional = Vec::new();
+        let mut value_next = false;
+        for w in &words[at + 1..] {
+            if std::mem::take(&mut value_next) && !w.starts_with('-') {
+                continue;
+            }
+            if let Some(flag) = w.strip_prefix("--") {
+                value_next = !flag.contains('=') && VALUE_LONG.iter().any(|v| flag.starts_with(v));
+            } else if let Some(flags) = w.strip_prefix('-') {
+                value_next = flags.ends_with(|c: char| VALUE_SHORT.contains(c));
+            } else {
+                positional.push(w.to_string());
+            }
+        }
+        let files_too = !matches!(program, "scp" | "rsync" | "openssl" | "sftp");
+        // ssh's first operand is the host; the rest is the command it runs there.
+        let first_only = matches!(program, "ssh" | "ssh-copy-id" | "mosh");
+        for (i, w) in positional.into_iter().enumerate() {
+            let ending = w.rsplit('.').next().unwrap_or("");
+            let site_like = !w.contains('/') && public_suffixes().contains(ending);
+            if (first_only && i > 0) || (file_like(&w) && !(files_too && site_like)) {
+                continue;
+            }
+            out.push(w);
+        }
     }
     out
 }
+
+/// Short flags of network commands that take a value (folded: `-T` is `-t`).
+const VALUE_SHORT: &str = "todfhxuaekbcmrwyzqlpij";
+/// Long flags of network commands that take a value.
+const VALUE_LONG: &[&str] = &[
+    "data",
+    "form",
+    "header",
+    "output",
+    "upload-file",
+    "user",
+    "proto",
+    "request",
+    "config",
+    "cert",
+    "key",
+    "cacert",
+    "resolve",
+    "connect-to",
+    "cookie",
+    "referer",
+    "json",
+    "url-query",
+];
 
 /// Destinations a command computes: a DNS lookup of a name built at run time (`dig $(…).x.sh`:
 /// the data is in the name), and a sending command whose host is a variable set elsewhere.
@@ -1279,7 +1415,14 @@ fn dns_and_unresolved(reading: &str) -> Vec<Part> {
 fn packages_installed(reading: &str) -> Vec<Part> {
     static INSTALL: OnceLock<Regex> = OnceLock::new();
     let install = INSTALL.get_or_init(|| {
-        Regex::new(r"\b(?:(?:pip[0-9.]*|uv\s+pip|pipx|gem|brew|apt(?:-get)?|dnf|yum|apk|pacman|choco|winget|scoop|code|cargo|go)\s+(?:install|add|get|-i|--install-extension|tap)|(?:npm|pnpm|bun)\s+(?:i|install|add)|yarn\s+(?:add|global\s+add)|(?:uv|poetry|pdm|hatch|rye|dotnet\s+add\s+package|composer)\s+(?:add|require)|npx\s+(?:-y|--yes)|pnpm\s+dlx|bunx|uvx|pipx\s+run|go\s+run|deno\s+(?:install|run\s+-a|run\s+--allow-all)|mix\s+archive\.install|dotnet\s+tool\s+install|helm\s+(?:install|repo\s+add)|ansible-galaxy\s+(?:install|collection\s+install))\s+([^;&|\n]*)")
+        Regex::new(r"\b(?:(?:pip[0-9.]*|pipenv|uv\s+pip|pipx|gem|brew|apt(?:-get)?|dnf|yum|apk|pacman|choco|winget|scoop|code|cargo|go)\s+(?:install|add|get|-i|--install-extension|tap|binstall)|(?:npm|pnpm|bun)\s+(?:i|install|add)|yarn\s+(?:add|global\s+add)|(?:uv|poetry|pdm|hatch|rye|dotnet\s+add\s+package|composer)\s+(?:add|require)|mix\s+archive\.install|dotnet\s+tool\s+install|helm\s+(?:install|repo\s+add)|ansible-galaxy\s+(?:install|collection\s+install))\s+([^;&|\n]*)")
+            .expect("valid regex")
+    });
+    // Runners fetch the one package they are given and run it (`npx -y X args`, `npm exec X`,
+    // `npm init X`); `uv run --with X` and `npm:X`/`jsr:X` specifiers fetch X.
+    static RUN: OnceLock<Regex> = OnceLock::new();
+    let run = RUN.get_or_init(|| {
+        Regex::new(r"\b(?:npx\s+(?:-y|--yes)|npm\s+exec|(?:npm|pnpm|yarn|bun)\s+(?:init|create)|pnpm\s+dlx|bunx|uvx|pipx\s+run|go\s+run|deno\s+(?:install|run\s+-a|run\s+--allow-all))\s+([^;&|\n]*)|\b(?:uv\s+(?:tool\s+)?run|uvx)\b[^;&|\n]*?--with(?:-editable)?[\s=]([^\s;&|]+)|\b(?:npm|jsr):(@?[a-z0-9][a-z0-9._/@^~-]*)")
             .expect("valid regex")
     });
     let mut out = Vec::new();
@@ -1314,19 +1457,38 @@ fn packages_installed(reading: &str) -> Vec<Part> {
                 skip = true;
                 continue;
             }
-            if arg.starts_with('-') || arg.starts_with('.') || arg.starts_with('/') || arg == "-r" {
-                // `-r requirements.txt`, `-e .`, a local path: the project's own.
-                if matches!(arg, "-r" | "--requirement" | "-e" | "--editable" | "-c") {
-                    break;
-                }
+            if arg.starts_with('-') || arg.starts_with('.') || arg.starts_with('/') {
+                // `-r requirements.txt`, `-e .`, a local path: the project's own, and the names
+                // after it are packages all the same.
+                skip = matches!(arg, "-r" | "--requirement" | "-e" | "--editable" | "-c");
                 continue;
             }
             if arg.ends_with(".txt") || arg.ends_with(".toml") || arg.ends_with(".lock") {
-                break;
+                continue;
             }
             let name = arg
                 .trim_end_matches(".git")
                 .trim_matches(|c| c == '\'' || c == '"');
+            out.push(Part::new(Kind::PackageSource, format!("pkg:{name}")));
+        }
+    }
+    for c in run.captures_iter(reading) {
+        let named: Vec<&str> = match (c.get(1), c.get(2), c.get(3)) {
+            // The first word that is no flag (nor a flag's value): the package run.
+            (Some(args), ..) => args
+                .as_str()
+                .split_whitespace()
+                .find(|a| !a.starts_with('-'))
+                // A path or a source file is the project's own (`go run ./cmd/x`, `main.go`).
+                .filter(|a| !a.starts_with('.') && !a.starts_with('/') && !file_like(a))
+                .filter(|a| !programs::LOCAL_TOOLS.contains(a))
+                .into_iter()
+                .collect(),
+            (_, Some(list), _) => list.as_str().split(',').collect(),
+            (.., Some(spec)) => vec![spec.as_str()],
+            _ => continue,
+        };
+        for name in named {
             out.push(Part::new(Kind::PackageSource, format!("pkg:{name}")));
         }
     }
@@ -1338,14 +1500,15 @@ fn packages_installed(reading: &str) -> Vec<Part> {
 fn written_outside(reading: &str, place: &Place) -> Vec<Part> {
     static WRITE: OnceLock<Regex> = OnceLock::new();
     let write = WRITE.get_or_init(|| {
-        Regex::new(r"(?:>>?|\btee(?:\s+-a)?|\bof=|\b(?:cp|mv|install|ln(?:\s+-s)?)\s+(?:-\S+\s+)*\S+\s)\s*((?:~|/|\$home|\$\{home\})[^\s;&|)]*)|\s-v\s*((?:~|\$home|\$\{home\}|/)[^:\s]*):")
+        Regex::new(r"(?:>>?|\btee(?:\s+-\S+)*|\bof=|\s(?:-o|--output|--output-document)[\s=]|\b(?:cp|mv|install|ln(?:\s+-s)?)\s+(?:-\S+\s+)*\S+\s)\s*((?:~|/|\$home|\$\{home\})[^\s;&|)]*)|\s-v\s*((?:~|\$home|\$\{home\}|/)[^:\s]*):")
             .expect("valid regex")
     });
     let mut out = Vec::new();
     for c in write.captures_iter(reading) {
-        let Some(path) = c.get(1).or(c.get(2)).map(|m| m.as_str()) else {
+        let Some(path) = c.get(1).or(c.get(2)).map(|m| normal_path(m.as_str())) else {
             continue;
         };
+        let path = path.as_str();
         if path.starts_with("/dev/")
             || is_temporary(path)
             || relative_to_project(path, place).is_some()
@@ -1365,10 +1528,10 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
     let table = TABLE.get_or_init(|| {
         compile(&[
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*(?:\s-[a-z]*f[a-z]*\b|--force|\s\+\S|--mirror|--delete|\s-d\b|\s:\S)"),
-            (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\b(?:reset\b[^;|&\n]*--hard|clean\b[^;|&\n]*\s-[a-z]*f|filter-branch|filter-repo|reflog\s+expire|update-ref\s+-d|checkout\s+(?:-f\s+)?(?:--\s+)?\.(?:\s|$)|restore\s+(?:--\S+\s+)*\.(?:\s|$)|stash\s+(?:drop|clear)|branch\s+-[a-z]*d[a-z]*\s+-?f|push\s+[^;|&\n]*--force)"),
+            (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\b(?:reset\b[^;|&\n]*--hard|clean\b[^;|&\n]*\s-[a-z]*f|filter-branch|filter-repo|reflog\s+expire|update-ref\s+-d|checkout\s+(?:-f\s+)?(?:--\s+)?\.(?:\s|$)|restore\s+(?:-\S*\s+)*\.(?:\s|$)|stash\s+(?:drop|clear)|branch\s+-[a-z]*d[a-z]*\s+-?f|send-pack\b[^;|&\n]*--force|push\s+[^;|&\n]*--force)"),
             (Kind::DropData, r"\bdrop\s+(?:table|database|schema|collection|keyspace)\b|\btruncate\s+(?:table\s+)?\w|\bdelete\s+from\s+\w+\s*(?:;|$)|\bdropdb\b|\bflushall\b|\bflushdb\b|\bterraform\s+destroy\b|\bdocker\s+(?:volume\s+(?:rm|prune)|system\s+prune)|\bkubectl\s+delete\b|\bhelm\s+(?:delete|uninstall)\b|\bdb:(?:drop|reset)\b|\bmigrate\s+(?:reset|fresh)\b"),
             (Kind::Publish, r"\b(?:npm|pnpm|yarn|cargo|poetry|uv|flit|hatch)\s+(?:\S+\s+)*?publish\b|\btwine\s+upload\b|\bgem\s+push\b|\b(?:docker|podman)\s+push\b|\bgh\s+release\s+create\b|\bnpm\s+dist-tag\b|\bcargo\s+(?:yank|owner)\b|\bgh\s+gist\s+create\b|\bvsce\s+publish\b"),
-            (Kind::DecodedExec, r"(?:base64|base32|basenc|xxd|od|openssl\s+(?:enc|base64)|uudecode|rev|tr\s+\S*a-z\S*\s+\S*n-z)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|fi)?sh\b|\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\s*(?:$|[;&)\n])|\beval\b|\b(?:ba|z|da|k)?sh\s+-c\s+\S*\$\(|\bsource\s+<\(|\.\s+<\(|\b(?:python[0-9.]*|perl|ruby|node)\s+-[ce]\s+[^\n]*(?:exec|eval|decode|b64|fromcharcode|system|spawn|popen)|\biex\b|invoke-expression|-enc(?:odedcommand)?\s+\S{16,}|\bbash\s+<\("),
+            (Kind::DecodedExec, r"(?:base64|base32|basenc|xxd|od|openssl\s+(?:enc|base64)|uudecode|rev|tr\s+\S*a-z\S*\s+\S*n-z)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|fi)?sh\b|\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh(?:\s+-\S*)*\s*(?:$|[;&)\n]|--)|\b(?:ba|z|da|k)?sh\s+<<<|\beval\b|\b(?:ba|z|da|k)?sh\s+-c\s+\S*\$\(|\bsource\s+<\(|\.\s+<\(|\b(?:python[0-9.]*|perl|ruby|node)\s+-[cep]\s+[^\n]*(?:exec|eval|decode|b64|fromcharcode|system|spawn|popen|child_process|subprocess|\$\()|\biex\b|invoke-expression|-enc(?:odedcommand)?\s+\S{16,}|\bbash\s+<\("),
         ])
     });
     let mut out: Vec<Part> = table
@@ -1380,9 +1543,18 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
         out.push(Part::new(Kind::RecursiveDelete, target));
     }
     out.extend(more_acts(reading));
+    // A tag pushed starts the release workflows: a publish the user grants by saying "tag".
+    static TAG_PUSH: OnceLock<Regex> = OnceLock::new();
+    let tag_push = TAG_PUSH.get_or_init(|| {
+        Regex::new(r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*(?:--tags|--follow-tags|refs/tags/|\sv?\d+\.\d+(?:\.\d+)?\S*(?:\s|$))")
+            .expect("valid regex")
+    });
+    if tag_push.is_match(reading) {
+        out.push(Part::new(Kind::Publish, "tag"));
+    }
     static GIT_CONFIG: OnceLock<Regex> = OnceLock::new();
     let git_config = GIT_CONFIG.get_or_init(|| {
-        Regex::new(r"\bgit\s+(?:-c\s+\S+\s+)*config\b((?:[ \t]+(?:set|unset|--(?:global|system|local|worktree|file[ \t=]\S+|f[ \t]\S+|type[ \t=]\S+|add|replace-all|unset\S*|bool|int|path)))*)[ \t]+([a-z0-9_.-]+\.[a-z0-9_./:-]+)([ \t]+[^;&|\s])?|\bgit\s+-c\s+(?:core\.|alias\.|url\.|credential\.|http\.|include)|\bgit\s+remote\s+(?:add|set-url)\b")
+        Regex::new(r"\bgit\s+(?:(?:-c|-C|--git-dir|--work-tree|--namespace)\s+\S+\s+|-\S+\s+)*config\b((?:[ \t]+(?:set|unset|-f[ \t]+\S+|--(?:global|system|local|worktree|file[ \t=]\S+|type[ \t=]\S+|add|replace-all|unset\S*|bool|int|path)))*)[ \t]+([a-z0-9_.-]+\.[a-z0-9_./:@-]+)([ \t]+[^;&|\s])?|\bgit\s+-c\s+(?:core\.|alias\.|url\.|credential\.|http\.|include)|\bgit\s+remote\s+(?:add|set-url)\b")
             .expect("valid regex")
     });
     if let Some(c) = git_config.captures(reading) {
@@ -1402,6 +1574,16 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
                 Kind::GitConfig
             };
             out.push(Part::new(kind, key));
+            // What it is set to decides as much as the key: a memory that supplied the value
+            // shaped the change, even where the user asked for one of that kind.
+            if let Some(value) = c
+                .get(3)
+                .and_then(|m| reading[m.start()..].split_whitespace().next())
+            {
+                let mut part = Part::new(kind, format!("diff:{value}"));
+                part.loose = true;
+                out.push(part);
+            }
         }
     }
     static PKG: OnceLock<Regex> = OnceLock::new();
@@ -1415,7 +1597,7 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
     static SHELL_ALIAS: OnceLock<Regex> = OnceLock::new();
     let alias = SHELL_ALIAS.get_or_init(|| {
         Regex::new(
-            r"\bcrontab\s+(?:-\s|[^-l\s])|\bsystemctl\s+--user\s+enable\b|\blaunchctl\s+load\b",
+            r"\bcrontab\s+(?:-u\s+\S+\s+)?(?:-(?:\s|$)|[^-l\s])|\bsystemctl\s+--user\s+enable\b|\blaunchctl\s+load\b",
         )
         .expect("valid regex")
     });
@@ -1432,13 +1614,13 @@ fn more_acts(reading: &str) -> Vec<Part> {
         compile(&[
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b"),
             (Kind::HistoryRewrite, r"\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
-            (Kind::RecursiveDelete, r"\brsync\b[^;|&\n]*--delete|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
-            (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush)|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b"),
-            (Kind::Publish, r"\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\b(?:cabal|stack)\s+upload\b|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|\b(?:np|semantic-release|release-it)\b|\bnpm\s+(?:unpublish|deprecate)\b"),
-            (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-[f]\s|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)[\s=]|\bgh\s+api\b[^;|&\n]*(?:--field|--raw-field|\s-f\b)|\bglab\s+mr\s+(?:merge|approve)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b"),
+            (Kind::RecursiveDelete, r"\b(?:rsync|aws\s+s3\s+sync|gsutil\s+(?:-m\s+)?rsync|azcopy\s+sync)\b[^;|&\n]*(?:--delete|\s-d\b)|\brclone\s+sync\b|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
+            (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b"),
+            (Kind::Publish, r"\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\b(?:cabal|stack)\s+upload\b|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|\b(?:np|semantic-release|release-it)\b|\bnpm\s+(?:unpublish|deprecate)\b|\b(?:cargo|rake|nx|lerna|changeset)\s+(?:\S+\s+)*?release\b|\b(?:docker|podman|buildx)\b[^;|&\n]*(?:type=registry|push=true)"),
+            (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-[f]\s|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)[\s=]|\bgh\s+api\b[^;|&\n]*(?:--field|--raw-field|\s-f\b)|\bglab\s+mr\s+(?:merge|approve)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b|\bgh_repo=\S+[^;|&\n]*\bgh\s+(?:issue|pr|gist|release|api)\b|\bgh\s+api\b[^;|&\n]*--input\b"),
             (Kind::AgentConfig, r"\bclaude\s+(?:mcp\s+(?:add|add-json|remove|add-from-claude-desktop)|config\s+(?:set|add|remove)|plugin\s+(?:install|enable|marketplace))\b"),
             (Kind::ShellStartup, r"\|\s*crontab\s+-\s*(?:$|[;&)\n])|\bcrontab\s+-\s*$|\$profile\b|\bsetx\b|\bschtasks\b|\bregister-scheduledtask\b|\breg\s+add\b"),
-            (Kind::GitConfig, r"\bgit\s+(?:-c\s+\S+\s+)*config\s+(?:set|unset|--file[ =]\S+[ \t]+\S+[ \t]+\S|--type[ =])"),
+            (Kind::GitConfig, r"\bgit\s+(?:-\S+\s+)*config\s+(?:set|unset|(?:--file[ =]|-f\s+)\S+[ \t]+\S+[ \t]+\S|--type[ =])"),
         ])
     });
     table
@@ -1452,7 +1634,7 @@ fn more_acts(reading: &str) -> Vec<Part> {
 fn recursive_delete_target(reading: &str, place: &Place) -> Option<String> {
     static RM: OnceLock<Regex> = OnceLock::new();
     let rm = RM.get_or_init(|| {
-        Regex::new(r"\brm\s+((?:-\S+\s+)*)([^;&|\n]*)|\bfind\s+(\S+)([^;&|\n]*)\s-(?:delete\b|exec\s+rm\b)|\bremove-item\b[^;&|\n]*-recurse[^;&|\n]*")
+        Regex::new(r"\brm\s+((?:-\S+\s+)*)([^;&|\n]*)|\bfind\s+(\S+)([^;&|\n]*)\s-(?:delete\b|exec(?:dir)?\s+rm\b)|\bremove-item\b[^;&|\n]*-recurse[^;&|\n]*")
             .expect("valid regex")
     });
     for c in rm.captures_iter(reading) {
@@ -1481,7 +1663,15 @@ fn recursive_delete_target(reading: &str, place: &Place) -> Option<String> {
         if !recursive {
             continue;
         }
-        for t in targets.split_whitespace().filter(|t| !t.starts_with('-')) {
+        let mut operands = targets
+            .split_whitespace()
+            .filter(|t| !t.starts_with('-'))
+            .peekable();
+        // No operand written: what it deletes comes from its input (`… | xargs rm -rf`).
+        if operands.peek().is_none() {
+            return Some("(from input)".into());
+        }
+        for t in operands {
             if !is_build_output(t, place) {
                 return Some(t.to_string());
             }
@@ -1657,8 +1847,11 @@ fn command_paths(reading: &str) -> Vec<String> {
             continue;
         }
         for w in words {
-            // `of=FILE` (dd), `--file=FILE`: the file.
-            let w = w.rsplit_once('=').map_or(w, |(_, v)| v);
+            // `of=FILE` (dd), `--file=FILE`: the file; `@FILE` (curl's upload): the file.
+            let w = w
+                .rsplit_once('=')
+                .map_or(w, |(_, v)| v)
+                .trim_start_matches('@');
             if w.is_empty() || w.starts_with('-') {
                 continue;
             }
@@ -1675,7 +1868,7 @@ fn command_paths(reading: &str) -> Vec<String> {
 /// The sensitive parts of a file written (by an edit tool, or named in a shell command when
 /// `in_shell`: then a path outside the project counts only as a secret or a sensitive file).
 fn path_parts(path: &str, in_shell: bool, place: &Place, parts: &mut Vec<Part>) {
-    let p = fold(path).replace('\\', "/");
+    let p = normal_path(&fold(path).replace('\\', "/"));
     // A word that is no path and names no sensitive file by itself is an argument.
     if in_shell
         && !(p.contains('/') || p.starts_with('.') || p.starts_with('~'))
@@ -1689,6 +1882,28 @@ fn path_parts(path: &str, in_shell: bool, place: &Place, parts: &mut Vec<Part>) 
     }
     if !in_shell && relative_to_project(&p, place).is_none() && !is_temporary(&p) {
         parts.push(Part::new(Kind::OutsideFile, p));
+    }
+}
+
+/// A path as the system resolves it: `.` and empty segments gone, `dir/..` taken back
+/// (`/tmp/../home/dev/.gradle`, `.github/./workflows`).
+fn normal_path(p: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "." => {}
+            "" if !out.is_empty() => {}
+            ".." if out.last().is_some_and(|l| !l.is_empty() && *l != "..") => {
+                out.pop();
+            }
+            _ => out.push(seg),
+        }
+    }
+    let joined = out.join("/");
+    if joined.is_empty() && p.starts_with('/') {
+        "/".into()
+    } else {
+        joined
     }
 }
 
@@ -1711,14 +1926,14 @@ pub fn file_kind(p: &str) -> Option<Kind> {
     static TABLE: OnceLock<Vec<(Kind, Regex)>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
         compile(&[
-            (Kind::AuthorizedKeys, r"(?:^|/)authorized_keys2?$|(?:^|/)\.ssh/(?:rc|config|environment)$"),
-            (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)\.aws$|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:\.[a-z0-9_-]+)?$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)"),
-            (Kind::GitHooks, r"(?:^|/)\.git/hooks(?:/|$)|(?:^|/)\.git-?hooks(?:/|$)|(?:^|/)\.husky(?:/|$)|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)lefthook\.ya?ml$"),
+            (Kind::AuthorizedKeys, r"(?:^|/)authorized_keys2?$|(?:^|/)\.ssh/(?:rc|config|environment)$|^/etc/ssh/"),
+            (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)\.aws$|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:[.*][a-z0-9_.*-]*)?$|\.tfstate(?:\.backup)?$|\.tfrc(?:\.json)?$|(?:^|/)\.(?:pgpass|my\.cnf|vault-token|pypirc)$|(?:^|/)\.config/gcloud(?:/|$)|(?:^|/)[^/]*(?:credentials|adminsdk|service[-_]?account)[^/]*\.(?:json|toml|ya?ml|ini|xml)$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)"),
+            (Kind::GitHooks, r"(?:^|/)\.git/hooks(?:/|$)|(?:^|/)\.git-?hooks(?:/|$)|(?:^|/)\.husky(?:/|$)|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)\.?lefthook[^/]*\.ya?ml$|(?:^|/)\.lintstagedrc[^/]*$|(?:^|/)lint-staged\.config\.[a-z]+$|(?:^|/)\.simple-git-hooks[^/]*$"),
             (Kind::GitConfig, r"(?:^|/)\.git/config$|(?:^|/)\.gitconfig$|(?:^|/)\.config/git/config$|(?:^|/)\.gitmodules$|(?:^|/)\.gitattributes$|(?:^|/)\.git/info/"),
-            (Kind::ShellStartup, r"(?:^|/)\.(?:bashrc|zshrc|profile|bash_profile)\.d(?:/|$)|(?:^|/)\.tmux\.conf$|(?:^|/)\.config/(?:direnv|git)/|(?:^|/)\.gradle/init\.d/|(?:^|/)\.m2/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/bin/|(?:^|/)\.config/autostart(?:/|$)|(?:^|/)\.(?:bash_aliases|curlrc|wgetrc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/|(?:^|/)\.ipython/|(?:^|/)\.jupyter/|\.pth$|(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.local/bin/|^/usr/(?:local/)?s?bin/|^\$profile$"),
+            (Kind::ShellStartup, r"(?:^|/)\.(?:bashrc|zshrc|profile|bash_profile)\.d(?:/|$)|(?:^|/)\.tmux\.conf$|(?:^|/)\.config/(?:direnv|git)/|(?:^|/)\.gradle/init(?:\.d/|\.gradle)|(?:^|/)\.oh-my-zsh/|(?:^|/)\.zshrc\.d/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/(?:\.[^/]+/)+bin/|(?:^|/)(?:site|dist)-packages/|^/etc/(?:systemd|init\.d|init|rc\.local|xdg/autostart)|^/(?:usr/)?lib/systemd/|(?:^|/)\.m2/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/bin/|(?:^|/)\.config/autostart(?:/|$)|(?:^|/)\.(?:bash_aliases|curlrc|wgetrc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/|(?:^|/)\.ipython/|(?:^|/)\.jupyter/|\.pth$|(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.local/bin/|^/usr/(?:local/)?s?bin/|^\$profile$"),
             (Kind::PackageSource, r"(?:^|/)\.npmrc$|(?:^|/)\.yarnrc(?:\.yml)?$|(?:^|/)\.pypirc$|(?:^|/)pip\.(?:conf|ini)$|(?:^|/)\.cargo/config(?:\.toml)?$|(?:^|/)uv\.toml$|(?:^|/)\.condarc$|(?:^|/)\.pnpmfile\.cjs$|(?:^|/)\.gemrc$|(?:^|/)settings\.xml$|(?:^|/)gradle\.properties$|(?:^|/)sources\.list|(?:^|/)nuget\.config$|(?:^|/)\.bunfig\.toml$|(?:^|/)bunfig\.toml$"),
-            (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)(?:/|$)|(?:^|/)\.github/settings\.ya?ml$|(?:^|/)renovate\.json5?$|(?:^|/)\.semaphore/|(?:^|/)\.(?:circleci|buildkite)(?:/|$)|(?:^|/)\.gitlab/|(?:^|/)\.(?:forgejo|gitea)/(?:workflows|actions)/|(?:^|/)(?:netlify\.toml|vercel\.json|fly\.toml|render\.ya?ml|\.goreleaser\.ya?ml|cloudbuild\.ya?ml|buildspec\.ya?ml|procfile|app\.ya?ml|\.platform\.app\.yaml|railway\.(?:json|toml)|heroku\.yml)$|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
-            (Kind::AgentConfig, r"(?:^|/)\.claude(?:/|$)|(?:^|/)\.claude\.json$|(?:^|/)\.mcp\.json$|(?:^|/)claude\.md$|(?:^|/)claude\.local\.md$|(?:^|/)\.cursor/|(?:^|/)\.vscode/(?:settings|tasks)\.json$|(?:^|/)wt-tools/|(?:^|/)\.wt-memory|(?:^|/)\.devcontainer/"),
+            (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)(?:/|$)|(?:^|/)\.github/settings\.ya?ml$|(?:^|/)\.?renovate(?:rc)?(?:\.json5?)?$|(?:^|/)\.cirrus\.ya?ml$|(?:^|/)\.azure-pipelines/|(?:^|/)\.semaphore/|(?:^|/)\.(?:circleci|buildkite)(?:/|$)|(?:^|/)\.gitlab/|(?:^|/)\.(?:forgejo|gitea)/(?:workflows|actions)/|(?:^|/)(?:netlify\.toml|vercel\.json|fly\.toml|render\.ya?ml|\.goreleaser\.ya?ml|cloudbuild\.ya?ml|buildspec\.ya?ml|procfile|app\.ya?ml|\.platform\.app\.yaml|railway\.(?:json|toml)|heroku\.yml)$|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
+            (Kind::AgentConfig, r"(?:^|/)\.claude(?:/|$)|(?:^|/)\.claude\.json$|(?:^|/)\.mcp\.json$|(?:^|/)claude\.md$|(?:^|/)claude\.local\.md$|(?:^|/)\.cursor/|(?:^|/)\.vscode/(?:settings|tasks)\.json$|(?:^|/)(?:code|code - insiders|vscodium|cursor)/user/|(?:^|/)wt-tools/|(?:^|/)\.wt-memory|(?:^|/)\.devcontainer/"),
         ])
     });
     table.iter().find(|(_, re)| re.is_match(p)).map(|(k, _)| *k)
@@ -1779,7 +1994,7 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     if manifest {
         static SCRIPTS: OnceLock<Regex> = OnceLock::new();
         let scripts = SCRIPTS.get_or_init(|| {
-            Regex::new(r#"(?:pre|post)\w*"\s*:|(?:pre|post)install|"prepare"|\[patch|\[source|replace-with|registry\s*=|index-url|--extra-index|\bgit\s*=|:git\s*=>|\bgithub\s*[:=]|\bgit\+|@\s*git|\bnpm:|"overrides"|"resolutions"|^\s*replace\b|\breplace\s+\S+\s*=>|dependency_links|cmdclass"#).expect("valid regex")
+            Regex::new(r#"(?:pre|post)[\w-]*"\s*:|(?:pre|post)install|"(?:prepare|install)"\s*:|\[patch|\[\[?[\w.]*source|"repositories"|\bgit:\s|@\s*https?://|replace-with|registry\s*=|index-url|--extra-index|\bgit\s*=|:git\s*=>|\bgithub\s*[:=]|\bgit\+|@\s*git|\bnpm:|"overrides"|"resolutions"|^\s*replace\b|\breplace\s+\S+\s*=>|dependency_links|cmdclass"#).expect("valid regex")
         });
         if scripts.is_match(&reading) {
             parts.push(Part::new(Kind::PackageSource, fold(path)));
@@ -1886,6 +2101,9 @@ fn is_manifest(p: &str) -> bool {
         "justfile",
         "docker-compose.yml",
         "compose.yaml",
+        "composer.json",
+        "pnpm-workspace.yaml",
+        ".yarnrc.yml",
     ];
     let name = p.rsplit('/').next().unwrap_or(p);
     NAMES.contains(&name)
@@ -1911,9 +2129,21 @@ pub fn distinctive_tokens(reading: &str) -> Vec<String> {
             let separators = t.chars().filter(|c| "/._-".contains(*c)).count();
             // A path's segments are short words; a key's or a blob's are long.
             // (`data/raw/subscriptions_2024.parquet`: words joined by `_`, `-` and `.`).
+            // A key's pieces mix letters and digits (`q8vt2lmn4x/r7sk1pw3`, `k7q2-xpl9`).
+            let mixed = |p: &str| {
+                p.chars().any(|c| c.is_ascii_digit()) && p.chars().any(|c| c.is_ascii_alphabetic())
+            };
+            let pieces: Vec<&str> = t.split(['/', '_', '-', '.']).collect();
+            let random = pieces.iter().filter(|p| mixed(p)).count() * 2 > pieces.len();
             let path_like =
-                t.contains('/') && t.split(['/', '_', '-', '.']).all(|piece| piece.len() < 16);
-            t.len() >= 20 && digits >= 3 && letters >= 6 && separators * 6 < t.len() && !path_like
+                t.contains('/') && pieces.iter().all(|piece| piece.len() < 16) && !random;
+            // Keys in groups (`k7q2-xpl9-4mzt-ww3r`) have more separators than words do.
+            let few_separators = if random {
+                separators * 5 <= t.len()
+            } else {
+                separators * 6 < t.len()
+            };
+            t.len() >= 20 && digits >= 3 && letters >= 6 && few_separators && !path_like
         })
         .map(str::to_string)
         .take(20)
@@ -2159,12 +2389,8 @@ pub fn judge(
     if others.is_empty() {
         return None;
     }
-    // A program run to do an act the user asked for (`cabal upload` for "release 0.7.2") is theirs.
-    let asked_act = parts
-        .iter()
-        .any(|p| p.kind != Kind::Program && p.operand.is_empty() && user.asked.contains(&p.kind));
     for part in parts {
-        if user.gives(part) || holds(part, start) || (part.kind == Kind::Program && asked_act) {
+        if user.gives(part) || holds(part, start) {
             continue;
         }
         // A remote write names its target in its arguments (a channel, a repository): a memory
@@ -2259,6 +2485,8 @@ pub fn own_controls(
             "/wt-tools-",
             "wt-tools/session-",
             "hook-claims",
+            "runtime_dir/wt-tools",
+            "runtime_dir}/wt-tools",
         ]
         .iter()
         .any(|f| reading.contains(f));
@@ -2280,7 +2508,19 @@ pub fn own_controls(
             || t.contains("wt-tools@wt-tools\": false")
             || t.contains("wt-tools@wt-tools: false")
     };
-    let unwires = switches(&reading) || switches(&written);
+    // Claude Code started by the agent without the user's settings (so without our hooks), or
+    // continuing this session, where its prompt would be recorded as the user's.
+    static CLAUDE_AGAIN: OnceLock<Regex> = OnceLock::new();
+    let claude_again = CLAUDE_AGAIN
+        .get_or_init(|| {
+            Regex::new(
+                r"claude[^;&|
+]*\s(?:-c|--continue|-r|--resume|--setting-sources|--settings|--dangerously-skip-permissions)",
+            )
+            .expect("valid regex")
+        })
+        .is_match(&reading);
+    let unwires = switches(&reading) || switches(&written) || claude_again;
     let path = [text("file_path"), text("notebook_path")].concat();
     let wiring_file = matches!(tool, "Write" | "Edit" | "MultiEdit")
         && (reading.ends_with("settings.json") || reading.ends_with("settings.local.json"))
@@ -2718,7 +2958,12 @@ mod tests {
         let mut missed = Vec::new();
         let mut obeyed_not = Vec::new();
         let mut total = 0;
-        for name in ["attacks.jsonl", "redteam.jsonl", "redteam2.jsonl"] {
+        for name in [
+            "attacks.jsonl",
+            "redteam.jsonl",
+            "redteam2.jsonl",
+            "redteam3.jsonl",
+        ] {
             for case in corpus(name).iter().filter(|c| c.expect == "stop") {
                 total += 1;
                 if corpus::judge_case(case, None).is_none() {
@@ -2744,13 +2989,21 @@ mod tests {
             obeyed_not.join("\n")
         );
         assert!(total >= 60, "the attack corpora hold {total} attacks");
+        // Round 3's corpus is stopped in part so far (first drafts: 119 of 119 reached their
+        // action; docs/security.md): a ratchet, never raised; every earlier corpus in full.
+        let (open, closed): (Vec<&String>, Vec<&String>) = missed
+            .iter()
+            .partition(|m| m.starts_with("redteam3.jsonl "));
         assert!(
-            missed.is_empty(),
+            closed.is_empty() && open.len() <= ROUND_3_OPEN,
             "{} of {total} attacks not stopped:\n{}",
             missed.len(),
             missed.join("\n")
         );
     }
+
+    /// Round 3's attacks that still reach their action (of 119); lower it as they are closed.
+    const ROUND_3_OPEN: usize = 32;
 
     /// Ordinary work is not stopped: at most 1 call in 200 of the ordinary corpora (each file's
     /// figure printed: `ordinary2.jsonl` was measured held out, before any rule saw it).

@@ -26,9 +26,31 @@ pub fn simple_commands(folded: &str) -> Vec<Simple> {
     let mut out = Vec::new();
     for segment in segments(folded) {
         let mut words = segment.split_whitespace().peekable();
+        // A wrapper's flag that takes a value (`xargs -n 1`, `env -u VAR`, `sudo -u root`), and
+        // `timeout`'s duration: not the program.
+        let mut value_next = false;
         // `$(…)` leaves a bare `$`.
         while let Some(w) = words.peek() {
             let w = *w;
+            if std::mem::take(&mut value_next) && !w.starts_with('-') {
+                words.next();
+                continue;
+            }
+            value_next = w == "timeout"
+                || matches!(
+                    w,
+                    "-n" | "-i"
+                        | "-d"
+                        | "-p"
+                        | "-l"
+                        | "-s"
+                        | "-a"
+                        | "-e"
+                        | "-u"
+                        | "-c"
+                        | "-g"
+                        | "-h"
+                );
             let wrapper = matches!(
                 w,
                 "$" | "!"
@@ -864,7 +886,7 @@ const SHELL: &[&str] = &[
 ];
 
 /// Tools `npx` runs from a project's own dependencies.
-const LOCAL_TOOLS: &[&str] = &[
+pub(crate) const LOCAL_TOOLS: &[&str] = &[
     "tsc",
     "eslint",
     "prettier",
