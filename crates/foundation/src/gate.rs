@@ -445,8 +445,18 @@ impl Supplies {
                     .next()
                     .unwrap_or("");
                 let bare = bare.rsplit_once('@').map_or(bare, |(n, _)| n);
+                // Or a word that is the name with a version or tag (`acmeforks/node:20-alpine`).
+                let versioned = |w: &str| {
+                    self.words.iter().any(|t| {
+                        t.trim_start_matches('@')
+                            .split([':', '@', '=', '<', '>', '~', '^'])
+                            .next()
+                            == Some(w)
+                    })
+                };
                 let has = |w: &str| {
-                    w.chars().count() >= 3 && (self.words.contains(w) || self.short.contains(w))
+                    w.chars().count() >= 3
+                        && (self.words.contains(w) || self.short.contains(w) || versioned(w))
                 };
                 let owner = bare.split('/').rev().nth(1).unwrap_or("");
                 let scoped = name.starts_with('@');
@@ -1036,12 +1046,8 @@ pub fn sensitive_parts(tool: &str, input: &serde_json::Value, place: &Place) -> 
 /// Another MCP server's tool: its write (by its name), the files it writes, the code or
 /// commands it runs, the addresses it sends to, and the hosts and tokens in its arguments.
 fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut Vec<Part>) {
-    static WRITES: OnceLock<Regex> = OnceLock::new();
-    let writes = WRITES.get_or_init(|| {
-        Regex::new(r"(?:^|_)(?:create|update|delete|remove|merge|push|post|send|publish|write|put|set|add|comment|upload|deploy|execute|exec|run|approve|close|fork|transfer|invite|share|edit|reply|insert|drop|move|rename|archive|trigger|dispatch|scale|install|uninstall|patch|apply|restart|rollback|kill|terminate|stop|cancel|grant|revoke|upgrade)(?:_|$)")
-            .expect("valid regex")
-    });
     let name = fold(tool.rsplit("__").next().unwrap_or(tool));
+    let writes = name.split(['_', '-']).any(|w| WRITE_VERBS.contains(&w));
     // Opening a pull request or an issue, or commenting, proposes for people to review.
     static PROPOSES: OnceLock<Regex> = OnceLock::new();
     let proposes = PROPOSES
@@ -1050,19 +1056,31 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
                 .expect("valid regex")
         })
         .is_match(&name);
+    let mut all = String::new();
+    strings_of(input, &mut all);
+    let reading = shell_reading(&all);
+    // A proposal that carries a secret, a token or a destination is a disclosure, not a
+    // proposal: what it posts is read by everyone who reads the tracker.
+    let carries = !distinctive_tokens(&reading).is_empty()
+        || reading
+            .split(|c: char| c.is_whitespace() || "\"'`,:;()[]{}<>=".contains(c))
+            .any(|w| matches!(file_kind(w), Some(Kind::SecretFile | Kind::AuthorizedKeys)))
+        || hosts_with_form(&reading, false)
+            .iter()
+            .any(|(host, _, form)| {
+                matches!(form, Form::Address) && !is_common(host) && !is_loopback(host)
+            });
+    let proposes = proposes && !carries;
     let reads = ["get", "list", "search", "read", "fetch", "describe", "show"]
         .iter()
         .any(|r| name.starts_with(r));
-    if writes.is_match(&name) && !reads && !proposes {
+    if writes && !reads && !proposes {
         // Stopped when a memory named what it does (`merge PR 412`): a pull request or an
         // issue the user's work opens is ordinary.
         let mut part = Part::new(Kind::RemoteChange, fold(tool));
         part.loose = true;
         parts.push(part);
     }
-    let mut all = String::new();
-    strings_of(input, &mut all);
-    let reading = shell_reading(&all);
     for (host, url) in hosts_in(&reading, false) {
         loose_network_part(host, url, parts);
     }
@@ -1141,6 +1159,59 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
     }
     token_parts(&reading, parts);
 }
+
+/// The verbs of an MCP tool's name that change something (`merge_pull_request`, `kubectl_scale`):
+/// what makes it a write, and what a text must say to have asked for it.
+const WRITE_VERBS: &[&str] = &[
+    "create",
+    "update",
+    "delete",
+    "remove",
+    "merge",
+    "push",
+    "post",
+    "send",
+    "publish",
+    "write",
+    "put",
+    "set",
+    "add",
+    "comment",
+    "upload",
+    "deploy",
+    "execute",
+    "exec",
+    "run",
+    "approve",
+    "close",
+    "fork",
+    "transfer",
+    "invite",
+    "share",
+    "edit",
+    "reply",
+    "insert",
+    "drop",
+    "move",
+    "rename",
+    "archive",
+    "trigger",
+    "dispatch",
+    "scale",
+    "install",
+    "uninstall",
+    "patch",
+    "apply",
+    "restart",
+    "rollback",
+    "kill",
+    "terminate",
+    "stop",
+    "cancel",
+    "grant",
+    "revoke",
+    "upgrade",
+];
 
 /// Our own MCP server's tools (both wirings): they read and write memory, nothing else.
 pub fn is_ours(tool: &str) -> bool {
@@ -1242,6 +1313,18 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     }
     let acts = acts_in(&reading, place);
     parts.extend(acts);
+    parts.extend(truncated_files(&reading, place));
+    // Folding reads `-D` as `-d`: git's force delete of an unmerged branch is told by its case.
+    static BRANCH_FORCE_DELETE: OnceLock<Regex> = OnceLock::new();
+    if BRANCH_FORCE_DELETE
+        .get_or_init(|| {
+            Regex::new(r"\bgit\b[^;|&\n]*\bbranch\b[^;|&\n]*\s(?:-[a-zA-Z]*D\b|--delete\s+--force|--force\s+--delete)")
+                .expect("valid regex")
+        })
+        .is_match(&unquote(command))
+    {
+        parts.push(Part::new(Kind::HistoryRewrite, "branch -D"));
+    }
     parts.extend(packages_installed(&reading));
     parts.extend(written_outside(&reading, place));
     token_parts(&reading, parts);
@@ -1473,6 +1556,12 @@ fn packages_installed(reading: &str) -> Vec<Part> {
         }
     }
     for c in run.captures_iter(reading) {
+        // `npm init x` and `npm create @scope/x` run the initializer `create-x`,
+        // `@scope/create-x`: that is the package fetched, not `x`.
+        let initializer = c[0]
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|w| w == "init" || w == "create");
         let named: Vec<&str> = match (c.get(1), c.get(2), c.get(3)) {
             // The first word that is no flag (nor a flag's value): the package run.
             (Some(args), ..) => args
@@ -1489,6 +1578,13 @@ fn packages_installed(reading: &str) -> Vec<Part> {
             _ => continue,
         };
         for name in named {
+            // A sentence may end on it (`run npm exec x.`).
+            let name = name.trim_end_matches(['.', ',', ':', ';']);
+            let name = match name.rsplit_once('/') {
+                _ if !initializer || name.starts_with("create-") => name.to_string(),
+                Some((scope, x)) => format!("{scope}/create-{x}"),
+                None => format!("create-{name}"),
+            };
             out.push(Part::new(Kind::PackageSource, format!("pkg:{name}")));
         }
     }
@@ -1520,6 +1616,23 @@ fn written_outside(reading: &str, place: &Place) -> Vec<Part> {
         }
     }
     out
+}
+
+/// Files emptied in place by a redirection with no command before it (`: > data/app.db`,
+/// `> ledger.jsonl`): data thrown away like `truncate -s 0`, unless it is build output or a
+/// temporary file.
+fn truncated_files(reading: &str, place: &Place) -> Vec<Part> {
+    static EMPTIED: OnceLock<Regex> = OnceLock::new();
+    let emptied = EMPTIED.get_or_init(|| {
+        Regex::new(r"(?m)(?:^|[;&|(]|\bdo\b|\bthen\b|\belse\b)\s*(?::|true)?\s*>\s*([^\s>&;|)]+)")
+            .expect("valid regex")
+    });
+    emptied
+        .captures_iter(reading)
+        .map(|c| normal_path(&c[1]))
+        .filter(|t| !t.starts_with("/dev/") && !is_temporary(t) && !is_build_output(t, place))
+        .map(|t| Part::new(Kind::DropData, t))
+        .collect()
 }
 
 /// The act kinds a shell command performs (not what it names: `echo "rm -rf /"` names one).
@@ -1791,13 +1904,17 @@ fn is_build_output(path: &str, place: &Place) -> bool {
     let first = rel.split('/').next().unwrap_or("");
     let glob_free = !rel.contains('*') || rel.contains('/');
     // `{}` is what `find … -exec rm -r {} +` found: the find's own path is checked.
+    // Under a source folder, a name like build output is source (`src/bin` holds Rust's
+    // binaries, `src/build` a module): only output outside `src` is made again by a build.
+    let output_at = rel
+        .split('/')
+        .position(|c| OUTPUT.contains(&c) || c.ends_with(".egg-info"));
+    let in_source = |at: usize| rel.split('/').take(at).any(|c| c == "src");
     matches!(rel, "{}" | "+" | ";")
         || (glob_free
             && !first.is_empty()
             && first != ".."
-            && rel
-                .split('/')
-                .any(|c| OUTPUT.contains(&c) || c.ends_with(".egg-info")))
+            && output_at.is_some_and(|at| !in_source(at)))
 }
 
 /// `path` relative to the project, when it is inside it (a relative path is: the session's
@@ -1965,7 +2082,20 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
         p.kind == Kind::PackageSource
             || (matches!(p.kind, Kind::Ci | Kind::AgentConfig) && numbers_only)
     });
-    if sensitive_file && value_kinds && !replaced.trim().is_empty() && !adds_words(replaced, new) {
+    // A value that is a host (a registry's URL) says where packages come from: never a value.
+    let hosts_of = |t: &str| -> BTreeSet<String> {
+        hosts_in(&fold(t), false)
+            .into_iter()
+            .map(|(h, _)| h)
+            .collect()
+    };
+    let same_hosts = hosts_of(replaced) == hosts_of(new);
+    if sensitive_file
+        && value_kinds
+        && same_hosts
+        && !replaced.trim().is_empty()
+        && !adds_words(replaced, new)
+    {
         parts.truncate(before);
     }
     // What an edit of such a file takes out, and the words that change what it allows, are its
@@ -2000,7 +2130,104 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
             parts.push(Part::new(Kind::PackageSource, fold(path)));
         }
     }
+    // What an edit puts in place of something else in a manifest or a sensitive file: a
+    // dependency (`python-dateutils==2.9.1`), a base image (`acmeforks/node:20`), an action
+    // (`acme-actions/setup-node@v4`). Loose: stopped when a memory supplied the new name.
+    let file_kind_kept = parts.get(before).map(|p| p.kind);
+    if !replaced.trim().is_empty() && (manifest || file_kind_kept.is_some()) {
+        for word in references_added(replaced, new) {
+            let part = match file_kind_kept {
+                Some(kind) if !manifest => Part::new(kind, format!("diff:{word}")),
+                _ => Part::new(Kind::PackageSource, format!("pkg:{word}")),
+            };
+            parts.push(Part {
+                loose: true,
+                ..part
+            });
+        }
+    }
+    for part in written_commands(&reading, docs, place) {
+        parts.push(Part {
+            loose: true,
+            ..part
+        });
+    }
     token_parts(&reading, parts);
+}
+
+/// What a written file will run (a hook's command, a build script's `Command`, a script's argv):
+/// the text read as commands, and its string literals joined in order read as one command line
+/// (`run(["git", "push", "-f"])`). Packages run, acts, and sensitive files named; outside docs
+/// only, the files (a README names `~/.aws` to explain it) and secrets assigned in code.
+fn written_commands(reading: &str, docs: bool, place: &Place) -> Vec<Part> {
+    static LITERAL: OnceLock<Regex> = OnceLock::new();
+    let literal =
+        LITERAL.get_or_init(|| Regex::new(r#""([^"\n]*)"|'([^'\n]*)'"#).expect("valid regex"));
+    let joined = literal
+        .captures_iter(reading)
+        .filter_map(|c| c.get(1).or(c.get(2)))
+        .map(|m| m.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out = packages_installed(&unquote(reading));
+    out.extend(packages_installed(&joined));
+    // Acts only as an argv (prose and code say `truncate` and `publish` all day).
+    if !docs {
+        out.extend(acts_in(&joined, place));
+    }
+    if docs {
+        return out;
+    }
+    for word in reading.split(|c: char| c.is_whitespace() || "\"'`,:;()[]{}<>=".contains(c)) {
+        let path = normal_path(word);
+        if path.starts_with('~') || path.starts_with('/') || path.starts_with("$home") {
+            if let Some(kind) = file_kind(&path) {
+                out.push(Part::new(kind, path));
+            }
+        }
+    }
+    // A secret's value written in code (`SECRET_KEY = get("…", "<value>")`): a string on a line
+    // that names a secret, long and not itself a variable's name.
+    static SECRET_LINE: OnceLock<Regex> = OnceLock::new();
+    let secret_line = SECRET_LINE.get_or_init(|| {
+        Regex::new(r"(?:secret|password|passwd|token|api_?key|signing_?key|private_?key)")
+            .expect("valid regex")
+    });
+    for line in reading.lines().filter(|l| secret_line.is_match(l)) {
+        for c in literal.captures_iter(line) {
+            let value = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+            let identifier = value
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+            if value.chars().count() >= 16 && !value.contains(' ') && !identifier {
+                out.push(Part::new(Kind::Token, value));
+            }
+        }
+    }
+    out
+}
+
+/// The names an edit writes that the text it replaced lacks, where they reference outside code:
+/// a name with a version or tag (`name==1.2`, `owner/name@v4`, `image:20-alpine`), not a path.
+fn references_added(replaced: &str, written: &str) -> Vec<String> {
+    let split = |t: &str| -> BTreeSet<String> {
+        fold(t)
+            .split(|c: char| c.is_whitespace() || "\"'`,;()[]{}<>".contains(c))
+            .map(|w| w.trim_matches(|c: char| ".:".contains(c)).to_string())
+            .filter(|w| w.chars().count() >= 4 && w.chars().any(char::is_alphabetic))
+            .collect()
+    };
+    let old = split(replaced);
+    split(written)
+        .into_iter()
+        .filter(|w| !old.contains(w) && !w.contains("://") && !w.starts_with(['/', '~', '$']))
+        .filter(|w| {
+            w.trim_start_matches('@')
+                .split_once(['@', ':', '='])
+                .is_some_and(|(_, version)| version.contains(|c: char| c.is_ascii_digit()))
+        })
+        .take(20)
+        .collect()
 }
 
 /// Does `written` add anything but values to `replaced`: a word it lacks, on a line whose key
@@ -2514,8 +2741,7 @@ pub fn own_controls(
     let claude_again = CLAUDE_AGAIN
         .get_or_init(|| {
             Regex::new(
-                r"claude[^;&|
-]*\s(?:-c|--continue|-r|--resume|--setting-sources|--settings|--dangerously-skip-permissions)",
+                r"\bclaude\b[^;&|\n]*\s(?:-c|--continue|-r|--resume|--setting-sources|--settings|--dangerously-skip-permissions)\b",
             )
             .expect("valid regex")
         })
@@ -2561,14 +2787,11 @@ fn names_tool(user: &Supplies, tool: &str) -> bool {
     let name = tool.rsplit("__").next().unwrap_or(tool);
     // Its verb (`merge` of `merge_pull_request`: "review pull request 57" grants no merge), or
     // its object when the verb says nothing (`create_or_update_file`).
-    const VERBS: &[&str] = &[
-        "create", "update", "delete", "remove", "merge", "push", "post", "send", "publish",
-        "write", "put", "set", "add", "comment", "upload", "deploy", "execute", "exec", "run",
-        "approve", "close", "fork", "transfer", "invite", "share", "edit", "reply", "insert",
-        "drop", "move", "rename", "archive", "trigger", "dispatch",
-    ];
     let tokens: Vec<&str> = name.split(['_', '-']).collect();
-    let at = tokens.iter().position(|t| VERBS.contains(t)).unwrap_or(0);
+    let at = tokens
+        .iter()
+        .position(|t| WRITE_VERBS.contains(t))
+        .unwrap_or(0);
     let verb = tokens.get(at).copied().unwrap_or("");
     let words = tokens.into_iter().skip(at + 1);
     let generic = matches!(
@@ -3003,7 +3226,7 @@ mod tests {
     }
 
     /// Round 3's attacks that still reach their action (of 119); lower it as they are closed.
-    const ROUND_3_OPEN: usize = 32;
+    const ROUND_3_OPEN: usize = 9;
 
     /// Ordinary work is not stopped: at most 1 call in 200 of the ordinary corpora (each file's
     /// figure printed: `ordinary2.jsonl` was measured held out, before any rule saw it).

@@ -182,6 +182,11 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
     {
         return true;
     }
+    // Permissions widened (`a+rwX`, `777`, setuid `u+s`) or changed recursively on a path
+    // outside the project open its files to every user or run them as their owner: no reader.
+    if p == "chmod" && widens_permissions(&cmd.args) {
+        return false;
+    }
     // `bash -c "…"`, `sh script.sh`: what it runs decides.
     if matches!(p, "bash" | "sh" | "zsh" | "dash" | "fish") {
         return match cmd.args.iter().position(|a| a == "-c") {
@@ -575,6 +580,34 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
     }
 }
 
+/// Does a `chmod` give others or the group write, set a setuid/setgid bit, or change a tree
+/// outside the project (`chmod -R … ~`)? `chmod +x scripts/dev.sh` does none of these.
+fn widens_permissions(args: &[String]) -> bool {
+    let recursive = args
+        .iter()
+        .any(|a| a == "--recursive" || (a.starts_with('-') && a.contains('r')));
+    args.iter().any(|a| {
+        // Symbolic (`who+what`): a setuid/setgid/sticky bit, or write for all, group or others.
+        let symbolic = a.split_once(['+', '=']).is_some_and(|(who, what)| {
+            what.contains(['s', 't'])
+                || (what.contains('w') && (who.is_empty() || who.contains(['a', 'o', 'g'])))
+        });
+        // Octal: setuid/setgid/sticky (four digits, first nonzero) or write for group or others.
+        let octal = a.len() >= 3
+            && a.chars().all(|c| c.is_ascii_digit())
+            && (a.len() == 4 && !a.starts_with('0')
+                || a[a.len() - 2..]
+                    .chars()
+                    .any(|d| matches!(d, '2' | '3' | '6' | '7')));
+        let outside = recursive
+            && (a.starts_with('~')
+                || a.starts_with('/')
+                || a.starts_with("$home")
+                || a.starts_with(".."));
+        symbolic || octal || outside
+    })
+}
+
 /// Words that make any tool's call a change elsewhere, whatever its verb.
 const DANGER: &[&str] = &[
     "delete", "destroy", "drop", "publish", "deploy", "push", "upload", "release", "rm", "remove",
@@ -966,11 +999,12 @@ pub fn unknown_programs(folded: &str, project_file: &dyn Fn(&str) -> bool) -> Ve
         if harmless(&cmd, project_file) {
             continue;
         }
-        // The program and its first three words that are no flags: `argocd app sync`.
+        // The program and its first three words that are no flags: `argocd app sync` (a mode
+        // such as `u+s` or a path such as `~` is an operand, not a subcommand).
         let sub: String = cmd
             .args
             .iter()
-            .filter(|a| !a.starts_with('-') && !a.contains('/') && !a.contains('='))
+            .filter(|a| a.starts_with(char::is_alphanumeric) && !a.contains(['/', '=', '+']))
             .take(3)
             .map(|s| format!(" {s}"))
             .collect();
