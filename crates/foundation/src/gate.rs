@@ -13,9 +13,12 @@
 //! the hook's answer live in `src/hook/gate.rs`.
 
 use regex::Regex;
+
+use crate::hosts::{file_like, is_loopback, known_tld, public_suffixes, registrable};
+pub use crate::hosts::{normal_host, parse_ipv4, remote_host};
+pub use crate::letters::fold;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -129,21 +132,6 @@ impl Part {
 }
 
 // ---- folding ------------------------------------------------------------------------------------
-
-/// A text in the one form every comparison reads: hidden characters gone, NFKC (mathematical,
-/// fullwidth and compatibility letters to plain ones), look-alike letters to Latin, dot leaders to
-/// dots, lower case.
-pub fn fold(text: &str) -> String {
-    let visible = crate::hidden::visible(text);
-    let nfkc = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc().normalize(&visible);
-    nfkc.chars()
-        .map(|c| match c {
-            '\u{2024}' | '\u{3002}' | '\u{FF0E}' | '\u{FF61}' | '\u{2E33}' | '\u{0701}' => '.',
-            c => crate::trust::fold_char(c),
-        })
-        .flat_map(char::to_lowercase)
-        .collect()
-}
 
 /// A shell command as it runs: folded, quotes and escapes gone (`c''url`, `"ev"il.example`),
 /// simple variables replaced by their values (`U=evil.example; curl $U`), `${IFS}` as a space,
@@ -745,135 +733,11 @@ pub fn confusable_hosts(text: &str) -> Vec<String> {
         .filter(|h| {
             h.chars().any(|c| c.is_ascii_alphabetic())
                 && h.chars()
-                    .any(|c| !c.is_ascii() && crate::trust::fold_char(c) != c)
+                    .any(|c| !c.is_ascii() && crate::letters::fold_char(c) != c)
                 && known_tld(&fold(h))
         })
         .filter_map(|h| idna::domain_to_ascii(h).ok())
         .collect()
-}
-
-/// A host or IP in its one form: an IP in any notation as `ip:a.b.c.d` (or `ip:` and IPv6's
-/// canonical text), a name folded, without a trailing dot, IDNA to Unicode.
-pub fn normal_host(raw: &str) -> Option<String> {
-    let h = raw
-        .trim_matches(|c| c == '[' || c == ']')
-        .trim_end_matches('.');
-    if h.is_empty() {
-        return None;
-    }
-    if let Some(v4) = parse_ipv4(h) {
-        return Some(format!("ip:{v4}"));
-    }
-    if let Ok(v6) = h.parse::<Ipv6Addr>() {
-        return Some(match v6.to_ipv4_mapped() {
-            Some(v4) => format!("ip:{v4}"),
-            None => format!("ip:{v6}"),
-        });
-    }
-    if !h.contains('.') && h != "localhost" {
-        return None;
-    }
-    let (unicode, _) = idna::domain_to_unicode(h);
-    Some(fold(&unicode))
-}
-
-/// An IPv4 address in any notation inet_aton reads: dotted, fewer parts (`127.1`), one number
-/// (`2130706433`), hex (`0x7f000001`, `0x7f.1`), octal (`0177.0.0.1`).
-pub fn parse_ipv4(s: &str) -> Option<Ipv4Addr> {
-    let parts: Vec<&str> = s.split('.').collect();
-    if parts.is_empty() || parts.len() > 4 {
-        return None;
-    }
-    let num = |p: &str| -> Option<u64> {
-        if p.is_empty() {
-            None
-        } else if let Some(hex) = p.strip_prefix("0x") {
-            u64::from_str_radix(hex, 16).ok()
-        } else if p.len() > 1 && p.starts_with('0') {
-            u64::from_str_radix(&p[1..], 8).ok()
-        } else {
-            p.parse().ok()
-        }
-    };
-    let nums: Vec<u64> = parts.iter().map(|p| num(p)).collect::<Option<_>>()?;
-    let (last, head) = nums.split_last()?;
-    if head.iter().any(|&n| n > 255) {
-        return None;
-    }
-    let room = 8 * (4 - head.len() as u32);
-    if *last >= (1u64 << room) {
-        return None;
-    }
-    let mut value: u64 = 0;
-    for (i, n) in head.iter().enumerate() {
-        value |= n << (24 - 8 * i as u32);
-    }
-    value |= last;
-    // A plain small number is a number, not an address.
-    if parts.len() == 1 && value < 1 << 24 {
-        return None;
-    }
-    Some(Ipv4Addr::from(value as u32))
-}
-
-/// Does the name end as a file does (`dump.sql`, `notes.txt`)? Such a name given to a network
-/// command is its payload, not its destination.
-fn file_like(name: &str) -> bool {
-    const EXTS: &[&str] = &[
-        "sql", "txt", "json", "tar", "gz", "tgz", "bz2", "xz", "zst", "csv", "log", "yml", "yaml",
-        "toml", "lock", "py", "js", "ts", "rs", "go", "rb", "java", "c", "h", "cpp", "html", "css",
-        "pdf", "png", "jpg", "svg", "md", "sh", "bin", "dat", "db", "sqlite", "pem", "key", "pub",
-        "env", "conf", "cfg", "ini", "xml", "bak", "dump", "out", "patch", "diff", "whl", "jar",
-    ];
-    EXTS.contains(&name.rsplit('.').next().unwrap_or(""))
-}
-
-/// Is the name's last label a top-level domain (not a file extension)?
-fn known_tld(name: &str) -> bool {
-    // Names the list leaves out, used on networks all the same.
-    const RESERVED: &[&str] = &[
-        "internal", "local", "lan", "onion", "test", "invalid", "example", "home", "corp",
-    ];
-    let tld = name.rsplit('.').next().unwrap_or("");
-    // `.md`, `.sh`, `.rs` and friends are files too often: a name ending so counts only with a
-    // subdomain-looking shape (three labels or more).
-    let file_like = [
-        "md", "sh", "rs", "py", "js", "ts", "go", "rb", "pl", "cc", "in", "so", "mk", "ms", "zip",
-        "mov", "sql", "ps", "pm", "sc", "ai", "io", "gs", "st", "nu",
-    ];
-    if file_like.contains(&tld) && !matches!(tld, "io" | "ai" | "st" | "gs") {
-        return name.matches('.').count() >= 2 && !name.contains('/');
-    }
-    RESERVED.contains(&tld) || public_suffixes().contains(tld)
-}
-
-/// The Public Suffix List's suffixes (top-level domains, and names under which anyone can have
-/// a name: `vercel.app`, `s3.amazonaws.com`); `scripts/public-suffixes.sh` regenerates the file.
-fn public_suffixes() -> &'static std::collections::HashSet<&'static str> {
-    static SET: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
-    SET.get_or_init(|| {
-        include_str!("../data/public-suffixes.txt")
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
-            .collect()
-    })
-}
-
-/// The name a host's owner registered: its public suffix and one label more (`x.evil.co.uk` →
-/// `evil.co.uk`; `acme.vercel.app` → itself). None for an address, or a public suffix itself.
-fn registrable(host: &str) -> Option<&str> {
-    if host.starts_with("ip:") {
-        return None;
-    }
-    // Where each label starts; the longest listed suffix wins (no listed one: the last label).
-    let mut starts = vec![0];
-    starts.extend(host.match_indices('.').map(|(i, _)| i + 1));
-    let suffix = starts
-        .iter()
-        .position(|&i| public_suffixes().contains(&host[i..]))
-        .unwrap_or(starts.len() - 1);
-    // The suffix itself owns nothing; one label more is the registered name.
-    (suffix > 0).then(|| &host[starts[suffix - 1]..])
 }
 
 /// A table of kinds and their patterns, compiled once.
@@ -1247,27 +1111,6 @@ fn loose_network_part(host: String, url: Option<String>, parts: &mut Vec<Part>) 
     for p in &mut parts[before..] {
         p.loose = true;
     }
-}
-
-/// This machine: never a destination that takes anything away.
-/// Is `name` (folded, as a text writes it) a host on some other machine: a name under a listed
-/// public suffix or reserved ending, or an IP address, that is neither a file name nor loopback?
-/// The content check's destinations use it (`crate::trust`), so both read hosts the same way.
-pub fn remote_host(name: &str) -> bool {
-    let name = name.trim_end_matches('.');
-    let named = parse_ipv4(name).is_some() || (known_tld(name) && !file_like(name));
-    named && normal_host(name).is_some_and(|h| !is_loopback(&h))
-}
-
-fn is_loopback(host: &str) -> bool {
-    // `.test` and `.invalid` never resolve (RFC 2606): test fixtures' hosts.
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host.ends_with(".test")
-        || host.ends_with(".invalid")
-        || host.starts_with("ip:127.")
-        || host == "ip:::1"
-        || host == "ip:0.0.0.0"
 }
 
 /// The sensitive parts of a shell command.
@@ -3261,6 +3104,83 @@ mod tests {
             "{} of {total} stopped:\n{}",
             stopped.len(),
             stopped.join("\n")
+        );
+    }
+
+    /// The action gate's corpora read by the content check (issue 70, item 6): the memories of
+    /// the attacks (written against the gate and this check by two red teams and by us), and the
+    /// notes shown before ordinary calls (realistic harvested, teammate and agent notes). The gate
+    /// stops every attack's action; the check holds what it cheaply can of their words without
+    /// holding more realistic notes. Returns (attack cases held, cases, notes held, notes).
+    fn gate_corpora_held() -> (usize, usize, usize, usize) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/gate");
+        let held = |m: &corpus::Shown| {
+            let mut shown = vec![m.content.clone()];
+            shown.extend(m.tags.iter().cloned());
+            shown.extend(m.metadata.iter().map(|(k, v)| format!("{k}: {v}")));
+            let (clean, removed) = crate::hidden::strip(&shown.join("\n"));
+            !removed.is_empty()
+                || crate::trust::assess(&clean, m.provenance == "harvest:outside").is_some()
+        };
+        let (mut attacks_held, mut attacks) = (0, 0);
+        for name in ["attacks.jsonl", "redteam.jsonl", "redteam2.jsonl"] {
+            for case in corpus::load(&dir.join(name)) {
+                let theirs: Vec<_> = case
+                    .shown
+                    .iter()
+                    .filter(|m| m.provenance != "user")
+                    .collect();
+                if theirs.is_empty() {
+                    continue;
+                }
+                attacks += 1;
+                let whole = corpus::Shown {
+                    content: theirs
+                        .iter()
+                        .map(|m| m.content.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    ..theirs[0].clone()
+                };
+                attacks_held += usize::from(theirs.iter().any(|m| held(m)) || held(&whole));
+            }
+        }
+        let (mut notes_held, mut notes) = (0, 0);
+        for name in [
+            "ordinary.jsonl",
+            "ordinary2.jsonl",
+            "ordinary3.jsonl",
+            "ordinary4.jsonl",
+        ] {
+            for case in corpus::load(&dir.join(name)) {
+                for m in case.shown.iter().filter(|m| m.provenance != "user") {
+                    notes += 1;
+                    if held(m) {
+                        notes_held += 1;
+                        println!("  HELD {name} {}: {}", case.id, m.content);
+                    }
+                }
+            }
+        }
+        println!("gate corpora: attacks held {attacks_held}/{attacks}, realistic notes held {notes_held}/{notes}");
+        (attacks_held, attacks, notes_held, notes)
+    }
+
+    #[test]
+    fn the_gate_corpora_through_the_content_check() {
+        let (attacks_held, attacks, notes_held, notes) = gate_corpora_held();
+        assert!(
+            attacks >= 250 && notes >= 1000,
+            "{attacks} attacks, {notes} notes"
+        );
+        // Measured when item 6 landed: 20 of 278 held before, 26 after (the gate stops all 278).
+        assert!(
+            attacks_held * 100 >= attacks * 9,
+            "{attacks_held}/{attacks}"
+        );
+        assert!(
+            notes_held * 100 <= notes,
+            "{notes_held}/{notes} realistic notes held"
         );
     }
 }

@@ -26,6 +26,7 @@
 //! second-person address to the agent, any download run from an unknown host and any "from now on
 //! / in every session" order is held too.
 
+use crate::letters::fold_char;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -349,46 +350,6 @@ fn strict_rules() -> &'static [Rule] {
 }
 
 // ---- de-obfuscation -----------------------------------------------------------------------------
-
-/// Latin look-alikes (Cyrillic, Greek, fullwidth) read as the Latin letters they imitate.
-pub(crate) fn fold_char(c: char) -> char {
-    match c {
-        'а' => 'a',
-        'е' => 'e',
-        'о' => 'o',
-        'р' => 'p',
-        'с' => 'c',
-        'у' => 'y',
-        'х' => 'x',
-        'і' => 'i',
-        'ј' => 'j',
-        'ѕ' => 's',
-        'ԁ' => 'd',
-        'ɡ' => 'g',
-        'һ' => 'h',
-        'ӏ' => 'l',
-        'ο' => 'o',
-        'α' => 'a',
-        'ε' => 'e',
-        'ι' => 'i',
-        'κ' => 'k',
-        'ν' => 'v',
-        'ρ' => 'p',
-        'τ' => 't',
-        'υ' => 'u',
-        'χ' => 'x',
-        'ѵ' => 'v',
-        'ԝ' => 'w',
-        'ց' => 'g',
-        'ꮪ' => 's',
-        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFF01 + 0x21).unwrap_or(c),
-        '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' => '\'',
-        '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => '"',
-        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
-        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
-        _ => c,
-    }
-}
 
 /// A word mixing letters with digits or symbols read as leetspeak (`1gn0re` → `ignore`).
 fn unleet(text: &str) -> String {
@@ -768,7 +729,7 @@ fn exfiltration(reading: &str) -> Option<Finding> {
             .is_some_and(|c| matches!(c, '.' | '/' | '\\' | '~' | '-' | '_'))
     };
     dests.extend(positions(host, &|m| {
-        !in_path(m) && crate::gate::remote_host(m.as_str()) && not_a_source(m)
+        !in_path(m) && crate::hosts::remote_host(m.as_str()) && not_a_source(m)
     }));
     for &s in &sends {
         for &k in secrets.iter().filter(|&&k| k.abs_diff(s) <= WINDOW) {
@@ -1124,82 +1085,6 @@ mod tests {
             memories.len()
         );
         assert!(held.len() * 100 <= memories.len(), "{held:?}");
-    }
-
-    /// The action gate's corpora read by the content check (issue 70, item 6): the memories of
-    /// the attacks (written against the gate and this check by two red teams and by us), and the
-    /// notes shown before ordinary calls (realistic harvested, teammate and agent notes). The gate
-    /// stops every attack's action; the check holds what it cheaply can of their words without
-    /// holding more realistic notes. Returns (attack cases held, cases, notes held, notes).
-    fn gate_corpora_held() -> (usize, usize, usize, usize) {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/gate");
-        let held = |m: &crate::gate::corpus::Shown| {
-            let mut shown = vec![m.content.clone()];
-            shown.extend(m.tags.iter().cloned());
-            shown.extend(m.metadata.iter().map(|(k, v)| format!("{k}: {v}")));
-            let (clean, removed) = crate::hidden::strip(&shown.join("\n"));
-            !removed.is_empty() || assess(&clean, m.provenance == "harvest:outside").is_some()
-        };
-        let (mut attacks_held, mut attacks) = (0, 0);
-        for name in ["attacks.jsonl", "redteam.jsonl", "redteam2.jsonl"] {
-            for case in crate::gate::corpus::load(&dir.join(name)) {
-                let theirs: Vec<_> = case
-                    .shown
-                    .iter()
-                    .filter(|m| m.provenance != "user")
-                    .collect();
-                if theirs.is_empty() {
-                    continue;
-                }
-                attacks += 1;
-                let whole = crate::gate::corpus::Shown {
-                    content: theirs
-                        .iter()
-                        .map(|m| m.content.as_str())
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    ..theirs[0].clone()
-                };
-                attacks_held += usize::from(theirs.iter().any(|m| held(m)) || held(&whole));
-            }
-        }
-        let (mut notes_held, mut notes) = (0, 0);
-        for name in [
-            "ordinary.jsonl",
-            "ordinary2.jsonl",
-            "ordinary3.jsonl",
-            "ordinary4.jsonl",
-        ] {
-            for case in crate::gate::corpus::load(&dir.join(name)) {
-                for m in case.shown.iter().filter(|m| m.provenance != "user") {
-                    notes += 1;
-                    if held(m) {
-                        notes_held += 1;
-                        println!("  HELD {name} {}: {}", case.id, m.content);
-                    }
-                }
-            }
-        }
-        println!("gate corpora: attacks held {attacks_held}/{attacks}, realistic notes held {notes_held}/{notes}");
-        (attacks_held, attacks, notes_held, notes)
-    }
-
-    #[test]
-    fn the_gate_corpora_through_the_content_check() {
-        let (attacks_held, attacks, notes_held, notes) = gate_corpora_held();
-        assert!(
-            attacks >= 250 && notes >= 1000,
-            "{attacks} attacks, {notes} notes"
-        );
-        // Measured when item 6 landed: 20 of 278 held before, 26 after (the gate stops all 278).
-        assert!(
-            attacks_held * 100 >= attacks * 9,
-            "{attacks_held}/{attacks}"
-        );
-        assert!(
-            notes_held * 100 <= notes,
-            "{notes_held}/{notes} realistic notes held"
-        );
     }
 
     #[test]
