@@ -1923,14 +1923,7 @@ fn the_previous_systems_store_is_found_and_migrated_from_a_copy() {
 fn claude_code_auto_memory_is_imported_updated_and_forgotten() {
     let env = TestEnv::new();
     let repo = env.git_repo("automem");
-    let root = repo.canonicalize().unwrap();
-    let slug: String = root
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let dir = env.path().join("config/projects").join(slug).join("memory");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::auto_memory_dir(&env, &repo);
     std::fs::write(
         dir.join("MEMORY.md"),
         "- [Test database](feedback_testing.md) — integration tests hit a real database\n- [Deploys](project_deploys.md) — release freeze\n",

@@ -555,15 +555,7 @@ fn an_action_supplied_by_any_writer_but_the_user_is_stopped_and_names_its_origin
 
     // Claude Code's own auto memory of the project.
     let automem = env.git_repo("automem");
-    let slug: String = automem
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let dir = env.path().join("config/projects").join(slug).join("memory");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::auto_memory_dir(&env, &automem);
     std::fs::write(
         dir.join("MEMORY.md"),
         "- [Backups](project_backups.md) — off-site backups\n",

@@ -528,3 +528,18 @@ pub fn prompt_injection(env: &TestEnv, repo: &Path, prompt: &str, session: &str)
         .unwrap_or_default()
         .to_string()
 }
+
+/// Where Claude Code keeps its auto memory of `repo` in this test's config folder (the project's
+/// path with every other character as `-`), made.
+pub fn auto_memory_dir(env: &TestEnv, repo: &Path) -> PathBuf {
+    let slug: String = repo
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = env.path().join("config/projects").join(slug).join("memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
