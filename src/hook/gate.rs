@@ -6,7 +6,7 @@
 //!   formatted; an answer of our MCP server, read from PostToolUse's record of it), with its
 //!   origin, age, whether it speaks for the user, and what it supplies ([`gate::Supplies`]);
 //! - what each of the user's prompts supplies;
-//! - the project as the session found it (its commit and its remotes' hosts).
+//! - the project as the session found it (its commit, its remotes' hosts and repositories).
 //!
 //! At PreToolUse a call's sensitive parts ([`gate::sensitive_parts`]) are each checked: a part
 //! supplied by a memory without the user's authority, and by neither the user (a prompt, one of
@@ -203,14 +203,20 @@ fn project_now(dir: &Path) -> Entry {
         &["config", "--get-regexp", r"^remote\..*\.(push)?url$"],
     )
     .unwrap_or_default();
-    let remote_hosts = remotes
+    let urls: Vec<&str> = remotes
         .lines()
         .filter_map(|l| l.split_whitespace().nth(1))
-        .flat_map(|url| gate::Supplies::of(url).hosts)
         .collect();
     Entry::Start {
         commit,
-        remote_hosts,
+        remote_hosts: urls
+            .iter()
+            .flat_map(|url| gate::Supplies::of(url).hosts)
+            .collect(),
+        repositories: urls
+            .iter()
+            .filter_map(|url| gate::repository_of(url))
+            .collect(),
     }
 }
 
@@ -443,11 +449,13 @@ fn project_holds(ctx: &Ctx, part: &Part, start: Option<&Entry>) -> bool {
         Some(Entry::Start {
             commit,
             remote_hosts,
+            ..
         }) => (commit.clone(), remote_hosts.clone()),
         _ => match project_now(&ctx.project_dir) {
             Entry::Start {
                 commit,
                 remote_hosts,
+                ..
             } => (commit, remote_hosts),
             _ => (None, Vec::new()),
         },

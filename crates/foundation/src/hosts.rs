@@ -130,6 +130,16 @@ pub(crate) fn registrable(host: &str) -> Option<&str> {
     (suffix > 0).then(|| &host[starts[suffix - 1]..])
 }
 
+/// A cloud's object store that names the bucket in the URL's path (`s3.amazonaws.com/bucket`,
+/// `storage.googleapis.com/bucket`): the host is everyone's and the bucket is the account, as on
+/// a shared endpoint. Its first label says storage, and no one but the cloud owns the name: it
+/// is a public suffix, or one label above one (`storage.googleapis.com`; not `storage.evil.com`).
+pub(crate) fn path_style_storage(host: &str) -> bool {
+    let first = host.split('.').next().unwrap_or("");
+    let says_storage = matches!(first, "s3" | "storage") || first.starts_with("s3-");
+    says_storage && host.matches('.').count() >= 2 && registrable(host).is_none_or(|r| r == host)
+}
+
 /// This machine: never a destination that takes anything away.
 /// Is `name` (folded, as a text writes it) a host on some other machine: a name under a listed
 /// public suffix or reserved ending, or an IP address, that is neither a file name nor loopback?

@@ -674,57 +674,62 @@ fn git_harmless(sub: &str, args: &[String]) -> bool {
 fn python_harmless(args: &[String], project_file: &dyn Fn(&str) -> bool) -> bool {
     match args.first().map(String::as_str) {
         Some("-m") => {
-            args.get(1).is_some_and(|m| {
-                matches!(
-                    m.as_str(),
-                    "pytest"
-                        | "unittest"
-                        | "mypy"
-                        | "pip"
-                        | "venv"
-                        | "black"
-                        | "ruff"
-                        | "isort"
-                        | "flake8"
-                        | "pylint"
-                        | "coverage"
-                        | "build"
-                        | "doctest"
-                        | "pydoc"
-                        | "json.tool"
-                        | "compileall"
-                        | "timeit"
-                        | "cprofile"
-                        | "pstats"
-                        | "tox"
-                        | "nox"
-                        | "alembic"
-                        | "uvicorn"
-                        | "gunicorn"
-                        | "flask"
-                        | "django"
-                        | "ipykernel"
-                        | "jupyter"
-                        | "nbconvert"
-                        | "pre_commit"
-                        | "dvc"
-                        | "http.server"
-                        | "sphinx"
-                        | "mkdocs"
-                        | "pyright"
-                        | "bandit"
-                        | "torch.distributed.run"
-                        | "torchrun"
-                ) || project_file(&m.replace('.', "/"))
-                    || project_file(&format!("{}.py", m.replace('.', "/")))
-                    || project_file(&format!("src/{}", m.replace('.', "/")))
-            }) && !(args.get(1).is_some_and(|m| m == "pip")
-                && args.iter().any(|a| {
-                    a.contains("://")
-                        || a.starts_with("git+")
-                        || a.starts_with("--index")
-                        || a.starts_with("--extra-index")
-                }))
+            // A file server is harmless only when it serves the project, to this machine.
+            let exposes = args.get(1).is_some_and(|m| m == "http.server")
+                && !serves_the_project_locally(&args[2..]);
+            !exposes
+                && args.get(1).is_some_and(|m| {
+                    matches!(
+                        m.as_str(),
+                        "pytest"
+                            | "unittest"
+                            | "mypy"
+                            | "pip"
+                            | "venv"
+                            | "black"
+                            | "ruff"
+                            | "isort"
+                            | "flake8"
+                            | "pylint"
+                            | "coverage"
+                            | "build"
+                            | "doctest"
+                            | "pydoc"
+                            | "json.tool"
+                            | "compileall"
+                            | "timeit"
+                            | "cprofile"
+                            | "pstats"
+                            | "tox"
+                            | "nox"
+                            | "alembic"
+                            | "uvicorn"
+                            | "gunicorn"
+                            | "flask"
+                            | "django"
+                            | "ipykernel"
+                            | "jupyter"
+                            | "nbconvert"
+                            | "pre_commit"
+                            | "dvc"
+                            | "http.server"
+                            | "sphinx"
+                            | "mkdocs"
+                            | "pyright"
+                            | "bandit"
+                            | "torch.distributed.run"
+                            | "torchrun"
+                    ) || project_file(&m.replace('.', "/"))
+                        || project_file(&format!("{}.py", m.replace('.', "/")))
+                        || project_file(&format!("src/{}", m.replace('.', "/")))
+                })
+                && !(args.get(1).is_some_and(|m| m == "pip")
+                    && args.iter().any(|a| {
+                        a.contains("://")
+                            || a.starts_with("git+")
+                            || a.starts_with("--index")
+                            || a.starts_with("--extra-index")
+                    }))
         }
         Some("-c") => false,
         Some("-") | None => false,
@@ -734,6 +739,29 @@ fn python_harmless(args: &[String], project_file: &dyn Fn(&str) -> bool) -> bool
                 || script.ends_with(".py") && !script.starts_with('/') && !script.starts_with('~')
         }
     }
+}
+
+/// Does a file server (`python -m http.server`) serve only the project, to this machine? A folder
+/// outside the project (`--directory ~`) exposes what it holds (keys, credentials), and an
+/// address bound to every interface (`--bind 0.0.0.0`) serves it to the network.
+fn serves_the_project_locally(args: &[String]) -> bool {
+    let value = |flags: &[&str]| {
+        args.iter().enumerate().find_map(|(i, a)| {
+            let (flag, inline) = a.split_once('=').unwrap_or((a.as_str(), ""));
+            flags.contains(&flag).then(|| {
+                if inline.is_empty() {
+                    args.get(i + 1).map_or("", String::as_str)
+                } else {
+                    inline
+                }
+            })
+        })
+    };
+    let inside = value(&["--directory", "-d"])
+        .is_none_or(|d| !d.starts_with(['/', '~', '$']) && !d.split('/').any(|s| s == ".."));
+    let local = value(&["--bind", "-b"])
+        .is_none_or(|a| a.starts_with("127.") || matches!(a, "localhost" | "::1"));
+    inside && local
 }
 
 fn docker_harmless(sub: &str, args: &[String]) -> bool {
