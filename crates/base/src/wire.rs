@@ -105,12 +105,12 @@ pub fn daemon_lock_path(store_dir: &Path) -> PathBuf {
 
 /// The pid a live service of the store at `store_dir` wrote into its lock, if any.
 pub fn service_pid(store_dir: &Path) -> Option<u32> {
-    let pid: u32 = std::fs::read_to_string(daemon_lock_path(store_dir))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    crate::os::process::exists(pid).then_some(pid)
+    pid_in(&daemon_lock_path(store_dir)).filter(|&pid| crate::os::process::exists(pid))
+}
+
+/// The pid a service wrote into its lock.
+fn pid_in(lock: &Path) -> Option<u32> {
+    std::fs::read_to_string(lock).ok()?.trim().parse().ok()
 }
 
 /// Every live service of this user and runtime folder: (store key, pid), by the locks each holds
@@ -124,11 +124,7 @@ pub fn running_services() -> Vec<(String, u32)> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let key = name.strip_suffix(".daemon.lock")?.to_string();
-            let pid: u32 = std::fs::read_to_string(e.path())
-                .ok()?
-                .trim()
-                .parse()
-                .ok()?;
+            let pid = pid_in(&e.path())?;
             crate::os::process::alive(pid).then_some((key, pid))
         })
         .collect();

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 mod programs;
 mod standing;
 
-pub use standing::{conflicts, guarded_kinds, standing_rule, Settles, Stance};
+pub use standing::{guarded_kinds, standing_rule, Settles, Stance};
 
 /// The sensitive kinds of act.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

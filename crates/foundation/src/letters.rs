@@ -46,12 +46,26 @@ pub fn fold_char(c: char) -> char {
 /// fullwidth and compatibility letters to plain ones), look-alike letters to Latin, dot leaders to
 /// dots, lower case.
 pub fn fold(text: &str) -> String {
-    let visible = crate::hidden::visible(text);
-    let nfkc = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc().normalize(&visible);
-    nfkc.chars()
+    nfkc_lower(&crate::hidden::visible(text))
+        .chars()
+        // Ideographic full stops end sentences in prose, but split a host's labels all the same.
         .map(|c| match c {
-            '\u{2024}' | '\u{3002}' | '\u{FF0E}' | '\u{FF61}' | '\u{2E33}' | '\u{0701}' => '.',
+            '\u{3002}' | '\u{FF61}' => '.',
             c => fold_char(c),
+        })
+        .collect()
+}
+
+/// NFKC (mathematical, fullwidth and compatibility letters to plain ones), dot leaders as dots,
+/// lower case; no look-alike folding, which would turn Cyrillic words the content check's rules
+/// know into mixed letters.
+pub fn nfkc_lower(text: &str) -> String {
+    icu_normalizer::ComposingNormalizerBorrowed::new_nfkc()
+        .normalize(text)
+        .chars()
+        .map(|c| match c {
+            '\u{2024}' | '\u{FF0E}' | '\u{2E33}' | '\u{0701}' => '.',
+            c => c,
         })
         .flat_map(char::to_lowercase)
         .collect()

@@ -26,7 +26,7 @@
 //! second-person address to the agent, any download run from an unknown host and any "from now on
 //! / in every session" order is held too.
 
-use crate::letters::fold_char;
+use crate::letters::{fold_char, nfkc_lower};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -796,20 +796,6 @@ pub fn warm() {
 /// decoded and checked once.
 pub fn assess(text: &str, strict: bool) -> Option<Finding> {
     assess_at(text, strict, 0)
-}
-
-/// NFKC, dot leaders as dots, lower case: not look-alike folding, which would turn Cyrillic
-/// words the rules know into mixed letters (the folded readings do that).
-fn nfkc_lower(text: &str) -> String {
-    icu_normalizer::ComposingNormalizerBorrowed::new_nfkc()
-        .normalize(text)
-        .chars()
-        .map(|c| match c {
-            '\u{2024}' | '\u{FF0E}' | '\u{2E33}' => '.',
-            c => c,
-        })
-        .flat_map(char::to_lowercase)
-        .collect()
 }
 
 /// An attack split over memories shown together (one names the destination, another says to

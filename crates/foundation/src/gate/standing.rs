@@ -223,14 +223,6 @@ fn content_words(folded: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Do two standing rules disagree: the same subject settled two ways? (`Answer me in German` and
-/// `answer in English`; `never force-push without asking me` and `force-push my feature branches
-/// freely, no need to ask`; `always use pnpm` and `always use yarn`; `always use tabs` and `never
-/// use tabs`.) Rules on different subjects never conflict, however they are worded.
-pub fn conflicts(a: &str, b: &str) -> bool {
-    Settles::of(a).conflicts_with(&Settles::of(b))
-}
-
 fn disagree(x: &Subject, y: &Subject) -> bool {
     match (x, y) {
         (
@@ -273,6 +265,14 @@ fn disagree(x: &Subject, y: &Subject) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Do two standing rules disagree: the same subject settled two ways? (`Answer me in German` and
+    /// `answer in English`; `never force-push without asking me` and `force-push my feature branches
+    /// freely, no need to ask`; `always use pnpm` and `always use yarn`; `always use tabs` and `never
+    /// use tabs`.) Rules on different subjects never conflict, however they are worded.
+    fn conflicts(a: &str, b: &str) -> bool {
+        Settles::of(a).conflicts_with(&Settles::of(b))
+    }
 
     #[test]
     fn standing_rules_are_the_users_wishes_and_guard_what_they_name() {
