@@ -576,9 +576,144 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         }
         // Where they go is the question, and their destinations are parts of their own.
         "curl" | "wget" | "http" | "https" | "xh" => true,
+        _ if TOOLCHAINS.contains(&p) => !cmd.args.iter().any(|a| {
+            TOOLCHAIN_DANGER.contains(&a.as_str())
+                || a.starts_with("publish")
+                || a.starts_with("upload")
+        }),
         _ => false,
     }
 }
+
+/// The build, test, dependency and format programs of languages' toolchains and of documents
+/// (held-out ordinary corpora kept finding toolchains no list had: `cpanm`, `prove`). They work
+/// on the project and fetch its dependencies from the toolchain's own registry (the packages
+/// named are judged as packages); what reaches beyond that is told by its words
+/// ([`TOOLCHAIN_DANGER`]), as a remote program's is by [`DANGER`].
+const TOOLCHAINS: &[&str] = &[
+    // Perl
+    "perl",
+    "prove",
+    "cpanm",
+    "cpan",
+    "carton",
+    "perltidy",
+    "perlcritic",
+    "plackup",
+    "morbo",
+    // OCaml, Haskell's others, ML family
+    "opam",
+    "dune",
+    "ocaml",
+    "ocamlfind",
+    "ocamlformat",
+    "utop",
+    "esy",
+    "runghc",
+    "runhaskell",
+    // Nim, Crystal, D, Zig's cousins
+    "nim",
+    "nimble",
+    "crystal",
+    "shards",
+    "dub",
+    "dmd",
+    "ldc2",
+    "gdc",
+    "rdmd",
+    // Julia, Lua, Fortran, Ada, Lisp and Scheme, Gleam, PureScript, Idris, Lean
+    "julia",
+    "lua",
+    "luajit",
+    "luarocks",
+    "busted",
+    "luacheck",
+    "stylua",
+    "fpm",
+    "gfortran",
+    "gnat",
+    "gprbuild",
+    "alr",
+    "racket",
+    "raco",
+    "guile",
+    "sbcl",
+    "gleam",
+    "purs",
+    "spago",
+    "idris2",
+    "lean",
+    "lake",
+    "octave",
+    // JVM and Apple languages beyond the build tools
+    "kotlin",
+    "scala",
+    "scala-cli",
+    "amm",
+    "groovy",
+    "swiftc",
+    "clj-kondo",
+    "cljfmt",
+    // C and C++ builds
+    "conan",
+    "vcpkg",
+    "autoreconf",
+    "autoconf",
+    "automake",
+    "libtool",
+    "pkg-config",
+    "ccache",
+    "bear",
+    "clangd",
+    "lcov",
+    "gcov",
+    "gcovr",
+    "make-dist",
+    // Embedded
+    "pio",
+    "platformio",
+    "arduino-cli",
+    "west",
+    "idf.py",
+    "openocd",
+    "avrdude",
+    "nrfjprog",
+    // Documents and notebooks
+    "latexmk",
+    "pdflatex",
+    "xelatex",
+    "lualatex",
+    "bibtex",
+    "biber",
+    "pandoc",
+    "asciidoctor",
+    "typst",
+    "jekyll",
+    "quarto",
+    "papermill",
+    "godot",
+];
+
+/// Words that take a toolchain's program beyond the project: publishing to its registry, an
+/// account, code given on the command line.
+const TOOLCHAIN_DANGER: &[&str] = &[
+    "release",
+    "deploy",
+    "push",
+    "login",
+    "logout",
+    "register",
+    "owner",
+    "yank",
+    "unpublish",
+    "token",
+    "submit",
+    "-e",
+    "-E",
+    "--eval",
+    "-x",
+    "--exec",
+];
 
 /// Does a `chmod` give others or the group write, set a setuid/setgid bit, or change a tree
 /// outside the project (`chmod -R … ~`)? `chmod +x scripts/dev.sh` does none of these.
