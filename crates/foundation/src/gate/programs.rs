@@ -581,8 +581,58 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
                 || a.starts_with("publish")
                 || a.starts_with("upload")
         }),
-        _ => false,
+        _ => works_on_the_project(cmd),
     }
+}
+
+/// A program no list knows that works on the project's own files (`verilator --lint-only
+/// rtl/top.sv`, `chktex chapters/*.tex`, `iceprog build/top.bin`): it names a path inside the
+/// project, nothing outside it or on another machine (a network operand is judged as a
+/// destination of its own), no act of [`DANGER`], and its name is no act either (`goreleaser`,
+/// `ffsend`). What it could still do unseen is what the program itself does with a project file
+/// by default (a file server, an uploader): `docs/security.md` says so.
+fn works_on_the_project(cmd: &Simple) -> bool {
+    const ACTS: &[&str] = &[
+        "deploy", "release", "publish", "upload", "ship", "push", "send", "share", "sync",
+        "destroy", "delete", "remove", "wipe", "nuke", "exfil", "tunnel", "expose", "serve", "run",
+        "exec", "daemon", "cron",
+    ];
+    let name = cmd.program.as_str();
+    if ACTS.iter().any(|a| name.contains(a)) {
+        return false;
+    }
+    let mut names_project_path = false;
+    for arg in &cmd.args {
+        let a = arg.as_str();
+        if DANGER.contains(&a) {
+            return false;
+        }
+        let value = a.split_once('=').map_or(a, |(_, v)| v);
+        let outside = [a, value].iter().any(|w| {
+            w.starts_with(['/', '~', '$'])
+                || w.split('/').any(|seg| seg == "..")
+                // `remote:path`, `user@host:…`: another machine's files.
+                || !w.contains("://") && w.split_once(':').is_some_and(|(h, _)| {
+                    !h.is_empty() && !h.starts_with('-') && !h.contains(['/', ' ', QUOTED_SPACE])
+                })
+        });
+        if outside {
+            return false;
+        }
+        if !a.starts_with('-')
+            && !a.contains("://")
+            && !a.contains(QUOTED_SPACE)
+            && (a.contains('/')
+                || a.rsplit_once('.').is_some_and(|(stem, ext)| {
+                    !stem.is_empty()
+                        && (1..=5).contains(&ext.len())
+                        && ext.chars().all(char::is_alphanumeric)
+                }))
+        {
+            names_project_path = true;
+        }
+    }
+    names_project_path
 }
 
 /// The build, test, dependency and format programs of languages' toolchains and of documents
