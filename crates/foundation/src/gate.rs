@@ -3600,8 +3600,6 @@ mod tests {
             start()
         ));
         // A site the user named by its own name; not a look-alike a memory named.
-        let conf =
-            "docs/conf.py: intersphinx_mapping = {'numpy': ('https://numpy.org/doc/stable', None)}";
         let edit = |url: &str| {
             let p = std::path::PathBuf::from("/home/dev/proj");
             sensitive_parts(
