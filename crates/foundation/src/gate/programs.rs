@@ -16,6 +16,8 @@ use regex::Regex;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Simple {
     pub program: String,
+    /// The program as written (`bin/console`): a path says whose it is.
+    pub path: String,
     pub args: Vec<String>,
 }
 
@@ -92,6 +94,7 @@ pub fn simple_commands(folded: &str) -> Vec<Simple> {
         }
         out.push(Simple {
             program,
+            path: first.trim_start_matches("./").to_string(),
             args: words,
         });
     }
@@ -202,7 +205,10 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         };
     }
     // The project's own scripts and binaries (`./scripts/dev.sh`, `bin/rails`, `./gradlew`).
-    if project_file(p) || cmd.program.ends_with(".sh") && project_file(&cmd.program) {
+    if project_file(p)
+        || cmd.program.ends_with(".sh") && project_file(&cmd.program)
+        || cmd.path.contains('/') && project_file(&cmd.path)
+    {
         return true;
     }
     if READERS.contains(&p) || SHELL.contains(&p) {
@@ -742,6 +748,12 @@ const TOOLCHAINS: &[&str] = &[
     "quarto",
     "papermill",
     "godot",
+    // Build systems of monorepos and robots
+    "colcon",
+    "pants",
+    "buck",
+    "please",
+    "catkin",
 ];
 
 /// Words that take a toolchain's program beyond the project: publishing to its registry, an
@@ -758,9 +770,6 @@ const TOOLCHAIN_DANGER: &[&str] = &[
     "unpublish",
     "token",
     "submit",
-    "-e",
-    "-E",
-    "--eval",
     "-x",
     "--exec",
 ];
