@@ -268,13 +268,21 @@ pub struct Supplies {
     pub asked: BTreeSet<Kind>,
 }
 
+/// How a name is defanged in prose.
+static DEFANGED: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+    Regex::new(r"(?i)\[\.\]|\(\.\)|\{\.\}|\[dot\]|\(dot\)|\{dot\}|\s+dot\s+").expect("valid regex")
+});
+
 /// Words kept per text at most (a memory is short; a pasted log is not).
 const MAX_WORDS: usize = 600;
 
 impl Supplies {
     /// What `text` supplies, read every way a call could take it: folded, unquoted, decoded.
     pub fn of(text: &str) -> Supplies {
-        let reading = shell_reading(text);
+        // Defanged forms (`ingest[.]sentry[.]report`, `evil(dot)example`) are the names they
+        // stand for.
+        let refanged = DEFANGED.replace_all(text, ".");
+        let reading = shell_reading(&refanged);
         let mut s = Supplies::default();
         for (host, url) in hosts_in(&reading, true) {
             // `deploy.sh`, `mailer.rs` in prose are files: a host only when written as one.
@@ -371,7 +379,42 @@ impl Supplies {
             }
             // A file outside the project: by its path, or a name that is a file's (`python3` is
             // a word, `.bashrc` a file).
-            Kind::PackageSource if part.operand.starts_with("pkg:") => self.supplies(part),
+            // A scoped package by its scope too: naming `react-query` gives no `@kq/react-query`
+            // (the agent's own choice of scope is credited in `judge`, when no memory named one).
+            Kind::PackageSource if part.operand.starts_with("pkg:") => {
+                let name = &part.operand[4..];
+                let scope = name
+                    .strip_prefix('@')
+                    .and_then(|n| n.split_once('/'))
+                    .map(|(scope, _)| scope);
+                self.supplies(part)
+                    && scope.is_none_or(|scope| {
+                        self.words.iter().any(|w| w.contains(scope)) || self.short.contains(scope)
+                    })
+            }
+            // A task named for an act (`deploy:dev`): asked for by the act's word ("deploy to
+            // dev"), or by the task's name.
+            _ if part.operand.starts_with("task:") => {
+                let target = &part.operand[5..];
+                self.asked.contains(&part.kind)
+                    || self.words.contains(target)
+                    || target.split([':', '-', '_', '.']).any(|p| {
+                        p.chars().count() >= 4 && self.words.iter().any(|w| w.starts_with(p))
+                    })
+            }
+            // A recursive delete outside the project is given by its path, never by "delete the
+            // dead code"; a schema or database dropped, by its kind named.
+            Kind::RecursiveDelete
+                if part.operand.starts_with(['~', '/', '$']) || part.operand.starts_with("..") =>
+            {
+                self.words.contains(&part.operand)
+                    || file_name(&part.operand).is_some_and(|n| self.words.contains(n))
+            }
+            Kind::DropData if matches!(part.operand.as_str(), "schema" | "database") => {
+                self.words.contains(&part.operand)
+                    || self.short.contains("db")
+                    || self.words.contains("databases")
+            }
             Kind::OutsideFile => {
                 self.words.contains(&part.operand)
                     || file_name(&part.operand)
@@ -424,6 +467,60 @@ impl Supplies {
         registrable(&part.operand)
             .and_then(|site| site.split('.').next().map(str::to_string))
             .is_some_and(|name| name.chars().count() >= 4 && self.words.contains(&name))
+    }
+
+    /// Does the text say whose a part is: a site, a package by its whole name, its scope or its
+    /// owner (`@kq/…`, `kv-patches/requests`)? Not a piece the user named too ("random" of
+    /// `@pulumi/random`).
+    pub fn names_whose(&self, part: &Part) -> bool {
+        let Some(name) = part.operand.strip_prefix("pkg:") else {
+            return self.supplies(part);
+        };
+        let bare = name
+            .trim_start_matches('@')
+            .split(['=', '<', '>', '~', '^'])
+            .next()
+            .unwrap_or("");
+        let bare = bare.rsplit_once('@').map_or(bare, |(n, _)| n);
+        let whole = self
+            .words
+            .iter()
+            .any(|w| w.trim_start_matches('@').starts_with(bare));
+        let owner = bare.rsplit('/').nth(1).unwrap_or("");
+        whole
+            || (!owner.is_empty()
+                && (self.short.contains(owner)
+                    || self
+                        .words
+                        .iter()
+                        .any(|w| w.split(['/', '@', ':']).any(|piece| piece == owner))))
+    }
+
+    /// Does the text write the name of a part's package or site into a name of its own (`grafana`
+    /// in `grafana.sh`, however it is written)? Then naming it is no longer the user's alone.
+    pub fn mentions_name_of(&self, part: &Part) -> bool {
+        let name = match part.operand.strip_prefix("pkg:") {
+            Some(pkg) => pkg
+                .trim_start_matches('@')
+                .split(['@', '=', '<', '>', '~', '^', ':'])
+                .next()
+                .and_then(|b| b.rsplit('/').next())
+                .and_then(|own| own.split(['-', '_', '.']).next())
+                .map(str::to_string),
+            None => {
+                registrable(&part.operand).and_then(|s| s.split('.').next().map(str::to_string))
+            }
+        };
+        name.is_some_and(|n| {
+            // In a name of a site or a path (`grafana.sh`, `ingest.sentry.report`), not in
+            // prose ("numpy types").
+            n.chars().count() >= 4
+                && self
+                    .words
+                    .iter()
+                    .chain(&self.hosts)
+                    .any(|w| w.contains(['.', '/', '@']) && w.contains(&n))
+        })
     }
 
     /// Does this text supply `part` of a call?
@@ -502,11 +599,20 @@ impl Supplies {
                 };
                 let owner = bare.split('/').rev().nth(1).unwrap_or("");
                 let scoped = name.starts_with('@');
-                has(bare)
+                // A short scope a memory wrote as one (`@kq/…`), however short.
+                let scope_named = scoped
+                    && self.words.iter().chain(self.short.iter()).any(|w| {
+                        w.starts_with(&format!("@{owner}/"))
+                            || *w == format!("@{owner}")
+                            || *w == owner
+                    });
+                scope_named
+                    || has(bare)
                     || (scoped && bare.split('/').any(|p| p.chars().count() >= 4 && has(p)))
                     || (!scoped && !owner.is_empty() && has(owner))
             }
             _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
+            _ if part.operand.starts_with("task:") => self.words.contains(&part.operand[5..]),
             // A token is long: found inside a word of the text (`key=<token>`) it is the same.
             Kind::Token => self.words.iter().any(|w| w.contains(part.operand.as_str())),
             // The act itself: named by kind, or its operand (a path, a file name) named.
@@ -747,8 +853,10 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
         // `timezone.now()`, `requests.get(url)`: a call in code, not a site; `scripts/x.sh`:
         // a path's file.
         let start = c.get(0).map_or(0, |m| m.start());
+        // `.env.example`: a file's name, read from its second dot.
         if reading[c.get(0).map_or(0, |m| m.end())..].starts_with('(')
             || (reading[..start].ends_with('/') && !reading[..start].ends_with("//"))
+            || reading[..start].ends_with('.')
         {
             continue;
         }
@@ -878,10 +986,10 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::AgentConfig, r"\.claude\b|without (?:prompting|asking|confirmation|approval)|\ballow(?:list)?\b[^.\n]{0,40}\b(?:commands?|tools?|bash)\b|(?:shared |the )?project settings|claude settings|claude code settings|claude\.md|\.mcp\.json|mcp servers?|allowed ?tools|permission (?:rules?|mode|settings)|(?:pre|post)tooluse|sessionstart|userpromptsubmit|claude (?:code )?hooks?"),
             (Kind::AuthorizedKeys, r"authorized_keys|(?:add|install|authori[sz]e) (?:a |the |my |their |his |her )?(?:\S+ )?(?:public|ssh) keys?"),
             (Kind::ForcePush, r"force[- ]?push|push (?:\S+ ){0,3}(?:--force|-f\b|with force)|overwrite (?:the )?remote|\bmove (?:the )?(?:\S+ )?tag\b"),
-            (Kind::HistoryRewrite, r"\breset (?:it|my|the (?:branch|repo|worktree|changes|main|head|local)|to|--hard|hard|local|everything)\b|\bhard reset|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|squash|rebase|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
+            (Kind::HistoryRewrite, r"\breset (?:it|my|the (?:branch|repo|worktree|changes|main|head|local)|to|--hard|hard|local|everything)\b|\bhard reset|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
             (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear|clear out|get rid of|purge|clean up|clean out|erase|prune)\b|from scratch|start over"),
             (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|\bdelete\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:\S+ ){0,2}(?:db|database)|\bflush|(?:destroy|tear down) (?:the )?(?:db|database|stack|env|environment|infra\w*|cluster)|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
-            (Kind::Publish, r"\bpublish (?:\S+ ){1,3}to (?:the )?\S*(?:crates|npm|pypi|registry|hex|rubygems|hackage|maven|nuget|jsr|pub\.dev|ghcr|docker ?hub|marketplace|galaxy|clojars|cpan)|\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|\brelease (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|\byank|push (?:\S+ ){0,4}(?:image|to (?:our |the )?\S*(?:ghcr|docker|registry|npm|pypi|crates|rubygems|hex|nuget|maven|hackage|jsr|clojars|galaxy|marketplace))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
+            (Kind::Publish, r"\bpublish (?:\S+ ){1,3}to (?:the )?\S*(?:crates|npm|pypi|registry|hex|rubygems|hackage|maven|nuget|jsr|pub\.dev|ghcr|docker ?hub|marketplace|galaxy|clojars|cpan)|\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|(?:^|[.!;,]\s*|\b(?:and|then|now|please|to|let's|lets)\s+)release (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|\byank|push (?:\S+ ){0,4}(?:image|to (?:our |the )?\S*(?:ghcr|docker|registry|npm|pypi|crates|rubygems|hex|nuget|maven|hackage|jsr|clojars|galaxy|marketplace))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
             (Kind::DecodedExec, r"base64|base32|decode|\beval\b|encoded|rot13"),
         ])
     });
@@ -1236,6 +1344,13 @@ const WRITE_VERBS: &[&str] = &[
     "grant",
     "revoke",
     "upgrade",
+    "invoke",
+    "call",
+    "purge",
+    "reset",
+    "import",
+    "enable",
+    "disable",
 ];
 
 /// Our own MCP server's tools (both wirings): they read and write memory, nothing else.
@@ -1307,7 +1422,21 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
             (Form::Bare, url) => loose_network_part(host, url, parts),
         }
     }
-    for arg in host_arguments(&reading) {
+    // Read twice: folded (every spelling), and as written, where a flag's case tells whether it
+    // takes a value (`curl -fsSL host`: `-L` takes none, `-l` would be folded into it).
+    let as_written = unquote(&expand_variables(command));
+    for arg in host_arguments(&reading, false).into_iter().chain(
+        host_arguments(&as_written, true)
+            .into_iter()
+            .map(|a| fold(&a)),
+    ) {
+        // Every IPv4 notation where a host stands (`45.77.3` is 45.77.0.3 to `inet_aton`).
+        if parse_ipv4(&arg).is_some() {
+            if let Some(ip) = normal_host(&arg) {
+                network_part(ip, None, parts);
+                continue;
+            }
+        }
         for (host, url) in hosts_in(&arg, true) {
             network_part(host, url, parts);
         }
@@ -1341,6 +1470,9 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
         parts.push(Part::new(Kind::HistoryRewrite, "branch -D"));
     }
     parts.extend(packages_installed(&reading));
+    parts.extend(verification_off(&reading));
+    parts.extend(tasks_named_for_acts(&reading));
+    parts.extend(exposed(&reading));
     parts.extend(written_outside(&reading, place));
     token_parts(&reading, parts);
     let guess = |p: &str| {
@@ -1450,7 +1582,7 @@ const HOST_COMMANDS: &[&str] = &[
 ];
 
 /// The arguments of host-taking commands in a folded shell command.
-fn host_arguments(reading: &str) -> Vec<String> {
+fn host_arguments(reading: &str, cased: bool) -> Vec<String> {
     let mut out = Vec::new();
     for segment in reading.split(|c: char| ";|&\n()`".contains(c) || c == '$') {
         let words: Vec<&str> = segment.split_whitespace().collect();
@@ -1465,14 +1597,30 @@ fn host_arguments(reading: &str) -> Vec<String> {
         // `--data-binary @-`): a destination where one stands, however it ends (`paste.rs`).
         let mut positional = Vec::new();
         let mut value_next = false;
+        // As written, each program's own flags that take a value (getopt: in a bundle, only the
+        // last letter takes the next word; an earlier one takes the rest of the bundle).
+        let short = match (cased, program) {
+            (true, "curl") => "AbcCdDeEFHKmoPQrtTuUwxXyYz",
+            (true, "wget") => "OoaPtTwUeiBQlDIXAR",
+            (true, "nc" | "ncat" | "netcat") => "wspxXiqIOTVMmGg",
+            (true, "ssh") => "bcDEeFIiJLlmOoPpQRSWw",
+            (true, "scp" | "sftp") => "cFiloPSJD",
+            (true, "rsync") => "eBfT",
+            _ => VALUE_SHORT,
+        };
         for w in &words[at + 1..] {
             if std::mem::take(&mut value_next) && !w.starts_with('-') {
                 continue;
             }
             if let Some(flag) = w.strip_prefix("--") {
+                let flag = flag.to_lowercase();
                 value_next = !flag.contains('=') && VALUE_LONG.iter().any(|v| flag.starts_with(v));
             } else if let Some(flags) = w.strip_prefix('-') {
-                value_next = flags.ends_with(|c: char| VALUE_SHORT.contains(c));
+                value_next = match flags.char_indices().find(|(_, c)| short.contains(*c)) {
+                    Some((i, c)) if cased => i + c.len_utf8() == flags.len(),
+                    _ if cased => false,
+                    _ => flags.ends_with(|c: char| short.contains(c)),
+                };
             } else {
                 positional.push(w.to_string());
             }
@@ -1480,10 +1628,28 @@ fn host_arguments(reading: &str) -> Vec<String> {
         let files_too = !matches!(program, "scp" | "rsync" | "openssl" | "sftp");
         // ssh's first operand is the host; the rest is the command it runs there.
         let first_only = matches!(program, "ssh" | "ssh-copy-id" | "mosh");
+        // These take no file where a destination stands: whatever it ends in, it is one.
+        let only_destinations = cased
+            && matches!(
+                program,
+                "curl"
+                    | "wget"
+                    | "nc"
+                    | "ncat"
+                    | "netcat"
+                    | "ssh"
+                    | "mosh"
+                    | "telnet"
+                    | "http"
+                    | "https"
+                    | "xh"
+            );
         for (i, w) in positional.into_iter().enumerate() {
             let ending = w.rsplit('.').next().unwrap_or("");
             let site_like = !w.contains('/') && public_suffixes().contains(ending);
-            if (first_only && i > 0) || (file_like(&w) && !(files_too && site_like)) {
+            if (first_only && i > 0)
+                || (file_like(&w) && !(files_too && site_like) && !only_destinations)
+            {
                 continue;
             }
             out.push(w);
@@ -1552,7 +1718,7 @@ fn dns_and_unresolved(reading: &str) -> Vec<Part> {
 fn packages_installed(reading: &str) -> Vec<Part> {
     static INSTALL: OnceLock<Regex> = OnceLock::new();
     let install = INSTALL.get_or_init(|| {
-        Regex::new(r"\b(?:(?:pip[0-9.]*|pipenv|uv\s+pip|pipx|gem|brew|apt(?:-get)?|dnf|yum|apk|pacman|choco|winget|scoop|code|cargo|go)\s+(?:install|add|get|-i|--install-extension|tap|binstall)|(?:npm|pnpm|bun)\s+(?:i|install|add)|yarn\s+(?:add|global\s+add)|(?:uv|poetry|pdm|hatch|rye|dotnet\s+add\s+package|composer)\s+(?:add|require)|mix\s+archive\.install|dotnet\s+tool\s+install|helm\s+(?:install|repo\s+add)|ansible-galaxy\s+(?:install|collection\s+install)|(?:opam|luarocks|nimble|vcpkg|cabal|stack|conan|gleam|spago|dub|julia)\s+(?:install|add|fetch)|raco\s+pkg\s+install|(?:arduino-cli\s+(?:lib|core)|(?:pio|platformio)\s+pkg)\s+install|cpanm|cpan(?:\s+-i)?)[ \t]+([^;&|\n]*)")
+        Regex::new(r"\b(?:(?:pip[0-9.]*|pipenv|uv\s+pip|pipx|gem|brew|apt(?:-get)?|dnf|yum|apk|pacman|choco|winget|scoop|code|cargo|go)\s+(?:install|add|get|-i|--install-extension|tap|binstall)|(?:npm|pnpm|bun)\s+(?:i|install|add)|yarn\s+(?:add|global\s+add)|(?:uv|poetry|pdm|hatch|rye|dotnet\s+add\s+package|composer)\s+(?:add|require)|mix\s+archive\.install|dotnet\s+tool\s+install|helm\s+(?:install|repo\s+add)|ansible-galaxy\s+(?:install|collection\s+install)|(?:opam|luarocks|nimble|vcpkg|cabal|stack|conan|gleam|spago|dub|julia)\s+(?:install|add|fetch)|raco\s+pkg\s+install|dub\s+(?:run|fetch)|luarocks\s+(?:build|download)|quarto\s+(?:add|install|use\s+template)|(?:arduino-cli\s+(?:lib|core)|(?:pio|platformio)\s+pkg)\s+install|cpanm|cpan(?:\s+-i)?)[ \t]+([^;&|\n]*)")
             .expect("valid regex")
     });
     // Runners fetch the one package they are given and run it (`npx -y X args`, `npm exec X`,
@@ -1608,8 +1774,29 @@ fn packages_installed(reading: &str) -> Vec<Part> {
             if std::mem::take(&mut skip) {
                 continue;
             }
+            // What follows `--` is the program's own arguments (`dub run -- --input x.md`).
+            if arg == "--" {
+                break;
+            }
             if TAKES_VALUE.contains(&arg) {
-                skip = true;
+                // Folded, `-S`, `-I`, `-O` and `-F` read as `-s`, `-i`, `-o` and `-f`: their
+                // value is taken only when it has the form of one (a setting, an index URL, a
+                // list), else the word is a package (`npm install -S pkg`, `pip install -I pkg`).
+                let next = c[1]
+                    .split_whitespace()
+                    .skip_while(|w| *w != arg)
+                    .nth(1)
+                    .unwrap_or("");
+                let command = &c[0];
+                skip = match arg {
+                    "-s" | "-o" => next.contains('='),
+                    "-i" => next.contains("://"),
+                    "-f" => {
+                        !command.starts_with("cargo install")
+                            && (command.starts_with("cargo add") || next.contains(['/', ',', ':']))
+                    }
+                    _ => true,
+                };
                 continue;
             }
             if arg.starts_with('-') || arg.starts_with('.') || arg.starts_with('/') {
@@ -1738,10 +1925,10 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
     let table = TABLE.get_or_init(|| {
         compile(&[
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*(?:\s-[a-z]*f[a-z]*\b|--force|\s\+\S|--mirror|--delete|\s-d\b|\s:\S)"),
-            (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\b(?:reset\b[^;|&\n]*--hard|clean\b[^;|&\n]*\s-[a-z]*f|filter-branch|filter-repo|reflog\s+expire|update-ref\s+-d|checkout\s+(?:-f\s+)?(?:--\s+)?\.(?:\s|$)|restore\s+(?:-\S*\s+)*\.(?:\s|$)|stash\s+(?:drop|clear)|branch\s+-[a-z]*d[a-z]*\s+-?f|send-pack\b[^;|&\n]*--force|push\s+[^;|&\n]*--force)"),
+            (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\b(?:reset\b[^;|&\n]*--hard|clean\b[^;|&\n]*\s-[a-z]*f|filter-branch|filter-repo|reflog\s+expire|update-ref\s+-d|checkout\s+(?:-f\s+)?(?:--\s+)?\.(?:\s|$)|restore\s+(?:-\S*\s+)*\.(?:\s|$)|stash\s+(?:drop|clear)|branch\s+-[a-z]*d[a-z]*\s+-?f|send-pack\b[^;|&\n]*--force)"),
             (Kind::DropData, r"\bdrop\s+(?:table|database|schema|collection|keyspace)\b|\btruncate\s+(?:table\s+)?\w|\bdelete\s+from\s+\w+\s*(?:;|$)|\bdropdb\b|\bflushall\b|\bflushdb\b|\bterraform\s+destroy\b|\bdocker\s+(?:volume\s+(?:rm|prune)|system\s+prune)|\bkubectl\s+delete\b|\bhelm\s+(?:delete|uninstall)\b|\bdb:(?:drop|reset)\b|\bmigrate\s+(?:reset|fresh)\b"),
             (Kind::Publish, r"\b(?:npm|pnpm|yarn|cargo|poetry|uv|flit|hatch)\s+(?:\S+\s+)*?publish\b|\btwine\s+upload\b|\bgem\s+push\b|\b(?:docker|podman)\s+push\b|\bgh\s+release\s+create\b|\bnpm\s+dist-tag\b|\bcargo\s+(?:yank|owner)\b|\bgh\s+gist\s+create\b|\bvsce\s+publish\b"),
-            (Kind::DecodedExec, r"(?:base64|base32|basenc|xxd|od|openssl\s+(?:enc|base64)|uudecode|rev|tr\s+\S*a-z\S*\s+\S*n-z)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|fi)?sh\b|\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh(?:\s+-\S*)*\s*(?:$|[;&)\n]|--)|\b(?:ba|z|da|k)?sh\s+<<<|(?:^|[\s;&|(`'\x22])eval\b|\b(?:ba|z|da|k)?sh\s+-c\s+\S*\$\(|\bsource\s+<\(|\.\s+<\(|\b(?:python[0-9.]*|perl|ruby|node|nodejs|julia|lua|luajit|php|rscript|sbcl|racket|guile|elixir|erl|deno|bun|crystal)\b[^\n;&|]*?(?:\s-[a-z]*[cep][a-z]*|\s--(?:eval|print|command)|\seval)(?:[\s='\x22]|$)[^\n]*(?:exec|eval|decode|b64|fromcharcode|system|spawn|popen|child_process|subprocess|\$\(|\brun\s*\(|\bos\.cmd|\bcmd\s*\(|shell_exec|passthru|\bio\.popen)|\|\s*iex\b|\biex\s*\(|invoke-expression|-enc(?:odedcommand)?\s+\S{16,}|\bbash\s+<\("),
+            (Kind::DecodedExec, r"(?:base64|base32|basenc|xxd|od|openssl\s+(?:enc|base64)|uudecode|rev|tr\s+\S*a-z\S*\s+\S*n-z)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|fi)?sh\b|\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh(?:\s+-\S*)*\s*(?:$|[;&)\n]|--)|\b(?:ba|z|da|k)?sh\s+<<<|(?:^|[\s;&|(`'\x22])eval\b|\b(?:ba|z|da|k)?sh\s+-c\s+\S*\$\(|\bsource\s+<\(|\.\s+<\(|\b(?:ba|z|da|k)?sh\s+-c\s+\$\{?\w|(?:^|[\s;&|(])(?:\.|source|(?:ba|z|da|k)?sh)\s+/dev/stdin\b|(?s:\b(?:python[0-9.]*|perl|ruby|node|nodejs|php|lua|julia|deno|bun)\b[^\n]*<<.*?(?:exec|eval|system|spawn|popen|urlopen|subprocess|child_process|os\.execute|\$\())|\b(?:python[0-9.]*|perl|ruby|node|nodejs|julia|lua|luajit|php|rscript|sbcl|racket|guile|elixir|erl|deno|bun|crystal)\b[^\n;&|]*?(?:\s-[a-z]*[cep][a-z]*|\s--(?:eval|print|command)|\seval)(?:[\s='\x22]|$)[^\n]*(?:exec|eval|decode|b64|fromcharcode|system|spawn|popen|child_process|subprocess|\$\(|\brun\s*\(|\bos\.cmd|\bcmd\s*\(|shell_exec|passthru|\bio\.popen)|\|\s*iex\b|\biex\s*\(|invoke-expression|-enc(?:odedcommand)?\s+\S{16,}|\bbash\s+<\("),
         ])
     });
     let mut out: Vec<Part> = table
@@ -1749,6 +1936,16 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
         .filter(|(_, re)| re.is_match(reading))
         .map(|(k, _)| Part::new(*k, ""))
         .collect();
+    static DROP_WHOLE: OnceLock<Regex> = OnceLock::new();
+    if let Some(c) = DROP_WHOLE
+        .get_or_init(|| {
+            Regex::new(r"\bdrop\s+(schema|database)\b|\bdropdb\b").expect("valid regex")
+        })
+        .captures(reading)
+    {
+        let what = c.get(1).map_or("database", |m| m.as_str());
+        out.push(Part::new(Kind::DropData, what));
+    }
     if let Some(target) = recursive_delete_target(reading, place) {
         out.push(Part::new(Kind::RecursiveDelete, target));
     }
@@ -1767,7 +1964,7 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
         Regex::new(r"\bgit\s+(?:(?:-c|-C|--git-dir|--work-tree|--namespace)\s+\S+\s+|-\S+\s+)*config\b((?:[ \t]+(?:set|unset|-f[ \t]+\S+|--(?:global|system|local|worktree|file[ \t=]\S+|type[ \t=]\S+|add|replace-all|unset\S*|bool|int|path)))*)[ \t]+([a-z0-9_.-]+\.[a-z0-9_./:@-]+)([ \t]+[^;&|\s])?|\bgit\s+-c\s+(?:core\.|alias\.|url\.|credential\.|http\.|include)|\bgit\s+remote\s+(?:add|set-url)\b")
             .expect("valid regex")
     });
-    if let Some(c) = git_config.captures(reading) {
+    for c in git_config.captures_iter(reading) {
         // Reading a value (`git config user.email`) is not setting one: a set has a value after
         // the key, or a flag that writes.
         let flags = c.get(1).map_or("", |m| m.as_str());
@@ -1793,9 +1990,14 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
             out.push(Part::new(kind, key));
             // What it is set to decides as much as the key: a memory that supplied the value
             // shaped the change, even where the user asked for one of that kind.
+            // A value that says only on or off, or a number, shaped nothing the key does not say.
             if let Some(value) = c
                 .get(3)
                 .and_then(|m| reading[m.start()..].split_whitespace().next())
+                .filter(|v| {
+                    !matches!(*v, "true" | "false" | "yes" | "no" | "on" | "off")
+                        && !v.chars().all(|c| c.is_ascii_digit())
+                })
             {
                 let mut part = Part::new(kind, format!("diff:{value}"));
                 part.loose = true;
@@ -1817,6 +2019,40 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
             .map(|(h, _)| h)
             .unwrap_or_default();
         out.push(Part::new(Kind::PackageSource, host));
+    }
+    // Another archive added to the system's package manager (a Copr, a PPA, a tap, a repo).
+    static SYSTEM_SOURCE: OnceLock<Regex> = OnceLock::new();
+    if SYSTEM_SOURCE
+        .get_or_init(|| {
+            Regex::new(r"\bdnf\s+copr\s+enable\b|\badd-apt-repository\b|\bapt-add-repository\b|\bzypper\s+(?:ar|addrepo)\b|\byum-config-manager\s+--add-repo\b|\bdnf\s+config-manager\s+--add-repo\b|\bbrew\s+tap\s+\S|/etc/apt/sources\.list|/etc/yum\.repos\.d")
+                .expect("valid regex")
+        })
+        .is_match(reading)
+    {
+        out.push(Part::new(Kind::PackageSource, "archive added"));
+    }
+    // Secrets written out where they can be sent on: an exported private key or credentials,
+    // the whole environment, a token printed into a file or a message.
+    static EMITS: OnceLock<Regex> = OnceLock::new();
+    if EMITS
+        .get_or_init(|| {
+            Regex::new(r"\bgpg2?\b[^;&|\n]*--export-secret|\baws\s+configure\s+export-credentials\b|\baws\s+(?:sts\s+get-session-token|ecr\s+get-login-password)\b[^;&|\n]*[>|]|\b(?:gh|glab)\s+auth\s+token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\baz\s+account\s+get-access-token\b|(?:^|[;&|(\s])(?:env|printenv|export\s+-p|set)\s*(?:>|\|\s*(?:curl|nc|ncat|tee|gh|glab|mail|sendmail|http|xh|wget)\b)|\$\(\s*(?:env|printenv|set)\s*\)|\$\(\s*cat\s+[^)]*(?:\.env|credential|secret|\.pem|\.key|database\.yml|\.netrc|id_rsa|id_ed25519|\.tfvars|master\.key)")
+                .expect("valid regex")
+        })
+        .is_match(reading)
+    {
+        out.push(Part::new(Kind::SecretFile, "secrets written out"));
+    }
+    // A push that updates a branch by another name (`HEAD:production`): what deploys from it.
+    static DEPLOY_PUSH: OnceLock<Regex> = OnceLock::new();
+    if let Some(c) = DEPLOY_PUSH
+        .get_or_init(|| {
+            Regex::new(r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*\s\S*:(?:refs/heads/)?(production|prod|release|releases|live|deploy|stable|main|master|gh-pages)\b")
+                .expect("valid regex")
+        })
+        .captures(reading)
+    {
+        out.push(Part::new(Kind::Publish, &c[1]));
     }
     static SHELL_ALIAS: OnceLock<Regex> = OnceLock::new();
     let alias = SHELL_ALIAS.get_or_init(|| {
@@ -1861,7 +2097,7 @@ fn more_acts(reading: &str) -> Vec<Part> {
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b"),
             (Kind::HistoryRewrite, r"\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
             (Kind::RecursiveDelete, r"\b(?:rsync|aws\s+s3\s+sync|gsutil\s+(?:-m\s+)?rsync|azcopy\s+sync)\b[^;|&\n]*(?:--delete|\s-d\b)|\brclone\s+sync\b|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
-            (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b"),
+            (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\b(?:create|alter)\s+(?:role|user)\b[^;]*\b(?:superuser|createrole|bypassrls)\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b"),
             (Kind::Publish, r"\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\b(?:cabal|stack)\s+upload\b|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|(?:^|[\s;&|(])(?:np|semantic-release|release-it)(?:\s|$)|\bnpm\s+(?:unpublish|deprecate)\b|\b(?:cargo|rake|nx|lerna|changeset)\s+(?:\S+\s+)*?release\b|\b(?:docker|podman|buildx)\b[^;|&\n]*(?:type=registry|push=true)"),
             (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-[f]\s|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)[\s=]|\bgh\s+api\b[^;|&\n]*(?:--field|--raw-field|\s-f\b)|\bglab\s+mr\s+(?:merge|approve)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b|\bgh_repo=\S+[^;|&\n]*\bgh\s+(?:issue|pr|gist|release|api)\b|\bgh\s+api\b[^;|&\n]*--input\b"),
             (Kind::AgentConfig, r"\bclaude\s+(?:mcp\s+(?:add|add-json|remove|add-from-claude-desktop)|config\s+(?:set|add|remove)|plugin\s+(?:install|enable|marketplace))\b"),
@@ -2282,6 +2518,14 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
             });
         }
     }
+    if manifest || is_dependency_list(&fold(path)) {
+        for name in dependencies_added(&fold(path), &fold(replaced), &reading) {
+            let mut part = Part::new(Kind::PackageSource, format!("pkg:{name}"));
+            part.loose = true;
+            parts.push(part);
+        }
+    }
+    parts.extend(verification_off(&reading));
     for part in written_commands(&reading, docs, place) {
         parts.push(Part {
             loose: true,
@@ -2289,6 +2533,185 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
         });
     }
     token_parts(&reading, parts);
+}
+
+/// A project task named for an act (`make release`, `npm run deploy:prod`, `just db-reset`): the
+/// act, stopped when a memory named the task and the user did not ask for the act.
+fn tasks_named_for_acts(reading: &str) -> Vec<Part> {
+    static TASK: OnceLock<Regex> = OnceLock::new();
+    let task = TASK.get_or_init(|| {
+        Regex::new(r"\b(?:make|just|task|rake|mage|invoke|(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?)\s*((?:[a-z0-9][\w:.-]*\s*)+)")
+            .expect("valid regex")
+    });
+    let mut out = Vec::new();
+    for c in task.captures_iter(reading) {
+        for target in c[1].split_whitespace().filter(|t| !t.contains('=')) {
+            let pieces: Vec<&str> = target.split([':', '-', '_', '.']).collect();
+            let kind = if pieces.iter().any(|p| {
+                matches!(
+                    *p,
+                    "release"
+                        | "publish"
+                        | "deploy"
+                        | "ship"
+                        | "upload"
+                        | "push"
+                        | "prod"
+                        | "production"
+                )
+            }) {
+                Kind::Publish
+            } else if pieces.iter().any(|p| {
+                matches!(
+                    *p,
+                    "reset" | "drop" | "wipe" | "destroy" | "nuke" | "purge" | "teardown"
+                )
+            }) {
+                Kind::DropData
+            } else {
+                continue;
+            };
+            out.push(Part {
+                kind,
+                operand: format!("task:{target}"),
+                loose: true,
+            });
+        }
+    }
+    out
+}
+
+/// A server listening on every interface (`--address 0.0.0.0`, `php -S 0.0.0.0:8000`) serves to
+/// the network; one serving a folder outside the project (`-t ~`, `http-server ~`) serves what
+/// it holds. The first needs a memory's link (dev servers do it all day), the second does not.
+fn exposed(reading: &str) -> Vec<Part> {
+    static ANY: OnceLock<Regex> = OnceLock::new();
+    static OUTSIDE: OnceLock<Regex> = OnceLock::new();
+    let any = ANY.get_or_init(|| {
+        Regex::new(r"(?:--address|--bind|--host|--listen|\s-a|\s-b|\s-s)[=\s]+(?:0\.0\.0\.0|::|\[::\])\b|\sphp\s+-s\s+(?:0\.0\.0\.0|\[::\])")
+            .expect("valid regex")
+    });
+    let outside = OUTSIDE.get_or_init(|| {
+        Regex::new(r"\b(?:php\s+-s\s+\S+\s+(?:\S+\s+)*?(?:-t|--docroot)|http-server|live-server|static-server|serve|http\.server\s+(?:\S+\s+)*?--directory)[=\s]+((?:~|/|\$home|\.\.)[^\s;&|]*)")
+            .expect("valid regex")
+    });
+    let mut out = Vec::new();
+    if any.is_match(reading) {
+        out.push(Part {
+            kind: Kind::Network,
+            operand: "ip:0.0.0.0".into(),
+            loose: true,
+        });
+    }
+    if let Some(c) = outside.captures(reading) {
+        out.push(Part::new(Kind::OutsideFile, &c[1]));
+    }
+    out
+}
+
+/// A requirements or constraints list, a Dockerfile: files whose lines name what is fetched.
+fn is_dependency_list(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    (name.starts_with("requirements") || name.starts_with("constraints")) && name.ends_with(".txt")
+        || name.starts_with("dockerfile")
+        || name.ends_with(".dockerfile")
+        || name == "containerfile"
+}
+
+/// The dependencies a manifest's new text names that its old text did not (a line added, a name
+/// put in place of another, a whole file written): `"kv-x": "^7.1.0"`, `kv-x = "0.9"`,
+/// `kv-x==1.0`, `FROM owner/image`, `gem "kv-x"`, `require kv.example/x v1`.
+fn dependencies_added(path: &str, replaced: &str, written: &str) -> Vec<String> {
+    static LINE: OnceLock<Regex> = OnceLock::new();
+    let line = LINE.get_or_init(|| {
+        Regex::new(r#"^\s*"(@?[a-z0-9][\w./@-]*)"\s*:\s*"(?:[\^~><=]*\d|\*|latest|git|github:|file:|npm:|https?:)|^\s*([a-z0-9][\w-]*)\s*=\s*(?:"[\^~><=]*\d[^"]*"|\{)|^\s*(?:from|FROM)\s+(?:--platform=\S+\s+)?([a-z0-9][\w./:@-]*)|^\s*gem\s+['"]([\w.-]+)|^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]{2,}/[\w./-]+)\s+v\d"#)
+            .expect("valid regex")
+    });
+    const NOT_DEPENDENCIES: &[&str] = &[
+        "name",
+        "version",
+        "edition",
+        "description",
+        "license",
+        "readme",
+        "homepage",
+        "repository",
+        "documentation",
+        "rust-version",
+        "publish",
+        "resolver",
+        "python",
+        "requires-python",
+        "build-backend",
+        "channel",
+        "profile",
+        "main",
+        "module",
+        "type",
+        "private",
+        "engines",
+        "packagemanager",
+        "opt-level",
+        "debug",
+        "lto",
+        "codegen-units",
+    ];
+    let requirements = path.rsplit('/').next().is_some_and(|n| n.ends_with(".txt"));
+    let old: BTreeSet<&str> = replaced.lines().map(str::trim).collect();
+    let mut out = Vec::new();
+    for l in written.lines().filter(|l| !old.contains(l.trim())) {
+        let l = l.trim_end();
+        let name = if requirements {
+            // `name`, `name==1.0`, `name[extra]>=2`: not an option line, a comment or a path.
+            let t = l.trim();
+            if t.is_empty() || t.starts_with(['#', '-', '.', '/']) || t.contains("://") {
+                continue;
+            }
+            t.split(|c: char| "=<>~![; ".contains(c))
+                .next()
+                .unwrap_or("")
+                .to_string()
+        } else {
+            // A crate of the workspace or a path of the project's own is no package fetched.
+            if l.contains("path =") || l.contains("workspace = true") || l.contains("\"file:") {
+                continue;
+            }
+            let Some(c) = line.captures(l) else { continue };
+            (1..=5)
+                .find_map(|i| c.get(i))
+                .map(|m| m.as_str().to_string())
+                .unwrap_or_default()
+        };
+        if !name.is_empty() && !NOT_DEPENDENCIES.contains(&name.as_str()) && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Settings that turn a package manager's or a fetcher's verification off (TLS, checksums,
+/// install scripts): the act itself, whatever host the project holds.
+fn verification_off(reading: &str) -> Vec<Part> {
+    static OFF: OnceLock<Regex> = OnceLock::new();
+    let off = OFF.get_or_init(|| {
+        Regex::new(r"ignore-scripts\s*[=:]\s*false|enablescripts\s*:\s*true|strict-ssl\s*[=:]?\s*false|enablestrictssl\s*:\s*false|sslverify\s*[=:]?\s*false|unsafe-perm\s*[=:]\s*true|verify_ssl\s*=\s*false|gosumdb\s*=\s*off|\bgo(?:insecure|nosumdb|nosumcheck)\s*=|goflags\s*=\s*\S*-insecure|node_tls_reject_unauthorized\s*=\s*0|git_ssl_no_verify|--no-verify-ssl|check-certificate\s*=\s*off|\bhttp\.sslverify\b|(?:registry|index-url)\s*[=:]?\s*http://\S+")
+            .expect("valid regex")
+    });
+    // Plain HTTP to this machine is no downgrade.
+    off.find_iter(reading)
+        .find(|m| {
+            !m.as_str()
+                .split_once("http://")
+                .is_some_and(|(_, host)| host.starts_with("localhost") || host.starts_with("127."))
+        })
+        .map(|m| {
+            Part::new(
+                Kind::PackageSource,
+                format!("verification off: {}", m.as_str()),
+            )
+        })
+        .into_iter()
+        .collect()
 }
 
 /// Names a configuration assigns as a whole quoted value (`address: "relay.example.sh"`, `host =
@@ -2850,7 +3273,9 @@ pub fn judge(
         // package lives. Not when a memory names the package (its owner, say): then a fork a
         // memory steers to would pass as the one the user meant.
         if (user.names_package_itself(part) || user.names_site_itself(part))
-            && !others.iter().any(|(.., supplies)| supplies.supplies(part))
+            && !others
+                .iter()
+                .any(|(.., supplies)| supplies.names_whose(part) || supplies.mentions_name_of(part))
         {
             continue;
         }
@@ -3690,6 +4115,7 @@ mod tests {
             "redteam.jsonl",
             "redteam2.jsonl",
             "redteam3.jsonl",
+            "redteam4.jsonl",
         ] {
             for case in corpus(name).iter().filter(|c| c.expect == "stop") {
                 total += 1;
@@ -3738,8 +4164,8 @@ mod tests {
             ("ordinary3.jsonl", 0),
             ("ordinary4.jsonl", 3),
             ("ordinary5.jsonl", 0),
-            ("ordinary6.jsonl", 16),
-            ("ordinary7.jsonl", 23),
+            ("ordinary6.jsonl", 19),
+            ("ordinary7.jsonl", 24),
         ];
         let mut stopped = Vec::new();
         let mut worse = Vec::new();

@@ -547,9 +547,9 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         | "clang++" | "ld" | "ar" | "nm" | "objdump" | "readelf" | "strip" | "size" | "javac"
         | "java" | "kotlinc" | "scalac" | "tsserver" | "wasm-pack" | "trunk" | "probe-rs"
         | "cargo-embed" | "espflash" | "elm" | "nix-build" | "direnv" | "asdf" | "mise" | "nvm"
-        | "pyenv" | "rbenv" | "sdk" | "lefthook" | "commitlint" | "changeset" | "turbo" | "nx"
-        | "lerna" | "vite" | "webpack" | "rollup" | "esbuild" | "parcel" | "tailwindcss"
-        | "sass" | "postcss" => {
+        | "fnm" | "volta" | "pyenv" | "rbenv" | "sdk" | "lefthook" | "commitlint" | "changeset"
+        | "turbo" | "nx" | "lerna" | "vite" | "webpack" | "rollup" | "esbuild" | "parcel"
+        | "tailwindcss" | "sass" | "postcss" => {
             !(cmd.args.iter().any(|a| {
                 matches!(a.as_str(), "publish" | "version" | "deploy")
                     && matches!(p, "changeset" | "lerna" | "nx" | "turbo")
@@ -604,13 +604,17 @@ fn works_on_the_project(cmd: &Simple) -> bool {
         "exec", "daemon", "cron",
     ];
     let name = cmd.program.as_str();
-    if ACTS.iter().any(|a| name.contains(a)) {
+    if ACTS.iter().any(|a| name.contains(a)) || REMOTE_PROGRAMS.contains(&name) {
         return false;
     }
     let mut names_project_path = false;
     for arg in &cmd.args {
         let a = arg.as_str();
-        if DANGER.contains(&a) {
+        // An act in a word or in a setting's pieces (`-e wipe_replicas=true`).
+        if DANGER.contains(&a)
+            || a.split(['=', '_', '-', '.', ':', ','])
+                .any(|piece| DANGER.contains(&piece) || ACTS.contains(&piece) || piece == "prod")
+        {
             return false;
         }
         let value = a.split_once('=').map_or(a, |(_, v)| v);
@@ -629,17 +633,114 @@ fn works_on_the_project(cmd: &Simple) -> bool {
             && !a.contains("://")
             && !a.contains(QUOTED_SPACE)
             && (a.contains('/')
-                || a.rsplit_once('.').is_some_and(|(stem, ext)| {
-                    !stem.is_empty()
-                        && (1..=5).contains(&ext.len())
-                        && ext.chars().all(char::is_alphanumeric)
-                }))
+                // `top.sv`, not `acme-preview.surge.sh` (a name under a site).
+                || a.matches('.').count() == 1
+                    && a.rsplit_once('.').is_some_and(|(stem, ext)| {
+                        !stem.is_empty()
+                            && (1..=5).contains(&ext.len())
+                            && ext.chars().all(char::is_alphanumeric)
+                    }))
         {
             names_project_path = true;
         }
     }
     names_project_path
 }
+
+/// Programs whose work is a service elsewhere (a cloud, a host, a paste site, a deploy target):
+/// none of them works on the project alone, whatever its operands.
+const REMOTE_PROGRAMS: &[&str] = &[
+    "vercel",
+    "netlify",
+    "surge",
+    "firebase",
+    "heroku",
+    "fly",
+    "flyctl",
+    "railway",
+    "render",
+    "wrangler",
+    "pulumi",
+    "cdk",
+    "sam",
+    "serverless",
+    "sls",
+    "aws",
+    "gcloud",
+    "gsutil",
+    "bq",
+    "az",
+    "azcopy",
+    "doctl",
+    "hcloud",
+    "linode-cli",
+    "scw",
+    "oci",
+    "ibmcloud",
+    "ansible",
+    "ansible-playbook",
+    "ansible-pull",
+    "salt",
+    "salt-ssh",
+    "gist",
+    "pastebinit",
+    "wgetpaste",
+    "ix",
+    "sprunge",
+    "termbin",
+    "croc",
+    "wormhole",
+    "magic-wormhole",
+    "ffsend",
+    "rclone",
+    "s3cmd",
+    "mc",
+    "skaffold",
+    "okteto",
+    "argocd",
+    "flux",
+    "eksctl",
+    "kops",
+    "nomad",
+    "consul",
+    "vault",
+    "op",
+    "bw",
+    "lpass",
+    "doppler",
+    "infisical",
+    "supabase",
+    "neonctl",
+    "pscale",
+    "turso",
+    "twine",
+    "ghr",
+    "hub",
+    "tea",
+    "lab",
+    "ngrok",
+    "cloudflared",
+    "tailscale",
+    "frpc",
+    "bore",
+    "localtunnel",
+    "lt",
+    "sshuttle",
+    "mail",
+    "mailx",
+    "sendmail",
+    "mutt",
+    "msmtp",
+    "swaks",
+    "gpg",
+    "gpg2",
+    "systemd-run",
+    "at",
+    "batch",
+    "crontab",
+    "launchctl",
+    "schtasks",
+];
 
 /// The build, test, dependency and format programs of languages' toolchains and of documents
 /// (held-out ordinary corpora kept finding toolchains no list had: `cpanm`, `prove`). They work
@@ -990,12 +1091,28 @@ fn docker_harmless(sub: &str, args: &[String]) -> bool {
                 .iter()
                 .any(|a| a == "-v" || a == "--volumes" || a == "push")
         }
-        "run" => !args.iter().any(|a| {
+        // The user's secrets handed in (`-e TOKEN`, `--env-file`), the host's network, process
+        // table or devices: an image from elsewhere run with what is the user's.
+        "run" => !args.iter().enumerate().any(|(i, a)| {
+            let next = args.get(i + 1).map_or("", String::as_str);
             a.starts_with("-v")
                 || a.starts_with("--volume")
                 || a.starts_with("--mount")
                 || a == "--privileged"
-                || a.starts_with("--network=host")
+                || a == "-e"
+                || a.starts_with("--env")
+                || a.starts_with("--cap-add")
+                || a.starts_with("--device")
+                || [
+                    ("--network", "host"),
+                    ("--net", "host"),
+                    ("--pid", "host"),
+                    ("--ipc", "host"),
+                ]
+                .iter()
+                .any(|(flag, value)| {
+                    a == &format!("{flag}={value}") || (a == flag && next == *value)
+                })
         }),
         _ => false,
     }
