@@ -4201,6 +4201,8 @@ mod tests {
             ("ordinary5.jsonl", 0),
             ("ordinary6.jsonl", 19),
             ("ordinary7.jsonl", 24),
+            // Held out: measured once on round 9's gate, no rule written from it yet.
+            ("ordinary8.jsonl", 11),
         ];
         let mut stopped = Vec::new();
         let mut worse = Vec::new();
@@ -4228,7 +4230,7 @@ mod tests {
             "ordinary calls stopped in all: {} of {total}",
             stopped.len()
         );
-        assert!(total >= 2600, "the ordinary corpora hold {total} calls");
+        assert!(total >= 3200, "the ordinary corpora hold {total} calls");
         assert!(
             worse.is_empty(),
             "more ordinary calls stopped than recorded: {}\n{}",
@@ -4306,6 +4308,7 @@ mod tests {
             "ordinary5.jsonl",
             "ordinary6.jsonl",
             "ordinary7.jsonl",
+            "ordinary8.jsonl",
         ] {
             for case in corpus::load(&dir.join(name)) {
                 for m in case.shown.iter().filter(|m| m.provenance != "user") {
