@@ -94,7 +94,7 @@ pub fn simple_commands(folded: &str) -> Vec<Simple> {
         }
         out.push(Simple {
             program,
-            path: first.trim_start_matches("./").to_string(),
+            path: first.clone(),
             args: words,
         });
     }
