@@ -6,18 +6,32 @@ use super::*;
 /// of recently embedded texts (a file read twice, a prompt asked again, a write embedded ahead).
 pub struct Embedder {
     pub(super) assets: Option<Assets>,
-    pub(super) minilm: OnceLock<Option<crate::embed::MiniLm>>,
     pub(super) cache: Mutex<HashMap<String, Vec<f32>>>,
     /// Texts the model has embedded (cache misses), for tests and the daemon's figures.
     pub(super) model_runs: std::sync::atomic::AtomicU64,
 }
 
+/// The model, loaded once per process and shared by every store open in it: a service that
+/// serves several stores (the user's engine) holds one copy of the model and its runtime (~60
+/// MB) instead of one per store. Every store of a process uses the same assets
+/// ([`crate::engine_env::engine_assets`], found once), so one model fits them all.
+static MODEL: OnceLock<Option<crate::embed::MiniLm>> = OnceLock::new();
+
+/// How many times this process loaded the model (0 or 1): for tests and `daemon status`.
+static MODEL_LOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many times this process has loaded the embedding model.
+pub fn model_loads() -> u64 {
+    MODEL_LOADS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 impl Embedder {
     /// None without the model or when it does not load (the engine embeds then).
-    pub(super) fn minilm(&self) -> Option<&crate::embed::MiniLm> {
-        self.minilm
+    pub(super) fn minilm(&self) -> Option<&'static crate::embed::MiniLm> {
+        let assets = self.assets.as_ref()?;
+        MODEL
             .get_or_init(|| {
-                let assets = self.assets.as_ref()?;
+                MODEL_LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 crate::embed::MiniLm::load(assets)
                     .map_err(|e| integrity::log("WARN", &format!("{e:#}; the engine embeds")))
                     .ok()

@@ -371,7 +371,7 @@ mod repair;
 mod view;
 mod view_file;
 
-pub use embedder::{embedding_of, key_vectors_of, Embedder, EMBED_BATCH};
+pub use embedder::{embedding_of, key_vectors_of, model_loads, Embedder, EMBED_BATCH};
 pub use records::{Packed, Records};
 pub use repair::RepairReport;
 use view::ContentIndex;
@@ -560,7 +560,6 @@ impl Store {
             rank_view: Default::default(),
             embedder: Arc::new(Embedder {
                 assets,
-                minilm: OnceLock::new(),
                 cache: Mutex::new(HashMap::new()),
                 model_runs: Default::default(),
             }),
@@ -1211,6 +1210,23 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every store open in a process runs one loaded model (the user's engine serves several).
+    #[test]
+    fn stores_open_in_one_process_share_one_model() {
+        assert!(
+            crate::engine_env::engine_assets().is_some(),
+            "the MiniLM model is installed (wt-memory setup)"
+        );
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let a = Store::open(&project_in(one.path(), "a")).unwrap();
+        let b = Store::open(&project_in(two.path(), "b")).unwrap();
+        let text = "one model for every store";
+        assert_eq!(a.embed(text).unwrap(), b.embed(text).unwrap());
+        let (ma, mb) = (a.embedder.minilm().unwrap(), b.embedder.minilm().unwrap());
+        assert!(std::ptr::eq(ma, mb));
+        assert_eq!(model_loads(), 1);
+    }
 
     /// A store written by the engine's own embedding (an older wt-memory, or the Python system)
     /// and without our meta file is recognised as MiniLM, not taken for hash vectors.
