@@ -348,8 +348,12 @@ fn services_check() -> Check {
     if running.is_empty() {
         return Check::info("memory services running now: none");
     }
+    // The user's engine serves several stores in one process: each process counted once.
+    let mut pids: Vec<u32> = running.iter().map(|(_, pid)| *pid).collect();
+    pids.sort_unstable();
+    pids.dedup();
     let (mut rss, mut pss, mut all_pss) = (0, 0, true);
-    for (_, pid) in &running {
+    for pid in &pids {
         if let Some((r, p)) = wt_memory_base::os::process::memory_of(*pid) {
             rss += r;
             pss += p.unwrap_or(0);
@@ -362,8 +366,12 @@ fn services_check() -> Check {
     } else {
         String::new()
     };
+    let processes = match pids.len() {
+        1 => "1 process".to_string(),
+        n => format!("{n} processes"),
+    };
     Check::info(format!(
-        "memory services running now: {} ({}), {} MB resident together{shared}",
+        "memory services running now: {} ({}) in {processes}, {} MB resident together{shared}",
         running.len(),
         stores.join(", "),
         rss / 1024

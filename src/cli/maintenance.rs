@@ -108,7 +108,12 @@ pub enum Cmd {
     },
     /// Run the project's resident service in the foreground (clients start it on their own).
     #[command(hide = true)]
-    Serve,
+    Serve {
+        /// Run the user's engine instead: one process serving every store it is asked to open,
+        /// this project's first.
+        #[arg(long)]
+        engine: bool,
+    },
     /// Score retrieval on an evaluation set (memories.jsonl + queries.jsonl).
     Eval {
         set_dir: PathBuf,
@@ -346,7 +351,12 @@ pub fn run(client: &mut Client, cmd: Cmd) -> Res {
             }
         }
         Cmd::Doctor => print_doctor(&doctor::run(client)),
-        Cmd::Serve => wt_memory_service::serve(client.project().clone(), &super::Fronts)?,
+        Cmd::Serve { engine: false } => {
+            wt_memory_service::serve(client.project().clone(), &super::Fronts)?
+        }
+        Cmd::Serve { engine: true } => {
+            wt_memory_service::serve_engine(client.project().clone(), &super::Fronts)?
+        }
         Cmd::Daemon { action } => return daemon(client, action),
         Cmd::Eval {
             set_dir,

@@ -1616,3 +1616,163 @@ fn a_saved_ranking_view_survives_kill_9_mid_write_and_answers_as_a_fresh_build()
         listed.as_array().unwrap().len()
     );
 }
+
+/// The user's engine's control socket in `env`'s runtime directory.
+fn engine_socket(env: &TestEnv) -> PathBuf {
+    env.path().join("runtime/wt-tools/daemon/engine.sock")
+}
+
+fn json(out: Output) -> Value {
+    serde_json::from_str(&ok(out)).unwrap()
+}
+
+#[test]
+fn one_engine_serves_two_stores_with_one_model_and_exits_once_none_is_open() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    // One configuration for every command (the idle time included): one engine serves them all.
+    let w = |args: &[&str], stdin: Option<&str>| {
+        let mut cmd = env.cmd("wt-memory", &repo);
+        cmd.env("WT_MEMORY_DAEMON", "1")
+            .env("WT_MEMORY_DAEMON_IDLE_SECS", "3")
+            .args(args);
+        run(&mut cmd, stdin)
+    };
+    ok(w(
+        &["remember", "--type", "Context"],
+        Some("The engine serves the project store"),
+    ));
+    let mine = ["--scope", "personal"];
+    ok(w(
+        &[&mine[..], &["remember", "--type", "Context"]].concat(),
+        Some("I prefer short answers"),
+    ));
+    let found = ok(w(&["recall", "which store does the engine serve"], None));
+    assert!(found.contains("engine serves the project"), "{found}");
+    let project = json(w(&["daemon", "status", "--json"], None));
+    let personal = json(w(
+        &[&mine[..], &["daemon", "status", "--json"]].concat(),
+        None,
+    ));
+    // Two stores, each behind its own socket and lock, in one process with one model.
+    assert_eq!(project["pid"], personal["pid"], "{project} {personal}");
+    assert_ne!(project["store"], personal["store"]);
+    assert_eq!(project["stores_served"], 2, "{project}");
+    assert_eq!(project["model_loads"], 1, "{project}");
+    let pid = project["pid"].as_u64().unwrap() as u32;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(
+        String::from_utf8_lossy(&cmdline).contains("--engine"),
+        "{cmdline:?}"
+    );
+    // Each store's lines in its own log, the engine's in its own.
+    let logs = env.path().join("state/wt-tools");
+    let engine_log = std::fs::read_to_string(logs.join("engine.log")).unwrap();
+    assert_eq!(engine_log.matches("opened ").count(), 2, "{engine_log}");
+    for status in [&project, &personal] {
+        let store = PathBuf::from(status["store"].as_str().unwrap());
+        let key = wt_memory_base::wire::store_key(&store);
+        let log = std::fs::read_to_string(logs.join(format!("daemon-{key}.log"))).unwrap();
+        assert!(
+            log.contains(&format!("serving {}", store.display())),
+            "{log}"
+        );
+    }
+    // `daemon stop` closes one store; the engine serves the other on.
+    ok(w(&[&mine[..], &["daemon", "stop"]].concat(), None));
+    assert!(alive(pid));
+    let project = json(w(&["daemon", "status", "--json"], None));
+    assert_eq!(project["pid"], pid);
+    assert_eq!(project["stores_served"], 1, "{project}");
+    // Idle: the store closes after its idle time, and the engine with no store open exits.
+    wait_until("the engine exits", Duration::from_secs(20), || !alive(pid));
+    assert!(!socket(&env, &repo).exists(), "store socket left behind");
+    assert!(!engine_socket(&env).exists(), "engine socket left behind");
+    let engine_log = std::fs::read_to_string(logs.join("engine.log")).unwrap();
+    assert!(
+        engine_log.contains("exiting: no store open"),
+        "{engine_log}"
+    );
+}
+
+/// A service of an older build at `sock` (an engine, or one store's own process): it says hello
+/// as `version` for whatever store the client names and, asked to stop, stops listening first.
+/// Returns whether it was asked to stop.
+fn older_service(sock: PathBuf, dead_pid: u32) -> std::thread::JoinHandle<bool> {
+    use std::io::{BufRead, Write};
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    std::thread::spawn(move || {
+        while Instant::now() < until {
+            let Ok((stream, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            let _ = stream.set_nonblocking(false);
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+            let mut reader = std::io::BufReader::new(stream);
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let Ok(said) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            let mut hello = said["hello"].clone();
+            hello["version"] = "0.0.1".into();
+            hello["pid"] = dead_pid.into();
+            let _ = writeln!(
+                reader.get_mut(),
+                "{}",
+                serde_json::json!({ "hello": hello })
+            );
+            line.clear();
+            let _ = reader.read_line(&mut line);
+            if line.contains("shutdown") {
+                // Gone before it answers: the client's next look finds nobody.
+                let _ = std::fs::remove_file(&sock);
+                let _ = writeln!(reader.get_mut(), r#"{{"ok":null}}"#);
+                return true;
+            }
+        }
+        false
+    })
+}
+
+#[test]
+fn an_engine_and_a_store_service_of_an_older_build_are_replaced() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let runtime = env.path().join("runtime/wt-tools");
+    std::fs::create_dir_all(runtime.join("daemon")).unwrap();
+    set_mode(&runtime, 0o700);
+    set_mode(&runtime.join("daemon"), 0o700);
+    // Their pid: a process that has exited (replacing waits for the old one to be gone).
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead_pid = gone.id();
+    gone.wait().unwrap();
+    // An older build's engine, and an older per-store service left from before the engine.
+    let engine = older_service(engine_socket(&env), dead_pid);
+    let store = older_service(socket(&env, &repo), dead_pid);
+    ok(wtd(
+        &env,
+        &repo,
+        &["remember", "--type", "Context"],
+        Some("Older services are replaced"),
+    ));
+    assert!(
+        store.join().unwrap(),
+        "the older store service was not asked to stop"
+    );
+    assert!(
+        engine.join().unwrap(),
+        "the older engine was not asked to stop"
+    );
+    let st = status(&env, &repo).expect("a service runs");
+    let pid = st["pid"].as_u64().unwrap() as u32;
+    assert!(alive(pid) && pid != dead_pid, "{st}");
+    assert_eq!(st["version"], env!("CARGO_PKG_VERSION"));
+    let found = ok(wtd(&env, &repo, &["recall", "older services"], None));
+    assert!(found.contains("Older services are replaced"), "{found}");
+}

@@ -76,13 +76,33 @@ pub fn socket_path(store_dir: &Path) -> PathBuf {
 }
 
 fn socket_in(daemon_dir: &Path, store_dir: &Path) -> PathBuf {
-    let path = daemon_dir.join(format!("{}.sock", store_key(store_dir)));
+    socket_named(daemon_dir, &store_key(store_dir))
+}
+
+/// `<stem>.sock` in `daemon_dir`, or in the short folder when that path is too long.
+fn socket_named(daemon_dir: &Path, stem: &str) -> PathBuf {
+    let path = daemon_dir.join(format!("{stem}.sock"));
     if path.as_os_str().len() <= MAX_SOCKET_PATH {
         return path;
     }
     let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
     short_socket_dir().join(format!("{}.sock", &crate::hex(&digest)[..24]))
 }
+
+/// The control socket of the user's engine, the one process that serves every store it is asked
+/// to open (`wt-memory serve --engine`); beside the stores' sockets, under the same checks.
+pub fn engine_socket_path() -> PathBuf {
+    socket_named(&daemon_dir(), ENGINE_STEM)
+}
+
+/// Held by the user's engine for its life, with its pid inside: one engine at a time.
+pub fn engine_lock_path() -> PathBuf {
+    daemon_dir().join(format!("{ENGINE_STEM}.lock"))
+}
+
+/// The file stem of the engine's socket and locks (no store key has this form: a key ends in
+/// `-` and twelve hex digits).
+const ENGINE_STEM: &str = "engine";
 
 /// Where sockets go whose path in [`daemon_dir`] would be too long.
 fn short_socket_dir() -> PathBuf {

@@ -174,7 +174,7 @@ pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
             Err(old) => {
                 let pid = old.peer.pid;
                 old.shutdown();
-                wait_gone(pid, deadline);
+                wait_closed(project, pid, deadline);
             }
         },
         Found::Stuck(e) => return Err(e),
@@ -182,21 +182,37 @@ pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
     }
     wt_memory_base::paths::ensure_private_dir(&daemon_dir())?;
     wt_memory_base::wire::ensure_socket_dir(&socket_path(project))?;
-    // Whoever takes the spawn lock starts the service; the others wait for its socket.
-    let spawn_lock = wt_memory_foundation::lock::exclusive(
-        &spawn_lock_path(project),
-        Duration::ZERO,
-        Duration::ZERO,
-    )?;
-    let mut child = None;
-    if spawn_lock.is_some() {
-        if let Ok(conn) = Connection::open(project, left().min(HELLO_WAIT)) {
-            if let Ok(conn) = judged(conn)? {
-                return Ok(conn);
+    // The user's engine serves the store (started when none runs); a store it does not serve as
+    // this client would is given a service of its own, as before the engine.
+    let mut child = match crate::engine::ask(project, deadline)? {
+        crate::engine::Asked::Served => None,
+        crate::engine::Asked::Start(lock) => {
+            let mut started = start(project, true)?;
+            started.hold(lock);
+            Some(started)
+        }
+        crate::engine::Asked::Elsewhere => {
+            // Whoever takes the spawn lock starts the service; the others wait for its socket.
+            let spawn_lock = wt_memory_foundation::lock::exclusive(
+                &spawn_lock_path(project),
+                Duration::ZERO,
+                Duration::ZERO,
+            )?;
+            match spawn_lock {
+                Some(lock) => {
+                    if let Ok(conn) = Connection::open(project, left().min(HELLO_WAIT)) {
+                        if let Ok(conn) = judged(conn)? {
+                            return Ok(conn);
+                        }
+                    }
+                    let mut started = start(project, false)?;
+                    started.hold(lock);
+                    Some(started)
+                }
+                None => None,
             }
         }
-        child = Some(start(project)?);
-    }
+    };
     loop {
         match Connection::open(project, left().min(HELLO_WAIT)) {
             Ok(conn) => match judged(conn)? {
@@ -231,20 +247,23 @@ pub fn connect(project: &Project, deadline: Instant) -> Result<Connection> {
     }
 }
 
-/// Stop `project`'s service: asked first; a service that does not answer (frozen, stuck in a
-/// request) is sent SIGTERM, then SIGKILL. Every write it acknowledged is in the engine's log.
+/// Stop `project`'s service: asked first (in the user's engine only that store closes); a
+/// service that does not answer (frozen, stuck in a request) is sent SIGTERM, then SIGKILL (the
+/// whole process: the last resort, every store it serves drains or is killed). Every write it acknowledged is in the engine's log.
 /// Returns the pid stopped, if any.
 pub fn stop(project: &Project) -> Option<u32> {
     let pid = match probe(project, HELLO_WAIT) {
         Found::Service(conn) => {
             let pid = conn.peer.pid;
             conn.shutdown();
-            if wait_until_gone(pid, Duration::from_secs(5)) {
+            // Its store closed: the process may go on serving other stores (the user's engine).
+            if wait_closed(project, pid, Instant::now() + Duration::from_secs(5)) {
                 return Some(pid);
             }
             pid
         }
-        Found::Nothing => return None,
+        // Nothing serves the store; a frozen engine that would be asked to is ended.
+        Found::Nothing => crate::engine::stuck_pid()?,
         Found::Stuck(_) => owner(project)?,
     };
     use wt_memory_base::os::process::{signal, Signal};
@@ -257,23 +276,48 @@ pub fn stop(project: &Project) -> Option<u32> {
     Some(pid)
 }
 
+/// Wait until the service `pid` no longer holds `project`'s store (closed it, or exited).
+fn wait_closed(project: &Project, pid: u32, deadline: Instant) -> bool {
+    loop {
+        if owner(project) != Some(pid) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn wait_until_gone(pid: u32, limit: Duration) -> bool {
     wait_gone(pid, Instant::now() + limit);
     !alive(pid)
 }
 
-/// A service this process started: its exit is seen at once, with what it said.
+/// A service (or the user's engine) this process started: its failure is seen at once, with
+/// what it said.
 struct Started {
     child: Option<std::process::Child>,
     log: PathBuf,
     /// The log's length before the service started: what it wrote since is its own.
     from: u64,
+    /// The spawn lock it was started under, held until this client has connected: racing
+    /// clients wait for this one's service instead of starting another.
+    _spawn_lock: Option<std::fs::File>,
 }
 
 impl Started {
-    /// Why it exited, if it has: its status and the first line it logged.
+    fn hold(&mut self, lock: std::fs::File) {
+        self._spawn_lock = Some(lock);
+    }
+
+    /// Why it failed, if it has: its status and the first line it logged. (One that exited
+    /// well found its store served by another: the client goes on waiting for that one.)
     fn exited(&mut self) -> Option<String> {
         let status = self.child.as_mut()?.try_wait().ok()??;
+        if status.success() {
+            return None;
+        }
         let mut said = String::new();
         if let Ok(mut f) = std::fs::File::open(&self.log) {
             use std::io::Seek;
@@ -299,15 +343,20 @@ impl Drop for Started {
     }
 }
 
-/// Start `wt-memory serve` for `project`, detached (own session, output to its log), with the
-/// store root and project name it must serve passed so they cannot be misread.
-fn start(project: &Project) -> Result<Started> {
+/// Start `wt-memory serve` for `project` (with `engine`, the user's engine, `serve --engine`,
+/// which serves `project` first), detached (own session, output to its log), with the store
+/// root and project name it must serve passed so they cannot be misread.
+fn start(project: &Project, engine: bool) -> Result<Started> {
     let bin = config::locate_binary(ENGINE).ok_or_else(|| {
         unanswered(format!(
             "{ENGINE} is neither next to this program nor on PATH"
         ))
     })?;
-    let log_file = log_path(project);
+    let log_file = if engine {
+        crate::engine::engine_log_path()
+    } else {
+        log_path(project)
+    };
     if let Some(dir) = log_file.parent() {
         wt_memory_base::paths::ensure_private_dir(dir)?;
     }
@@ -320,6 +369,7 @@ fn start(project: &Project) -> Result<Started> {
     // `--project=NAME`: a name that starts with `-` is still a value, never a flag.
     cmd.arg(format!("--project={}", project.name))
         .arg("serve")
+        .args(engine.then_some("--engine"))
         .current_dir(&project.cwd)
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)
@@ -330,5 +380,6 @@ fn start(project: &Project) -> Result<Started> {
         child: Some(child),
         log: log_file,
         from,
+        _spawn_lock: None,
     })
 }

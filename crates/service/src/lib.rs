@@ -20,7 +20,10 @@
 //!   answering, with its pid; one that exits while starting is reported at once, with its first
 //!   log line.
 //! - One service per store: it holds `<key>.daemon.lock` (its pid inside) for its life. Clients
-//!   that find none start one under `<key>.spawn.lock`, so racing clients start exactly one. A
+//!   that find none ask the user's engine to serve the store on a thread (see `engine.rs`: one
+//!   process, one model, for all of the user's stores; started under its own spawn lock), or,
+//!   for a store the engine does not serve, start a `wt-memory serve` process of its own under
+//!   `<key>.spawn.lock`, so racing clients start exactly one. A
 //!   stale socket, a service killed with -9, or an older or incompatible one is replaced;
 //!   installations of one version share a service.
 //! - Bounds: [`MAX_CONNECTIONS`] connections (the next is told so), a connection silent before
@@ -29,7 +32,8 @@
 //!   on the store it keeps open: a write is answered once the engine has it.
 //! - It exits after [`config::Config::daemon_idle`] without requests, when its socket is removed,
 //!   or on SIGTERM/SIGINT (after the request in progress); `wt-memory daemon stop` ends even a
-//!   frozen one ([`stop`]). Its log is `<state dir>/wt-tools/daemon-<store key>.log`.
+//!   frozen one ([`stop`]; in the engine the store closes and the others go on). Its log is
+//!   `<state dir>/wt-tools/daemon-<store key>.log`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -136,6 +140,12 @@ pub struct Status {
     /// Connections accepted since the service started.
     #[serde(default)]
     pub accepted: u64,
+    /// Stores its process serves now (the user's engine serves several in one process).
+    #[serde(default)]
+    pub stores_served: usize,
+    /// How many times its process loaded the embedding model (one model for all its stores).
+    #[serde(default)]
+    pub model_loads: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -190,8 +200,12 @@ pub fn describe(s: &Status) -> String {
         0 => String::new(),
         n => format!("; {n} hook write(s) spooled, stored at its next request"),
     };
+    let others = match s.stores_served {
+        0 | 1 => String::new(),
+        n => format!(" (its process serves {n} stores)"),
+    };
     format!(
-        "memory daemon pid {}, up {}s, {} MB, {} requests served, wt-memory {}, exits after {}s idle{spooled}",
+        "memory daemon pid {}{others}, up {}s, {} MB, {} requests served, wt-memory {}, exits after {}s idle{spooled}",
         s.pid,
         s.uptime_secs,
         s.rss_kb / 1024,
@@ -229,6 +243,8 @@ enum Line {
     Call(Box<Envelope>),
     Forward(Forward),
     Hook(Box<HookRun>),
+    /// To the user's engine: serve this store.
+    Open(engine::OpenStore),
     /// The request's turn has come: the service is carrying it out now.
     Started(()),
     Ok(Value),
@@ -321,10 +337,12 @@ fn value_of(line: Line) -> Result<Value> {
 pub mod client;
 
 mod conn;
+mod engine;
 mod server;
 mod turns;
 
 pub use conn::{connect, probe, running, stop, Connection, Found};
+pub use engine::{engine_log_path, serve_engine};
 pub use server::{serve, Local};
 
 #[cfg(test)]

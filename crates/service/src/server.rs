@@ -4,10 +4,31 @@
 use super::turns::Turns;
 use super::*;
 
-static STOP: AtomicBool = AtomicBool::new(false);
+/// Set by SIGTERM/SIGINT (or the engine's shutdown): every store this process serves drains and
+/// closes.
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_signal(_: wt_memory_base::os::process::SignalNumber) {
+pub(crate) extern "C" fn on_signal(_: wt_memory_base::os::process::SignalNumber) {
     STOP.store(true, Ordering::SeqCst);
+}
+
+/// Stores this process serves now (one for `wt-memory serve`, any number in the user's engine).
+pub(crate) static SERVING: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a store in [`SERVING`] while its service runs.
+struct Serving;
+
+impl Serving {
+    fn new() -> Serving {
+        SERVING.fetch_add(1, Ordering::SeqCst);
+        Serving
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        SERVING.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// How long a new daemon waits for a stopping one to close the store.
@@ -48,12 +69,19 @@ struct Shared {
     closing: AtomicBool,
 }
 
-fn log(msg: &str) {
-    eprintln!(
-        "{} [{}] {msg}",
+/// A line in the store's own log (`log_path`): a process may serve several stores (the user's
+/// engine), so each store's lines go to its file, not to the process's output.
+fn log(project: &Project, msg: &str) {
+    let line = format!(
+        "{} [{}] {msg}\n",
         wt_memory_core::store::Store::now(),
         std::process::id()
     );
+    let written = wt_memory_base::paths::open_private_append(&log_path(project))
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if written.is_err() {
+        eprint!("{}: {line}", store_key(&project.store_dir));
+    }
 }
 
 fn answer(stream: &mut Stream, line: &Line) -> std::io::Result<()> {
@@ -79,7 +107,7 @@ fn handle(shared: Arc<Shared>, stream: Stream) {
         Err(_) => return,
     };
     if let Err(who) = wt_memory_base::os::socket::admit(&stream, &shared.socket) {
-        log(&format!("refused a connection from {who}"));
+        log(&shared.project, &format!("refused a connection from {who}"));
         let _ = answer(
             &mut writer,
             &Line::Err(daemon_err("this memory service serves only its own user")),
@@ -142,6 +170,8 @@ fn handle(shared: Arc<Shared>, stream: Stream) {
                     spooled: wt_memory_ops::spool::count(&shared.project),
                     connections: shared.connections.load(Ordering::SeqCst),
                     accepted: shared.accepted.load(Ordering::SeqCst),
+                    stores_served: SERVING.load(Ordering::SeqCst),
+                    model_loads: wt_memory_core::store::model_loads(),
                 })
                 .unwrap_or_default(),
             ),
@@ -433,7 +463,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
             break lock;
         }
         if running(&project).is_some() || Instant::now() > handover {
-            log("another service serves this store: exiting");
+            log(&project, "another service serves this store: exiting");
             return Ok(());
         }
     };
@@ -443,6 +473,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
         daemon_lock.rewind()?;
         write!(daemon_lock, "{}", std::process::id())?;
     }
+    let _serving = Serving::new();
     let listener = wt_memory_base::os::socket::listen(&socket)
         .map_err(|e| daemon_err(format!("cannot listen on {}: {e}", socket.display())))?;
     let socket_identity = endpoint_identity(&socket);
@@ -463,7 +494,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
     if let Err(e) =
         wt_memory_ops::Operation::run(&wt_memory_ops::Warm, &mut direct, &Caller::default())
     {
-        log(&format!("warm-up: {e}"));
+        log(&project, &format!("warm-up: {e}"));
     }
     // The engine may still be opening (see `Store::open_for_service`): requests the saved
     // ranking view answers go on meanwhile; once it is open, the store is checked.
@@ -498,16 +529,19 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
                 engine.wait_until(None);
                 let direct = mine.direct.lock().unwrap_or_else(|e| e.into_inner());
                 if let Err(e) = direct.settle() {
-                    log(&format!("opening the store: {e}"));
+                    log(&mine.project, &format!("opening the store: {e}"));
                 }
             });
     }
-    log(&format!(
-        "serving {} on {} ({})",
-        project.store_dir.display(),
-        socket.display(),
-        shared.hello.build
-    ));
+    log(
+        &project,
+        &format!(
+            "serving {} on {} ({})",
+            project.store_dir.display(),
+            socket.display(),
+            shared.hello.build
+        ),
+    );
     let idle = config::get().daemon_idle;
     let mut checked = Instant::now();
     let mut had_store = false;
@@ -533,7 +567,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
                     if let Err(e) = spawned {
                         // The slot of the connection that got no thread.
                         shared.connections.fetch_sub(1, Ordering::SeqCst);
-                        log(&format!("no thread for a connection: {e}"));
+                        log(&project, &format!("no thread for a connection: {e}"));
                     }
                 }
             }
@@ -541,7 +575,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
             Err(e) => {
                 // Out of descriptors or memory: the connections open now go on being served,
                 // and new ones are taken once some close.
-                log(&format!("accept failed: {e}; going on"));
+                log(&project, &format!("accept failed: {e}; going on"));
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
@@ -575,12 +609,12 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
                     let direct = shared.direct.lock().unwrap_or_else(|e| e.into_inner());
                     let started = Instant::now();
                     match direct.checkpoint() {
-                        Ok(true) => log(&format!(
-                            "checkpoint in {} ms",
-                            started.elapsed().as_millis()
-                        )),
+                        Ok(true) => log(
+                            &shared.project,
+                            &format!("checkpoint in {} ms", started.elapsed().as_millis()),
+                        ),
                         Ok(false) => {}
-                        Err(e) => log(&format!("checkpoint failed: {e}")),
+                        Err(e) => log(&shared.project, &format!("checkpoint failed: {e}")),
                     }
                 }
                 shared.recorder.flush_or_warn();
@@ -615,7 +649,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
     direct.release();
     drop(direct);
     drop(turn);
-    log(&format!("exiting: {why}"));
+    log(&project, &format!("exiting: {why}"));
     Ok(())
 }
 
