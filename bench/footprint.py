@@ -130,6 +130,12 @@ class World:
         for repo in repos:
             self.wt(repo, "daemon", "stop", check=False)
             self.wt(repo, "--scope", "personal", "daemon", "stop", check=False)
+        # The user's engine exits shortly after its last store closes: wait for it, so the
+        # next hook starts cold (no model loaded anywhere).
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(
+                " serve" in p[3] or p[3].endswith("serve") for p in our_processes(self.bin)):
+            time.sleep(0.2)
 
 
 def seed(world, repo, size, scope=None):
@@ -182,14 +188,18 @@ def main():
                                {"prompt": "how are background jobs retried"}))
         w.stop_services(repos)
 
-        print(f"{'projects open':<14} {'processes':>9} {'RSS MB':>8} {'PSS MB':>8}")
+        print(f"{'projects open':<14} {'processes':>9} {'RSS MB':>8} {'PSS MB':>8} "
+              f"{'services PSS':>12}")
         for i, repo in enumerate(repos, 1):
             w.session(repo)
             procs = our_processes(w.bin)
             rss = sum(p[1] for p in procs) / 1024
             pss = sum(p[2] for p in procs) / 1024
+            # The resident services alone (a Stop worker still finishing is counted above).
+            served = sum(p[2] for p in procs if p[3].endswith("serve")) / 1024
             kinds = sorted(p[3] for p in procs)
-            print(f"{i:<14} {len(procs):>9} {rss:>8.0f} {pss:>8.0f}   {', '.join(kinds)}")
+            print(f"{i:<14} {len(procs):>9} {rss:>8.0f} {pss:>8.0f} {served:>12.0f}   "
+                  f"{', '.join(kinds)}")
 
         warm = []
         for _ in range(15):
