@@ -3221,7 +3221,7 @@ fn taints(part: &Part) -> bool {
 }
 
 /// Compile the rules a call's reading and a text's supplies use, by reading one call of each
-/// tool and one text (see `trust::warm`, which a service runs at start on a thread of its own).
+/// tool and one text: a service runs it at start on its warm-up thread, beside `trust::warm`.
 pub fn warm() {
     let project = std::path::PathBuf::from("/warm/project");
     let place = Place {

@@ -788,9 +788,6 @@ fn excerpt(matched: &str) -> String {
 pub fn warm() {
     let _ = assess("warm", true);
     let _ = decoded_payloads("d2FybSB1cCB0aGUgZGVjb2Rlcg==");
-    // The action gate's rules too (tens of milliseconds): a service's first PreToolUse would
-    // otherwise pay for them.
-    crate::gate::warm();
 }
 
 /// Check a memory's text (its content, and its title and keys, which are shown too). `strict`:

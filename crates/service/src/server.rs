@@ -487,7 +487,11 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
     direct.serve_store();
     // The trust check's rules compile in a few hundred milliseconds: on a thread of their own
     // now, so the first write a hook sends does not wait for them.
-    std::thread::spawn(wt_memory_foundation::trust::warm);
+    // The action gate's rules too (about 90 ms): a first PreToolUse would otherwise pay for them.
+    std::thread::spawn(|| {
+        wt_memory_foundation::trust::warm();
+        wt_memory_foundation::gate::warm();
+    });
     // Warm: open the store (when it exists and is free) and load the model before the first
     // request. A busy store is left to the first request, with that request's own wait.
     direct.set_lock_wait(Duration::ZERO);
