@@ -440,11 +440,7 @@ impl Supplies {
         let Some(name) = part.operand.strip_prefix("pkg:") else {
             return false;
         };
-        let bare = name
-            .trim_start_matches('@')
-            .split(['@', '=', '<', '>', '~', '^', ':'])
-            .next()
-            .unwrap_or("");
+        let bare = package_name(name);
         let own = bare.rsplit('/').next().unwrap_or("");
         // The first piece of a name (`serde` of `serde_json`), singular; not `create`, which
         // every initializer's name starts with (`npm init x` runs `create-x`).
@@ -476,12 +472,7 @@ impl Supplies {
         let Some(name) = part.operand.strip_prefix("pkg:") else {
             return self.supplies(part);
         };
-        let bare = name
-            .trim_start_matches('@')
-            .split(['=', '<', '>', '~', '^'])
-            .next()
-            .unwrap_or("");
-        let bare = bare.rsplit_once('@').map_or(bare, |(n, _)| n);
+        let bare = package_name(name);
         let whole = self
             .words
             .iter()
@@ -500,11 +491,9 @@ impl Supplies {
     /// in `grafana.sh`, however it is written)? Then naming it is no longer the user's alone.
     pub fn mentions_name_of(&self, part: &Part) -> bool {
         let name = match part.operand.strip_prefix("pkg:") {
-            Some(pkg) => pkg
-                .trim_start_matches('@')
-                .split(['@', '=', '<', '>', '~', '^', ':'])
+            Some(pkg) => package_name(pkg)
+                .rsplit('/')
                 .next()
-                .and_then(|b| b.rsplit('/').next())
                 .and_then(|own| own.split(['-', '_', '.']).next())
                 .map(str::to_string),
             None => {
@@ -578,12 +567,7 @@ impl Supplies {
                 // Any distinctive piece of its name: `vueuse` for `@vueuse/core`.
                 // The name itself (`acme-internal-auth`, not `auth`), or an npm scope (`@vueuse/x`
                 // for `vueuse`); a path-like name needs its owner (`sqlc-fork/sqlc`, not `sqlc`).
-                let bare = name
-                    .trim_start_matches('@')
-                    .split(['=', '<', '>', '~', '[', ':', '^'])
-                    .next()
-                    .unwrap_or("");
-                let bare = bare.rsplit_once('@').map_or(bare, |(n, _)| n);
+                let bare = package_name(name);
                 // Or a word that is the name with a version or tag (`acmeforks/node:20-alpine`).
                 let versioned = |w: &str| {
                     self.words.iter().any(|t| {
@@ -624,6 +608,18 @@ impl Supplies {
             }
         }
     }
+}
+
+/// A package's name without its scope's `@`, version, range, extras or tag (`@vueuse/core@10`,
+/// `requests[socks]>=2`, `bundler:2.5.6`, `github.com/spf13/cobra@v1.8.1`): what every comparison
+/// of package names reads.
+fn package_name(spec: &str) -> &str {
+    let name = spec
+        .trim_start_matches('@')
+        .split(['=', '<', '>', '~', '[', ':', '^'])
+        .next()
+        .unwrap_or("");
+    name.rsplit_once('@').map_or(name, |(n, _)| n)
 }
 
 /// The `a/b` pairs of consecutive segments of a `host/path` URL prefix: where a forge's API
