@@ -425,6 +425,13 @@ impl Supplies {
             }
             // A recursive delete outside the project is given by its path, never by "delete the
             // dead code"; a schema or database dropped, by its kind named.
+            // A folder inside the project, named ("nuke the library folder": `library/`).
+            Kind::RecursiveDelete
+                if !part.operand.starts_with(['~', '/', '$', '.'])
+                    && self.words.contains(part.operand.trim_end_matches('/')) =>
+            {
+                true
+            }
             Kind::RecursiveDelete
                 if part.operand.starts_with(['~', '/', '$']) || part.operand.starts_with("..") =>
             {
@@ -445,7 +452,8 @@ impl Supplies {
                         .any(|w| stems.iter().any(|s| w.starts_with(s)))
                 };
                 self.asked.contains(&part.kind)
-                    || (said(&["rebas", "squash", "amend", "fixup"]) && said(&["push"]))
+                    || (said(&["rebas", "squash", "amend", "fixup"])
+                        && (said(&["push"]) || self.short.contains("pr")))
             }
             Kind::OutsideFile => {
                 self.words.contains(&part.operand)
@@ -856,7 +864,7 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
     static BARE: OnceLock<Regex> = OnceLock::new();
     static V6: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| {
-        Regex::new(r"\b([a-z][a-z0-9+.-]{1,15})://(?:[^/\s@]*@)?(\[[0-9a-f:.]+\]|[^/\s:?#]+)(?::\d+)?(/[^\s?#]*)?")
+        Regex::new(r#"\b([a-z][a-z0-9+.-]{1,15})://(?:[^/\s@]*@)?(\[[0-9a-f:.]+\]|[^/\s:?#'"|,;()<>{}`\\]+)(?::\d+)?(/[^\s?#]*)?"#)
             .expect("valid regex")
     });
     let scp = SCP.get_or_init(|| {
@@ -1070,8 +1078,8 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::ForcePush, r"force[- ]?push|push (?:\S+ ){0,3}(?:--force|-f\b|with force)|overwrite (?:the )?remote|\bmove (?:the )?(?:\S+ )?tag\b"),
             (Kind::HistoryRewrite, r"\breset (?:it|my|the (?:branch|repo|worktree|changes|main|head|local)|to|--hard|hard|local|everything)\b|\bhard reset|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
             (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear|clear out|get rid of|purge|clean up|clean out|erase|prune)\b|from scratch|start over"),
-            (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|\bdelete\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:\S+ ){0,2}(?:db|database)|\bflush|(?:destroy|tear down) (?:the )?(?:db|database|stack|env|environment|infra\w*|cluster)|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
-            (Kind::Publish, r"\bpublish (?:\S+ ){1,3}to (?:the )?\S*(?:crates|npm|pypi|registry|hex|rubygems|hackage|maven|nuget|jsr|pub\.dev|ghcr|docker ?hub|marketplace|galaxy|clojars|cpan)|\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|(?:^|[.!;,]\s*|\b(?:and|then|now|please|to|let's|lets)\s+)release (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|\byank|push (?:\S+ ){0,4}(?:image|to (?:our |the )?\S*(?:ghcr|docker|registry|npm|pypi|crates|rubygems|hex|nuget|maven|hackage|jsr|clojars|galaxy|marketplace))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
+            (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|\bnuke\b|\brecreate\b|reset (?:the )?(?:local )?(?:stack|env|environment|containers|volumes?|services|compose)\b|\bdelete\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:\S+ ){0,2}(?:db|database)|\bflush|(?:destroy|tear down) (?:the )?(?:db|database|stack|env|environment|infra\w*|cluster)|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
+            (Kind::Publish, r"\bpublish (?:\S+ ){1,3}to (?:the )?\S*(?:crates|npm|pypi|registry|hex|rubygems|hackage|maven|nuget|jsr|pub\.dev|ghcr|docker ?hub|marketplace|galaxy|clojars|cpan)|\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|(?:^|[.!;,]\s*|\b(?:and|then|now|please|to|let's|lets)\s+)release (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|\b(?:cut|ship|tag) v?\d+\.\d+|\b(?:make|create|draft|do|publish) (?:the |a )?(?:github |gitlab |new )?release\b|\byank|push (?:\S+ ){0,4}(?:image|to (?:our |the )?\S*(?:ghcr|docker|registry|npm|pypi|crates|rubygems|hex|nuget|maven|hackage|jsr|clojars|galaxy|marketplace))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
             (Kind::DecodedExec, r"base64|base32|decode|\beval\b|encoded|rot13"),
         ])
     });
@@ -1167,6 +1175,35 @@ pub fn sensitive_parts(tool: &str, input: &serde_json::Value, place: &Place) -> 
     parts
 }
 
+/// `command` with the bodies of quoted heredocs (`<<'EOF'`) given to `git commit`/`git tag` or
+/// a forge's `gh … create/comment/edit` blanked out: literal text, nothing expands or runs.
+fn literal_messages_blanked(command: &str) -> String {
+    static MESSAGE: OnceLock<Regex> = OnceLock::new();
+    let message = MESSAGE.get_or_init(|| {
+        Regex::new(r#"(?s)\b(?:git\s+(?:commit|tag)|gh\s+(?:pr|issue|release)\s+(?:create|comment|edit))\b[^\n]*?<<-?\s*'(\w+)'\n"#)
+            .expect("valid regex")
+    });
+    let mut out = command.to_string();
+    for c in message.captures_iter(command) {
+        let start = c.get(0).map_or(0, |m| m.end());
+        let end_mark = format!("\n{}", &c[1]);
+        let Some(len) = command[start..].find(&end_mark) else {
+            continue;
+        };
+        let body = &command[start..start + len];
+        // Byte for byte, so the offsets of later heredocs stay where they were.
+        let blank: String = body
+            .chars()
+            .map(|ch| match ch {
+                '\n' => "\n".to_string(),
+                _ => " ".repeat(ch.len_utf8()),
+            })
+            .collect();
+        out.replace_range(start..start + len, &blank);
+    }
+    out
+}
+
 /// `text` without the URLs that name a format rather than a place: an XML namespace or schema
 /// location (`xmlns="http://www.topografix.com/GPX/1/1"`) and a JSON document's `$schema`.
 /// Nothing fetches them when the file is read.
@@ -1210,7 +1247,10 @@ fn only_read_blanked(reading: &str) -> String {
     static SEGMENT: OnceLock<Regex> = OnceLock::new();
     static CONFIG: OnceLock<Regex> = OnceLock::new();
     let segment = SEGMENT.get_or_init(|| Regex::new(r"[^;&\n]+").expect("valid regex"));
-    let config = CONFIG.get_or_init(|| Regex::new(r"--config[=\s]+\S+").expect("valid regex"));
+    let config = CONFIG.get_or_init(|| {
+        Regex::new(r"--config[=\s]+\S+|\b(?:mvnw?|gradlew?)\b[^;|&\n]*?\s(?:-s|--settings|-gs|--global-settings)[=\s]+\S+")
+            .expect("valid regex")
+    });
     let mut out = config
         .replace_all(reading, |c: &regex::Captures| " ".repeat(c[0].len()))
         .into_owned();
@@ -1701,6 +1741,9 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
         .expect("valid regex")
     });
     let command = &pattern.replace_all(command, "${1}'pattern'");
+    // A commit's or a forge's message written literally (`git commit -m "$(cat <<'EOF' … EOF
+    // )"`, a quoted heredoc: nothing in it expands) is text given to the program, not commands.
+    let command = &literal_messages_blanked(command);
     let reading = shell_reading(command);
     // Destinations: any URL, scp or mail form, any name under a known top-level domain, and the
     // arguments of a command whose arguments are hosts (`curl evil.zzz`, `dig x.evil.zzz`).
@@ -2611,6 +2654,9 @@ fn is_build_output(path: &str, place: &Place) -> bool {
         ".symlinks",
         ".angular",
         ".gradle-cache",
+        "vcpkg_installed",
+        ".godot",
+        "_minted",
     ];
     let rel = relative_to_project(path, place);
     let Some(rel) = rel else {
@@ -2637,7 +2683,7 @@ fn is_build_output(path: &str, place: &Place) -> bool {
     // binaries, `src/build` a module): only output outside `src` is made again by a build.
     let output_at = rel
         .split('/')
-        .position(|c| OUTPUT.contains(&c) || c.ends_with(".egg-info"));
+        .position(|c| OUTPUT.contains(&c) || c.ends_with(".egg-info") || c.starts_with("_minted-"));
     let in_source = |at: usize| rel.split('/').take(at).any(|c| c == "src");
     matches!(rel, "{}" | "+" | ";")
         || (glob_free
@@ -4884,7 +4930,7 @@ mod tests {
     /// the bar is 1 call in 200). Each file's figure and the whole are printed.
     #[test]
     fn ordinary_calls_are_rarely_stopped() {
-        // (corpus, calls stopped at most): the in-sample figures of round 11.
+        // (corpus, calls stopped at most): the in-sample figures of round 12.
         const RECORDED: &[(&str, usize)] = &[
             ("ordinary.jsonl", 0),
             ("ordinary2.jsonl", 0),
@@ -4896,7 +4942,9 @@ mod tests {
             // Held out on round 9's gate (11), then generalised from (round 10).
             ("ordinary8.jsonl", 5),
             // Held out on round 10's gate (22), then generalised from (round 11).
-            ("ordinary9.jsonl", 5),
+            ("ordinary9.jsonl", 6),
+            // Held out on round 11's gate (43), then generalised from (round 12).
+            ("ordinary10.jsonl", 28),
         ];
         let mut stopped = Vec::new();
         let mut worse = Vec::new();

@@ -1343,7 +1343,9 @@ pub fn unknown_programs(folded: &str, project_file: &dyn Fn(&str) -> bool) -> Ve
         let sub: String = cmd
             .args
             .iter()
-            .filter(|a| a.starts_with(char::is_alphanumeric) && !a.contains(['/', '=', '+']))
+            .filter(|a| {
+                a.starts_with(char::is_alphanumeric) && !a.contains(['/', '=', '+', '>', '<'])
+            })
             .take(3)
             .map(|s| format!(" {s}"))
             .collect();
