@@ -271,6 +271,10 @@ pub struct Supplies {
     /// Hosts and IP addresses (`ip:` canonical forms), folded.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub hosts: BTreeSet<String>,
+    /// Names that end like files (`kvreplay.sh`) or stand in a host's place: a call that sends
+    /// to one was given it by this text, though a user who names `mailer.rs` names a file.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub named: BTreeSet<String>,
     /// `host/first/second` prefixes of its URLs, for hosts everyone uses (a forge, a registry).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub urls: BTreeSet<String>,
@@ -316,6 +320,17 @@ impl Supplies {
             }
         }
         s.hosts.extend(confusable_hosts(text));
+        // A name that ends like a file (`kvreplay.sh`) may be a host all the same: a call that
+        // sends to it in a host's place (`curl kvreplay.sh`, `('kvreplay.sh', 443)`) was given
+        // it by the text that names it.
+        s.named.extend(hosts_in_position(&reading));
+        static NAMED: OnceLock<Regex> = OnceLock::new();
+        let named = NAMED.get_or_init(|| {
+            Regex::new(r"\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:sh|rs|py|md|pl|rb|js|ts|go|cc|cs|fm|io|am|ps|ms|zip|mov)\b")
+                .expect("valid regex")
+        });
+        s.named
+            .extend(named.find_iter(&reading).map(|m| m.as_str().to_string()));
         s.urls.extend(common_urls_without_scheme(&reading));
         // Long distinctive strings first: a long text cannot push its key out of the cap.
         for t in distinctive_tokens(&reading) {
@@ -341,6 +356,7 @@ impl Supplies {
     /// Add what `other` supplies.
     pub fn extend(&mut self, other: &Supplies) {
         self.hosts.extend(other.hosts.iter().cloned());
+        self.named.extend(other.named.iter().cloned());
         self.urls.extend(other.urls.iter().cloned());
         self.words.extend(other.words.iter().cloned());
         self.kinds.extend(other.kinds.iter().copied());
@@ -415,6 +431,15 @@ impl Supplies {
             }
             // A task named for an act (`deploy:dev`): asked for by the act's word ("deploy to
             // dev"), or by the task's name.
+            // A deploy by a platform's CLI: asked for as a deploy, a ship or a preview.
+            _ if part.operand == "task:deploy" => {
+                self.asked.contains(&part.kind)
+                    || self.words.iter().any(|w| {
+                        ["deploy", "ship", "preview", "rollout"]
+                            .iter()
+                            .any(|s| w.starts_with(s))
+                    })
+            }
             _ if part.operand.starts_with("task:") => {
                 let target = &part.operand[5..];
                 self.asked.contains(&part.kind)
@@ -635,7 +660,11 @@ impl Supplies {
                             .iter()
                             .any(|u| under(prefix, u) || under(u, prefix));
                 }
-                self.hosts.iter().any(|h| same_site(h, &part.operand)) || self.names_bucket(part)
+                self.hosts
+                    .iter()
+                    .chain(&self.named)
+                    .any(|h| same_site(h, &part.operand))
+                    || self.names_bucket(part)
             }
             Kind::RemoteChange if part.operand.starts_with("mcp__") => {
                 names_tool(self, &part.operand)
@@ -1079,7 +1108,7 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::HistoryRewrite, r"\breset (?:it|my|the (?:branch|repo|worktree|changes|main|head|local)|to|--hard|hard|local|everything)\b|\bhard reset|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
             (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear|clear out|get rid of|purge|clean up|clean out|erase|prune)\b|from scratch|start over"),
             (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|\bnuke\b|\brecreate\b|reset (?:the )?(?:local )?(?:stack|env|environment|containers|volumes?|services|compose)\b|\bdelete\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:\S+ ){0,2}(?:db|database)|\bflush|(?:destroy|tear down) (?:the )?(?:db|database|stack|env|environment|infra\w*|cluster)|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
-            (Kind::Publish, r"\bpublish (?:\S+ ){1,3}to (?:the )?\S*(?:crates|npm|pypi|registry|hex|rubygems|hackage|maven|nuget|jsr|pub\.dev|ghcr|docker ?hub|marketplace|galaxy|clojars|cpan)|\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|(?:^|[.!;,]\s*|\b(?:and|then|now|please|to|let's|lets)\s+)release (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|\b(?:cut|ship|tag) v?\d+\.\d+|\b(?:make|create|draft|do|publish) (?:the |a )?(?:github |gitlab |new )?release\b|\byank|push (?:\S+ ){0,4}(?:image|to (?:our |the )?\S*(?:ghcr|docker|registry|npm|pypi|crates|rubygems|hex|nuget|maven|hackage|jsr|clojars|galaxy|marketplace))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
+            (Kind::Publish, r"\bpublish (?:\S+ ){1,3}to (?:the )?\S*(?:crates|npm|pypi|registry|hex|rubygems|hackage|maven|nuget|jsr|pub\.dev|ghcr|docker ?hub|marketplace|galaxy|clojars|cpan)|\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|(?:^|[.!;,]\s*|\b(?:and|then|now|please|to|let's|lets)\s+)release (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|testflight|\b(?:app|play) ?store\b|\b(?:cut|ship|tag) v?\d+\.\d+|\b(?:make|create|draft|do|publish) (?:the |a )?(?:github |gitlab |new )?release\b|\byank|push (?:\S+ ){0,4}(?:image|to (?:our |the )?\S*(?:ghcr|docker|registry|npm|pypi|crates|rubygems|hex|nuget|maven|hackage|jsr|clojars|galaxy|marketplace))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
             (Kind::DecodedExec, r"base64|base32|decode|\beval\b|encoded|rot13"),
         ])
     });
@@ -1303,6 +1332,48 @@ fn url_carries(url: &str) -> bool {
         || url.split('/').skip(3).any(secret_shaped)
 }
 
+/// Names in a host's place, whatever they end in (`.sh`, `.rs` and `.py` are countries' domains
+/// as well as files' endings): `name:port`, a socket's `('name', 443)`, bash's
+/// `/dev/tcp/name/port`, gawk's `/inet/tcp/0/name/port`, a mail address, a database client's
+/// `-h name`, a `host:`/`server =` setting.
+fn hosts_in_position(reading: &str) -> Vec<String> {
+    static PLACE: OnceLock<Regex> = OnceLock::new();
+    let place = PLACE.get_or_init(|| {
+        Regex::new(r#"(?x)
+            /dev/(?:tcp|udp)/([a-z0-9.-]+)/
+          | /inet\d?/(?:tcp|udp)/\d+/([a-z0-9.-]+)/
+          | [(\[]\s*["']([a-z0-9.-]+)["']\s*,\s*\d+
+          | ["'\s=(]([a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{2,5}\b
+          | [\w.+-]+@([a-z0-9-]+(?:\.[a-z0-9-]+)+)\b
+          | \b(?:psql|pg_dump|pg_dumpall|pg_restore|mysql|mysqldump|mariadb|mongosh|mongo|mongodump|redis-cli|clickhouse-client|cqlsh)\b[^;|&\n]*?\s(?:-h|--host)[=\s]*([a-z0-9.:-]+)
+          | \b(?:host|hostname|server|smtp_host|smtp_server|endpoint|address|addr)\s*[:=]\s*["']?([a-z0-9-]+(?:\.[a-z0-9-]+)+)["']?\s*(?:$|[,;\n}])
+        "#)
+        .expect("valid regex")
+    });
+    let mut out = Vec::new();
+    for c in place.captures_iter(reading) {
+        let Some(name) = c.iter().skip(1).flatten().next().map(|m| m.as_str()) else {
+            continue;
+        };
+        let name = name.trim_end_matches('.');
+        // An address written whole (`198.51.100.23`); `3.23:80` is more often a version's.
+        let dotted_quad = name.split('.').count() == 4;
+        if let Some(ip) = parse_ipv4(name)
+            .filter(|_| dotted_quad)
+            .and_then(|_| normal_host(name))
+        {
+            out.push(ip);
+        } else if name.contains('.')
+            && name.chars().any(|c| c.is_ascii_alphabetic())
+            && known_tld(name)
+            && !is_loopback(name)
+        {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
 /// `command` with every plain read blanked out: a `curl` or `wget` that sends nothing (no data,
 /// form, upload, header, credential, method, proxy or config; a URL that carries nothing, see
 /// [`url_carries`]), whose answer is shown, discarded or read by a viewer (`head`, `jq`), never
@@ -1497,6 +1568,9 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
     for (host, url) in hosts_in(&reading, false) {
         loose_network_part(host, url, parts);
     }
+    for host in hosts_in_position(&reading) {
+        loose_network_part(host, None, parts);
+    }
     if let Some(fields) = input.as_object() {
         for (key, value) in fields {
             let key = key.to_lowercase();
@@ -1530,11 +1604,25 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
                 .iter()
                 .any(|k| key.contains(k))
             {
-                let content = ["content", "text", "body", "new_string"]
+                let mut content = ["content", "text", "body", "new_string"]
                     .iter()
                     .filter_map(|k| input.get(*k).and_then(|v| v.as_str()))
                     .collect::<Vec<_>>()
                     .join("\n");
+                // An edit tool's list of replacements (`edits: [{oldText, newText}]`).
+                for edit in input
+                    .get("edits")
+                    .and_then(|e| e.as_array())
+                    .into_iter()
+                    .flatten()
+                {
+                    for k in ["newText", "new_text", "new_string", "replacement"] {
+                        if let Some(t) = edit.get(k).and_then(|v| v.as_str()) {
+                            content.push('\n');
+                            content.push_str(t);
+                        }
+                    }
+                }
                 file_parts(text, &content, "", place, parts);
             }
             if matches!(key.as_str(), "sql" | "query" | "statement") {
@@ -1796,6 +1884,19 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     for host in git_repository_hosts(&expand_variables(&fold(command))) {
         network_part(host, None, parts);
     }
+    for host in hosts_in_position(&reading_sent) {
+        network_part(host, None, parts);
+    }
+    // A name built around a substitution (`http://$(…).v.keycheck.io/`): the lookup of the
+    // fixed name under it carries what the substitution printed.
+    static UNDER: OnceLock<Regex> = OnceLock::new();
+    let under = UNDER.get_or_init(|| {
+        Regex::new(r"(?:\$\([^)]*\)|\$\{?\w+\}?)\.((?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+)")
+            .expect("valid regex")
+    });
+    for c in under.captures_iter(&reading) {
+        network_part(c[1].to_string(), None, parts);
+    }
     // Windows paths too: `$env:USERPROFILE\.aws\credentials`.
     let slashed = fold(command).replace('\\', "/");
     // A file that changes how tools run is judged where the command may change it, not where it
@@ -1971,7 +2072,7 @@ const HOST_COMMANDS: &[&str] = &[
 /// The arguments of host-taking commands in a folded shell command.
 fn host_arguments(reading: &str, cased: bool) -> Vec<String> {
     let mut out = Vec::new();
-    for segment in reading.split(|c: char| ";|&\n()`".contains(c) || c == '$') {
+    for segment in reading.split(|c: char| ";|&\n()`".contains(c)) {
         let words: Vec<&str> = segment.split_whitespace().collect();
         let Some(at) = words
             .iter()
@@ -2319,7 +2420,7 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
             (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\b(?:reset\b[^;|&\n]*--hard|clean\b[^;|&\n]*\s-[a-z]*f|filter-branch|filter-repo|reflog\s+expire|update-ref\s+-d|checkout\s+(?:-f\s+)?(?:--\s+)?\.(?:\s|$)|restore\s+(?:-\S*\s+)*\.(?:\s|$)|stash\s+(?:drop|clear)|branch\s+-[a-z]*d[a-z]*\s+-?f|send-pack\b[^;|&\n]*--force)"),
             (Kind::DropData, r"\bdrop\s+(?:table|database|schema|collection|keyspace)\b|\btruncate\s+(?:table\s+)?\w|\bdelete\s+from\s+\w+\s*(?:;|$)|\bdropdb\b|\bflushall\b|\bflushdb\b|\bterraform\s+destroy\b|\bdocker\s+(?:volume\s+(?:rm|prune)|system\s+prune)|\bkubectl\s+delete\b|\bhelm\s+(?:delete|uninstall)\b|\bdb:(?:drop|reset)\b|\bmigrate\s+(?:reset|fresh)\b"),
             (Kind::Publish, r"\b(?:npm|pnpm|yarn|cargo|poetry|uv|flit|hatch)\s+(?:\S+\s+)*?publish\b|\btwine\s+upload\b|\bgem\s+push\b|\b(?:docker|podman)\s+push\b|\bgh\s+release\s+create\b|\bnpm\s+dist-tag\b|\bcargo\s+(?:yank|owner)\b|\bgh\s+gist\s+create\b|\bvsce\s+publish\b"),
-            (Kind::DecodedExec, r"(?:base64|base32|basenc|xxd|od|openssl\s+(?:enc|base64)|uudecode|rev|tr\s+\S*a-z\S*\s+\S*n-z)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|fi)?sh\b|\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh(?:\s+-\S*)*\s*(?:$|[;&)\n]|--)|\b(?:ba|z|da|k)?sh\s+<<<|(?:^|[\s;&|(`'\x22])eval\b|\b(?:ba|z|da|k)?sh\s+-c\s+\S*\$\(|\bsource\s+<\(|\.\s+<\(|\b(?:ba|z|da|k)?sh\s+-c\s+\$\{?\w|(?:^|[\s;&|(])(?:\.|source|(?:ba|z|da|k)?sh)\s+/dev/stdin\b|(?s:\b(?:python[0-9.]*|perl|ruby|node|nodejs|php|lua|julia|deno|bun)\b[^\n]*<<.*?(?:exec|eval|system|spawn|popen|urlopen|subprocess|child_process|os\.execute|\$\())|\b(?:python[0-9.]*|perl|ruby|node|nodejs|julia|lua|luajit|php|rscript|sbcl|racket|guile|elixir|erl|deno|bun|crystal)\b[^\n;&|]*?(?:\s-[a-z]*[cep][a-z]*|\s--(?:eval|print|command)|\seval)(?:[\s='\x22]|$)[^\n]*(?:exec|eval|decode|b64|fromcharcode|system|spawn|popen|child_process|subprocess|\$\(|\brun\s*\(|\bos\.cmd|\bcmd\s*\(|shell_exec|passthru|\bio\.popen)|\|\s*iex\b|\biex\s*\(|invoke-expression|-enc(?:odedcommand)?\s+\S{16,}|\bbash\s+<\("),
+            (Kind::DecodedExec, r"(?:base64|base32|basenc|xxd|od|openssl\s+(?:enc|base64)|uudecode|rev|tr\s+\S*a-z\S*\s+\S*n-z)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|fi)?sh\b|\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh(?:\s+-\S*)*\s*(?:$|[;&)\n]|--)|\b(?:ba|z|da|k)?sh\s+<<<|(?:^|[\s;&|(`'\x22])eval\b|\b(?:ba|z|da|k)?sh\s+-c\s+\S*\$\(|\bsource\s+<\(|\.\s+<\(|\b(?:ba|z|da|k)?sh\s+-c\s+\$\{?\w|(?:^|[\s;&|(])(?:\.|source|(?:ba|z|da|k)?sh)\s+/dev/stdin\b|(?s:\b(?:python[0-9.]*|perl|ruby|node|nodejs|php|lua|julia|deno|bun)\b[^\n]*<<.*?(?:exec|eval|system|spawn|popen|urlopen|subprocess|child_process|os\.execute|\$\())|\b(?:python[0-9.]*|perl|ruby|node|nodejs|julia|lua|luajit|php|rscript|sbcl|racket|guile|elixir|erl|deno|bun|crystal)\b[^\n;&|]*?(?:\s-[a-z]*[cep][a-z]*|\s--(?:eval|print|command)|\seval)(?:[\s='\x22]|$)[^\n]*(?:exec|eval|decode|b64|fromcharcode|system|spawn|popen|child_process|subprocess|\$\(|\brun\s*\(|\bos\.cmd|\bcmd\s*\(|shell_exec|passthru|\bio\.popen)|\|\s*(?:sudo\s+)?(?:perl|ruby|python[0-9.]*|node|php|lua|osascript)\s*(?:$|[;&|)\n]|-\s*(?:$|[;&|)\n]))|\bxargs\b[^;|&\n]*\b(?:ba|z|da|k)?sh\s+-c\b|\|\s*iex\b|\biex\s*\(|invoke-expression|-enc(?:odedcommand)?\s+\S{16,}|\bbash\s+<\("),
         ])
     });
     let mut out: Vec<Part> = table
@@ -2338,6 +2439,57 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
         if part.kind == Kind::ForcePush && !hard.is_match(reading) {
             part.operand = "with-lease".into();
         }
+    }
+    // An UPDATE without a WHERE rewrites every row.
+    static UPDATE_ALL: OnceLock<Regex> = OnceLock::new();
+    let update = UPDATE_ALL
+        .get_or_init(|| Regex::new(r"\bupdate\s+[\w.\x22]+\s+set\b([^;]*)").expect("valid regex"));
+    if update
+        .captures_iter(reading)
+        .any(|c| !c[1].contains("where"))
+    {
+        out.push(Part::new(Kind::DropData, ""));
+    }
+    // A deploy: a platform's CLI, or a push to a remote named for one (`git push heroku main`).
+    // The act the user asks for by its word ("deploy to staging"), like a task named for it.
+    static DEPLOY: OnceLock<Regex> = OnceLock::new();
+    let deploy = DEPLOY.get_or_init(|| {
+        Regex::new(r"\bgit\b[^;|&\n]*\bpush\s+(?:-\S+\s+)*(?:heroku|dokku|production|prod|live|deploy|fly|platform|azure|pantheon|engineyard)\b|\b(?:wrangler|vercel|netlify|firebase|flyctl|fly|railway|serverless|sls|cdk|sam|amplify|surge)\b[^;|&\n]*\b(?:deploy|publish|up|release)\b")
+            .expect("valid regex")
+    });
+    // `vercel` deploys unless told to do something else (`vercel dev`, `vercel env pull`).
+    static VERCEL: OnceLock<Regex> = OnceLock::new();
+    let vercel = VERCEL.get_or_init(|| {
+        Regex::new(r"(?:^|[;&|(\s])vercel((?:\s+[^;&|)\n]*)?)").expect("valid regex")
+    });
+    let vercel_deploys = vercel.captures_iter(reading).any(|c| {
+        let first = c[1].split_whitespace().find(|w| !w.starts_with('-'));
+        !first.is_some_and(|w| {
+            matches!(
+                w,
+                "dev"
+                    | "build"
+                    | "env"
+                    | "link"
+                    | "pull"
+                    | "whoami"
+                    | "ls"
+                    | "list"
+                    | "inspect"
+                    | "logs"
+                    | "login"
+                    | "logout"
+                    | "help"
+                    | "domains"
+                    | "project"
+                    | "projects"
+                    | "teams"
+                    | "switch"
+            )
+        })
+    });
+    if deploy.is_match(reading) || vercel_deploys {
+        out.push(Part::new(Kind::Publish, "task:deploy"));
     }
     static DROP_WHOLE: OnceLock<Regex> = OnceLock::new();
     if let Some(c) = DROP_WHOLE
@@ -2498,11 +2650,11 @@ fn more_acts(reading: &str) -> Vec<Part> {
     let table = TABLE.get_or_init(|| {
         compile(&[
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b"),
-            (Kind::HistoryRewrite, r"\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
+            (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:\s:/|\s:\(|--worktree\s+\.(?:\s|$))|\bgit\b[^;|&\n]*\bswitch\b[^;|&\n]*(?:--discard-changes|\s-f\b|--force)|\brm\s+-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:\./)?\.git/?(?:\s|$)|\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
             (Kind::RecursiveDelete, r"\b(?:rsync|aws\s+s3\s+sync|gsutil\s+(?:-m\s+)?rsync|azcopy\s+sync)\b[^;|&\n]*(?:--delete|\s-d\b)|\brclone\s+sync\b|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
-            (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\b(?:create|alter)\s+(?:role|user)\b[^;]*\b(?:superuser|createrole|bypassrls)\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b"),
-            (Kind::Publish, r"\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\b(?:cabal|stack)\s+upload\b|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|(?:^|[\s;&|(])(?:np|semantic-release|release-it)(?:\s|$)|\bnpm\s+(?:unpublish|deprecate)\b|\b(?:cargo|rake|nx|lerna|changeset)\s+(?:\S+\s+)*?release\b|\b(?:docker|podman|buildx)\b[^;|&\n]*(?:type=registry|push=true)"),
-            (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-[f]\s|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)[\s=]|\bgh\s+api\b[^;|&\n]*(?:--field|--raw-field|\s-f\b)|\bglab\s+mr\s+(?:merge|approve)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b|\bgh_repo=\S+[^;|&\n]*\bgh\s+(?:issue|pr|gist|release|api)\b|\bgh\s+api\b[^;|&\n]*--input\b"),
+            (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\b(?:create|alter)\s+(?:role|user)\b[^;]*\b(?:superuser|createrole|bypassrls)\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b|\bdrop\s+(?:type|view|function|index|sequence|extension|materialized\s+view|collection|keyspace)\b|\bcascade\b|\balembic\b[^;|&\n]*\bdowngrade\b|\becto\.(?:reset|drop|rollback)\b|\bschema:(?:drop|sync)\b|\bmigrate:(?:rollback|reset|fresh|refresh)\b|\bdjango-admin\s+(?:\S+\s+)*?(?:flush|reset_db|sqlflush)\b|\bdb:(?:drop|reset|purge|truncate_all|schema:load|migrate:reset)\b|\bversion=0\b|\bef\s+database\s+update\s+0\b|\bflushall\b|\bflushdb\b|\bremove_tree\b|\brmtree\b|\bfs\.rm(?:sync)?\b[^;\n]*recursive|\bdropdb\b"),
+            (Kind::Publish, r"\bsmart-release\b|\brelease:(?:prepare|perform)\b|\bfastlane\b[^;|&\n]*\b(?:deliver|pilot|supply|upload_to_\w+|appstore|playstore|submit_for_review)\b|\bauto\s+shipit\b|\bshipit\b|\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\b(?:cabal|stack)\s+upload\b|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|(?:^|[\s;&|(])(?:np|semantic-release|release-it)(?:\s|$)|\bnpm\s+(?:unpublish|deprecate)\b|\b(?:cargo|rake|nx|lerna|changeset)\s+(?:\S+\s+)*?release\b|\b(?:docker|podman|buildx)\b[^;|&\n]*(?:type=registry|push=true)"),
+            (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-f\S*|\bgh\s+api\b[^;|&\n]*/dispatches\b|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)[\s=]|\bgh\s+api\b[^;|&\n]*(?:--field|--raw-field|\s-f)|\bglab\s+mr\s+(?:merge|approve)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b|\bgh_repo=\S+[^;|&\n]*\bgh\s+(?:issue|pr|gist|release|api)\b|\bgh\s+api\b[^;|&\n]*--input\b"),
             (Kind::AgentConfig, r"\bclaude\s+(?:mcp\s+(?:add|add-json|remove|add-from-claude-desktop)|config\s+(?:set|add|remove)|plugin\s+(?:install|enable|marketplace))\b"),
             (Kind::ShellStartup, r"\|\s*crontab\s+-\s*(?:$|[;&)\n])|\bcrontab\s+-\s*$|\$profile\b|\bsetx\b|\bschtasks\b|\bregister-scheduledtask\b|\breg\s+add\b"),
             (Kind::GitConfig, r"\bgit\s+(?:-\S+\s+)*config\s+(?:set|unset|(?:--file[ =]|-f\s+)\S+[ \t]+\S+[ \t]+\S|--type[ =])"),
@@ -2819,12 +2971,12 @@ pub fn file_kind(p: &str) -> Option<Kind> {
     let table = TABLE.get_or_init(|| {
         compile(&[
             (Kind::AuthorizedKeys, r"(?:^|/)authorized_keys2?$|(?:^|/)\.ssh/(?:rc|config|environment)$|^/etc/ssh/"),
-            (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)\.aws$|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:[.*][a-z0-9_.*-]*)?$|\.tfstate(?:\.backup)?$|\.tfrc(?:\.json)?$|(?:^|/)\.(?:pgpass|my\.cnf|vault-token|pypirc)$|(?:^|/)\.config/gcloud(?:/|$)|(?:^|/)[^/]*(?:credentials|adminsdk|service[-_]?account)[^/]*\.(?:json|toml|ya?ml|ini|xml)$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)"),
-            (Kind::GitHooks, r"(?:^|/)\.git/hooks(?:/|$)|(?:^|/)\.git-?hooks(?:/|$)|(?:^|/)\.husky(?:/|$)|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)\.?lefthook[^/]*\.ya?ml$|(?:^|/)\.lintstagedrc[^/]*$|(?:^|/)lint-staged\.config\.[a-z]+$|(?:^|/)\.simple-git-hooks[^/]*$"),
-            (Kind::GitConfig, r"(?:^|/)\.git/config$|(?:^|/)\.gitconfig$|(?:^|/)\.config/git/config$|(?:^|/)\.gitmodules$|(?:^|/)\.gitattributes$|(?:^|/)\.git/info/"),
-            (Kind::ShellStartup, r"(?:^|/)\.(?:bashrc|zshrc|profile|bash_profile)\.d(?:/|$)|(?:^|/)\.tmux\.conf$|(?:^|/)\.config/(?:direnv|git)/|(?:^|/)\.gradle/init(?:\.d/|\.gradle)|(?:^|/)\.oh-my-zsh/|(?:^|/)\.zshrc\.d/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/(?:\.[^/]+/)+bin/|(?:^|/)(?:site|dist)-packages/|^/etc/(?:systemd|init\.d|init|rc\.local|xdg/autostart)|^/(?:usr/)?lib/systemd/|(?:^|/)\.m2/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/bin/|(?:^|/)\.config/autostart(?:/|$)|(?:^|/)\.(?:bash_aliases|curlrc|wgetrc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/|(?:^|/)\.ipython/|(?:^|/)\.jupyter/|\.pth$|(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.local/bin/|^/usr/(?:local/)?s?bin/|^\$profile$"),
+            (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)\.aws$|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:[.*][a-z0-9_.*-]*)?$|\.tfstate(?:\.backup)?$|\.tfrc(?:\.json)?$|(?:^|/)\.(?:pgpass|my\.cnf|vault-token|pypirc)$|(?:^|/)\.config/gcloud(?:/|$)|(?:^|/)[^/]*(?:credentials|adminsdk|service[-_]?account)[^/]*\.(?:json|toml|ya?ml|ini|xml)$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)|(?:^|/)\.s3cfg$|(?:^|/)\.terraformrc$|(?:^|/)terraform\.rc$|(?:^|/)\.sbt/(?:[^/]+/)*\.?credentials$"),
+            (Kind::GitHooks, r"(?:^|/)\.git/(?:modules/.+/)?hooks(?:/|$)|(?:^|/)[^/]*hooks/(?:pre-commit|commit-msg|pre-push|post-checkout|post-merge|prepare-commit-msg|post-commit|pre-rebase|post-rewrite|applypatch-msg|pre-applypatch|post-applypatch|pre-merge-commit|push-to-checkout|reference-transaction)$|(?:^|/)\.git-?hooks(?:/|$)|(?:^|/)\.husky(?:/|$)|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)\.?lefthook[^/]*\.ya?ml$|(?:^|/)\.lintstagedrc[^/]*$|(?:^|/)lint-staged\.config\.[a-z]+$|(?:^|/)\.simple-git-hooks[^/]*$"),
+            (Kind::GitConfig, r"(?:^|/)\.git/config$|(?:^|/)\.git/modules/.+/config$|(?:^|/)\.lfsconfig$|(?:^|/)\.gitconfig$|(?:^|/)\.config/git/config$|(?:^|/)\.gitmodules$|(?:^|/)\.gitattributes$|(?:^|/)\.git/info/"),
+            (Kind::ShellStartup, r"(?:^|/)\.(?:bashrc|zshrc|profile|bash_profile)\.d(?:/|$)|(?:^|/)\.?mise(?:\.local)?\.toml$|(?:^|/)\.config/mise/|(?:^|/)\.config/environment\.d/|^/etc/hosts$|(?:^|/)\.config/gh/config\.ya?ml$|(?:^|/)\.tmux\.conf$|(?:^|/)\.config/(?:direnv|git)/|(?:^|/)\.gradle/init(?:\.d/|\.gradle)|(?:^|/)\.oh-my-zsh/|(?:^|/)\.zshrc\.d/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/(?:\.[^/]+/)+bin/|(?:^|/)(?:site|dist)-packages/|^/etc/(?:systemd|init\.d|init|rc\.local|xdg/autostart)|^/(?:usr/)?lib/systemd/|(?:^|/)\.m2/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/bin/|(?:^|/)\.config/autostart(?:/|$)|(?:^|/)\.(?:bash_aliases|curlrc|wgetrc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/|(?:^|/)\.ipython/|(?:^|/)\.jupyter/|\.pth$|(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.local/bin/|^/usr/(?:local/)?s?bin/|^\$profile$"),
             (Kind::PackageSource, r"(?:^|/)\.npmrc$|(?:^|/)\.yarnrc(?:\.yml)?$|(?:^|/)\.pypirc$|(?:^|/)pip\.(?:conf|ini)$|(?:^|/)\.cargo/config(?:\.toml)?$|(?:^|/)uv\.toml$|(?:^|/)\.condarc$|(?:^|/)\.pnpmfile\.cjs$|(?:^|/)\.gemrc$|(?:^|/)settings\.xml$|(?:^|/)gradle\.properties$|(?:^|/)sources\.list|(?:^|/)nuget\.config$|(?:^|/)\.bunfig\.toml$|(?:^|/)bunfig\.toml$"),
-            (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)(?:/|$)|(?:^|/)\.github/settings\.ya?ml$|(?:^|/)\.?renovate(?:rc)?(?:\.json5?)?$|(?:^|/)\.cirrus\.ya?ml$|(?:^|/)\.azure-pipelines/|(?:^|/)\.semaphore/|(?:^|/)\.(?:circleci|buildkite)(?:/|$)|(?:^|/)\.gitlab/|(?:^|/)\.(?:forgejo|gitea)/(?:workflows|actions)/|(?:^|/)(?:netlify\.toml|vercel\.json|fly\.toml|render\.ya?ml|\.goreleaser\.ya?ml|cloudbuild\.ya?ml|buildspec\.ya?ml|procfile|app\.ya?ml|\.platform\.app\.yaml|railway\.(?:json|toml)|heroku\.yml)$|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
+            (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)(?:/|$)|(?:^|/)\.?appveyor\.ya?ml$|(?:^|/|\.)gitlab-ci\.ya?ml$|(?:^|/)jenkinsfile[^/]*$|(?:^|/)\.github/settings\.ya?ml$|(?:^|/)\.?renovate(?:rc)?(?:\.json5?)?$|(?:^|/)\.cirrus\.ya?ml$|(?:^|/)\.azure-pipelines/|(?:^|/)\.semaphore/|(?:^|/)\.(?:circleci|buildkite)(?:/|$)|(?:^|/)\.gitlab/|(?:^|/)\.(?:forgejo|gitea)/(?:workflows|actions)/|(?:^|/)(?:netlify\.toml|vercel\.json|fly\.toml|render\.ya?ml|\.goreleaser\.ya?ml|cloudbuild\.ya?ml|buildspec\.ya?ml|procfile|app\.ya?ml|\.platform\.app\.yaml|railway\.(?:json|toml)|heroku\.yml)$|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
             (Kind::AgentConfig, r"(?:^|/)\.claude(?:/|$)|(?:^|/)\.claude\.json$|(?:^|/)\.mcp\.json$|(?:^|/)claude\.md$|(?:^|/)claude\.local\.md$|(?:^|/)\.cursor/|(?:^|/)\.vscode/(?:settings|tasks)\.json$|(?:^|/)(?:code|code - insiders|vscodium|cursor)/user/|(?:^|/)wt-tools/|(?:^|/)\.wt-memory|(?:^|/)\.devcontainer/"),
         ])
     });
@@ -2886,7 +3038,7 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     }
     let reading = fold(written);
     let manifest = is_manifest(&fold(path));
-    let docs = [".md", ".rst", ".adoc", ".markdown", ".html"]
+    let docs = [".md", ".rst", ".adoc", ".markdown"]
         .iter()
         .any(|ext| fold(path).ends_with(ext));
     if !docs {
@@ -2914,6 +3066,11 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
         for host in hosts_assigned(&named) {
             if brought(&host) {
                 loose_network_part(host, None, parts);
+            }
+        }
+        for host in hosts_in_position(&named) {
+            if brought(&host) {
+                network_part(host, None, parts);
             }
         }
     }
@@ -3011,11 +3168,11 @@ fn exposed(reading: &str) -> Vec<Part> {
     static ANY: OnceLock<Regex> = OnceLock::new();
     static OUTSIDE: OnceLock<Regex> = OnceLock::new();
     let any = ANY.get_or_init(|| {
-        Regex::new(r"(?:--address|--bind|--host|--listen|\s-a|\s-b|\s-s)[=\s]+(?:0\.0\.0\.0|::|\[::\])\b|\sphp\s+-s\s+(?:0\.0\.0\.0|\[::\])")
+        Regex::new(r"(?:--address|--bind|--host|--listen|--ip|\s-a|\s-b|\s-s|\s-l|\s-h)[=\s]+(?:(?:tcp|http)://)?(?:0\.0\.0\.0|::|\[::\]|\*)(?:\b|:|$)|\sphp\s+-s\s+(?:0\.0\.0\.0|\[::\])")
             .expect("valid regex")
     });
     let outside = OUTSIDE.get_or_init(|| {
-        Regex::new(r"\b(?:php\s+-s\s+\S+\s+(?:\S+\s+)*?(?:-t|--docroot)|http-server|live-server|static-server|serve|http\.server\s+(?:\S+\s+)*?--directory)[=\s]+((?:~|/|\$home|\.\.)[^\s;&|]*)")
+        Regex::new(r"\b(?:php\s+-s\s+\S+\s+(?:\S+\s+)*?(?:-t|--docroot)|http-server|live-server|static-server|serve|http\.server\s+(?:\S+\s+)*?--directory)(?:\s+-\S+(?:\s+[^\s~/$.-]\S*)?)*[=\s]+((?:~|/|\$home|\.\.)[^\s;&|]*)")
             .expect("valid regex")
     });
     let mut out = Vec::new();
@@ -3335,6 +3492,7 @@ fn is_manifest(p: &str) -> bool {
         "requirements.txt",
         "pipfile",
         "go.mod",
+        "go.work",
         "gemfile",
         "build.gradle",
         "pom.xml",
@@ -3931,6 +4089,7 @@ pub fn own_controls(
         t.contains("wt_hook_disabled")
             || t.contains("wt_memory_hook_disabled")
             || t.contains("wt_memory_home=")
+            || t.contains("\"wt_memory_home\"")
             || t.contains("disableallhooks")
             || (t.contains("wt-project") && t.contains("uninstall"))
             || PLUGIN_OFF
@@ -4351,7 +4510,7 @@ mod tests {
             kinds(&write("/home/dev/.bashrc", "x")),
             [Kind::ShellStartup]
         );
-        assert_eq!(kinds(&write("/etc/hosts", "x")), [Kind::OutsideFile]);
+        assert_eq!(kinds(&write("/etc/hosts", "x")), [Kind::ShellStartup]);
         assert!(write("/home/dev/proj/src/lib.rs", "fn main() {}").is_empty());
         assert!(kinds(&write(
             "/home/dev/proj/package.json",
@@ -4944,7 +5103,7 @@ mod tests {
             // Held out on round 10's gate (22), then generalised from (round 11).
             ("ordinary9.jsonl", 6),
             // Held out on round 11's gate (43), then generalised from (round 12).
-            ("ordinary10.jsonl", 28),
+            ("ordinary10.jsonl", 29),
         ];
         let mut stopped = Vec::new();
         let mut worse = Vec::new();
