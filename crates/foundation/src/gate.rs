@@ -218,7 +218,7 @@ fn expand_variables(s: &str) -> String {
     static GIT_PATH: OnceLock<Regex> = OnceLock::new();
     let git_path = GIT_PATH.get_or_init(|| {
         Regex::new(
-            r"\$\(\s*git\s+rev-parse\s+(?:--git-path\s+([^\s)]+)|--git-(?:common-)?dir)\s*\)",
+            r"\$\(\s*git\s+rev-parse\s+(?:--git-path\s+([^\s)]+)|--(?:absolute-)?git-(?:common-)?dir)\s*\)",
         )
         .expect("valid regex")
     });
@@ -1105,9 +1105,9 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::AgentConfig, r"\.claude\b|without (?:prompting|asking|confirmation|approval)|\ballow(?:list)?\b[^.\n]{0,40}\b(?:commands?|tools?|bash)\b|(?:shared |the )?project settings|claude settings|claude code settings|claude\.md|\.mcp\.json|mcp servers?|allowed ?tools|permission (?:rules?|mode|settings)|(?:pre|post)tooluse|sessionstart|userpromptsubmit|claude (?:code )?hooks?"),
             (Kind::AuthorizedKeys, r"authorized_keys|(?:add|install|authori[sz]e) (?:a |the |my |their |his |her )?(?:\S+ )?(?:public|ssh) keys?"),
             (Kind::ForcePush, r"force[- ]?push|push (?:\S+ ){0,3}(?:--force|-f\b|with force)|overwrite (?:the )?remote|\bmove (?:the )?(?:\S+ )?tag\b"),
-            (Kind::HistoryRewrite, r"\breset (?:it|my|the (?:branch|repo|worktree|changes|main|head|local)|to|--hard|hard|local|everything)\b|\bhard reset|discard|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
+            (Kind::HistoryRewrite, r"\breset (?:it|my|the (?:branch|repo|worktree|changes|main|head|local)|to|--hard|hard|local|everything)\b|\bhard reset|discard (?:my |the |all |any |local |those |these |uncommitted |unstaged )*(?:changes|work|edits|commits|stash|stashes|modifications)\b|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
             (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear|clear out|get rid of|purge|clean up|clean out|erase|prune)\b|from scratch|start over"),
-            (Kind::DropData, r"\bdrop\b|truncate|\bwipe\b|\bnuke\b|\brecreate\b|reset (?:the )?(?:local )?(?:stack|env|environment|containers|volumes?|services|compose)\b|\bdelete\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:\S+ ){0,2}(?:db|database)|\bflush|(?:destroy|tear down) (?:the )?(?:db|database|stack|env|environment|infra\w*|cluster)|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
+            (Kind::DropData, r"\bdrop (?:the |a |all |that |this |my )?(?:\S+ )?(?:table|tables|database|db|schema|index|column|collection|data|rows|volumes?|namespace|bucket|keyspace)\b|\bdrop (?:it|them)\b|truncate|\bwipe\b|\bnuke\b|\brecreate\b|reset (?:the )?(?:local )?(?:stack|env|environment|containers|volumes?|services|compose)\b|\bdelete (?:the |all |that |this |my |those |these |every |any |our )|\bdelete (?:\S+ )?(?:table|tables|database|db|schema|rows|records|data|namespace|volumes?|bucket|index|collection|users|entries|keys|objects|cluster)\b|\bdelete (?:it|them|everything)\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:\S+ ){0,2}(?:db|database)|\bflush (?:the |all )?(?:redis|cache|caches|db|database|queue|queues|sessions|keys)\b|(?:destroy|tear down) (?:the )?(?:db|database|stack|env|environment|infra\w*|cluster)|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
             (Kind::Publish, r"\bpublish (?:\S+ ){1,3}to (?:the )?\S*(?:crates|npm|pypi|registry|hex|rubygems|hackage|maven|nuget|jsr|pub\.dev|ghcr|docker ?hub|marketplace|galaxy|clojars|cpan)|\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|(?:^|[.!;,]\s*|\b(?:and|then|now|please|to|let's|lets)\s+)release (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|testflight|\b(?:app|play) ?store\b|\b(?:cut|ship|tag) v?\d+\.\d+|\b(?:make|create|draft|do|publish) (?:the |a )?(?:github |gitlab |new )?release\b|\byank|push (?:\S+ ){0,4}(?:image|to (?:our |the )?\S*(?:ghcr|docker|registry|npm|pypi|crates|rubygems|hex|nuget|maven|hackage|jsr|clojars|galaxy|marketplace))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
             (Kind::DecodedExec, r"base64|base32|decode|\beval\b|encoded|rot13"),
         ])
@@ -1346,6 +1346,7 @@ fn hosts_in_position(reading: &str) -> Vec<String> {
           | ["'\s=(]([a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{2,5}\b
           | [\w.+-]+@([a-z0-9-]+(?:\.[a-z0-9-]+)+)\b
           | \b(?:psql|pg_dump|pg_dumpall|pg_restore|mysql|mysqldump|mariadb|mongosh|mongo|mongodump|redis-cli|clickhouse-client|cqlsh)\b[^;|&\n]*?\s(?:-h|--host)[=\s]*([a-z0-9.:-]+)
+          | \b(?:nc|ncat|netcat|telnet|socat)\s+(?:-\S+\s+)*([a-z0-9-]+(?:\.[a-z0-9-]+)+)\s+\d{1,5}\b
           | \b(?:host|hostname|server|smtp_host|smtp_server|endpoint|address|addr)\s*[:=]\s*["']?([a-z0-9-]+(?:\.[a-z0-9-]+)+)["']?\s*(?:$|[,;\n}])
         "#)
         .expect("valid regex")
@@ -2372,7 +2373,7 @@ fn packages_installed(reading: &str) -> Vec<Part> {
 fn written_outside(reading: &str, place: &Place) -> Vec<Part> {
     static WRITE: OnceLock<Regex> = OnceLock::new();
     let write = WRITE.get_or_init(|| {
-        Regex::new(r"(?:>>?|\btee(?:\s+-\S+)*|\bof=|\s(?:-o|--output|--output-document)[\s=]|\b(?:cp|mv|install|ln(?:\s+-s)?)\s+(?:-\S+\s+)*\S+\s)\s*((?:~|/|\$home|\$\{home\})[^\s;&|)]*)|\s-v\s*((?:~|\$home|\$\{home\}|/)[^:\s]*):")
+        Regex::new(r"(?:>>?|\btee(?:\s+-\S+)*|\bof=|\s(?:-o|--output|--output-document)[\s=]|\b(?:cp|mv|install|ln(?:\s+-s)?)\s+(?:-\S+\s+)*\S+\s|\btar\b[^;&|\n]*?\s(?:-c|--directory)[\s=]|\bunzip\b[^;&|\n]*?\s-d\s)\s*((?:~|/|\$home|\$\{home\})[^\s;&|)]*)|\s-v\s*((?:~|\$home|\$\{home\}|/)[^:\s]*):")
             .expect("valid regex")
     });
     let mut out = Vec::new();
@@ -2387,8 +2388,11 @@ fn written_outside(reading: &str, place: &Place) -> Vec<Part> {
         {
             continue;
         }
-        if file_kind(path).is_none() {
-            out.push(Part::new(Kind::OutsideFile, path.to_string()));
+        match file_kind(path) {
+            None => out.push(Part::new(Kind::OutsideFile, path.to_string())),
+            // Unpacked into a folder that runs later (`tar -C ~/.local/bin`).
+            Some(kind) if kind.runs_later() => out.push(Part::new(kind, path.to_string())),
+            Some(_) => {}
         }
     }
     out
@@ -2971,10 +2975,10 @@ pub fn file_kind(p: &str) -> Option<Kind> {
     let table = TABLE.get_or_init(|| {
         compile(&[
             (Kind::AuthorizedKeys, r"(?:^|/)authorized_keys2?$|(?:^|/)\.ssh/(?:rc|config|environment)$|^/etc/ssh/"),
-            (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)\.aws$|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:[.*][a-z0-9_.*-]*)?$|\.tfstate(?:\.backup)?$|\.tfrc(?:\.json)?$|(?:^|/)\.(?:pgpass|my\.cnf|vault-token|pypirc)$|(?:^|/)\.config/gcloud(?:/|$)|(?:^|/)[^/]*(?:credentials|adminsdk|service[-_]?account)[^/]*\.(?:json|toml|ya?ml|ini|xml)$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)|(?:^|/)\.s3cfg$|(?:^|/)\.terraformrc$|(?:^|/)terraform\.rc$|(?:^|/)\.sbt/(?:[^/]+/)*\.?credentials$"),
+            (Kind::SecretFile, r"(?:^|/)\.ssh(?:/|$)|(?:^|/)\.aws$|(?:^|/)id_(?:rsa|ed25519|ecdsa|dsa)(?:\.pub)?$|(?:^|/)\.env(?:[.*][a-z0-9_.*-]*)?$|\.tfstate(?:\.backup)?$|\.tfrc(?:\.json)?$|(?:^|/)\.(?:pgpass|my\.cnf|vault-token|pypirc)$|(?:^|/)\.config/gcloud(?:/|$)|(?:^|/)[^/]*(?:credentials|adminsdk|service[-_]?account)[^/]*\.(?:json|toml|ya?ml|ini|xml)$|(?:^|/)\.aws/|(?:^|/)\.netrc$|(?:^|/)_netrc$|(?:^|/)\.git-credentials$|(?:^|/)\.docker/config\.json$|(?:^|/)\.kube/config$|(?:^|/)\.gnupg(?:/|$)|(?:^|/)credentials(?:\.json|\.toml)?$|(?:^|/)secrets?\.(?:json|ya?ml|toml|env)$|\.(?:pem|p12|pfx|key|keystore|jks)$|^/etc/(?:shadow|sudoers)|(?:^|/)\.config/gh/hosts\.yml$|(?:^|/)\.password-store(?:/|$)|(?:^|/)\.s3cfg$|(?:^|/)\.terraformrc$|(?:^|/)terraform\.rc$|(?:^|/)\.sbt/(?:[^/]+/)*\.?credentials$|(?:^|/)[^/]*prod[^/]*/(?:[^/]+/)*[^/]*\.tfvars(?:\.json)?$|(?:^|/)[^/]*(?:prod|secret)[^/]*\.tfvars(?:\.json)?$"),
             (Kind::GitHooks, r"(?:^|/)\.git/(?:modules/.+/)?hooks(?:/|$)|(?:^|/)[^/]*hooks/(?:pre-commit|commit-msg|pre-push|post-checkout|post-merge|prepare-commit-msg|post-commit|pre-rebase|post-rewrite|applypatch-msg|pre-applypatch|post-applypatch|pre-merge-commit|push-to-checkout|reference-transaction)$|(?:^|/)\.git-?hooks(?:/|$)|(?:^|/)\.husky(?:/|$)|(?:^|/)\.husky/|(?:^|/)\.pre-commit-config\.yaml$|(?:^|/)\.?lefthook[^/]*\.ya?ml$|(?:^|/)\.lintstagedrc[^/]*$|(?:^|/)lint-staged\.config\.[a-z]+$|(?:^|/)\.simple-git-hooks[^/]*$"),
             (Kind::GitConfig, r"(?:^|/)\.git/config$|(?:^|/)\.git/modules/.+/config$|(?:^|/)\.lfsconfig$|(?:^|/)\.gitconfig$|(?:^|/)\.config/git/config$|(?:^|/)\.gitmodules$|(?:^|/)\.gitattributes$|(?:^|/)\.git/info/"),
-            (Kind::ShellStartup, r"(?:^|/)\.(?:bashrc|zshrc|profile|bash_profile)\.d(?:/|$)|(?:^|/)\.?mise(?:\.local)?\.toml$|(?:^|/)\.config/mise/|(?:^|/)\.config/environment\.d/|^/etc/hosts$|(?:^|/)\.config/gh/config\.ya?ml$|(?:^|/)\.tmux\.conf$|(?:^|/)\.config/(?:direnv|git)/|(?:^|/)\.gradle/init(?:\.d/|\.gradle)|(?:^|/)\.oh-my-zsh/|(?:^|/)\.zshrc\.d/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/(?:\.[^/]+/)+bin/|(?:^|/)(?:site|dist)-packages/|^/etc/(?:systemd|init\.d|init|rc\.local|xdg/autostart)|^/(?:usr/)?lib/systemd/|(?:^|/)\.m2/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/bin/|(?:^|/)\.config/autostart(?:/|$)|(?:^|/)\.(?:bash_aliases|curlrc|wgetrc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/|(?:^|/)\.ipython/|(?:^|/)\.jupyter/|\.pth$|(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.local/bin/|^/usr/(?:local/)?s?bin/|^\$profile$"),
+            (Kind::ShellStartup, r"(?:^|/)\.(?:bashrc|zshrc|profile|bash_profile)\.d(?:/|$)|(?:^|/)\.?mise(?:\.local)?\.toml$|(?:^|/)\.config/mise/|(?:^|/)\.config/environment\.d/|^/etc/hosts$|(?:^|/)\.config/gh/config\.ya?ml$|(?:^|/)\.tmux\.conf$|(?:^|/)\.config/(?:direnv|git)/|(?:^|/)\.gradle/init(?:\.d/|\.gradle)|(?:^|/)\.oh-my-zsh/|(?:^|/)\.zshrc\.d/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/(?:\.[^/]+/)+bin/|(?:^|/)(?:site|dist)-packages/|^/etc/(?:systemd|init\.d|init|rc\.local|xdg/autostart)|^/(?:usr/)?lib/systemd/|(?:^|/)\.m2/|^(?:~|\$home|/home/[^/]+|/users/[^/]+)/bin/|(?:^|/)\.config/autostart(?:/|$)|(?:^|/)\.(?:bash_aliases|curlrc|wgetrc|bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc)$|(?:^|/)\.config/fish/|^/etc/(?:profile|bash|zsh|environment|cron|ld\.so)|(?:^|/)\.config/(?:autostart|systemd)/|(?:^|/)launchagents/|(?:^|/)\.envrc$|/spool/cron/|(?:^|/)powershell/.*profile\.ps1$|(?:^|/)\.vimrc$|(?:^|/)\.config/nvim/|(?:^|/)\.ipython/|(?:^|/)\.jupyter/|\.pth$|(?:^|/)(?:site|user)customize\.py$|(?:^|/)\.local/bin(?:/|$)|^/usr/(?:local/)?s?bin/|^\$profile$"),
             (Kind::PackageSource, r"(?:^|/)\.npmrc$|(?:^|/)\.yarnrc(?:\.yml)?$|(?:^|/)\.pypirc$|(?:^|/)pip\.(?:conf|ini)$|(?:^|/)\.cargo/config(?:\.toml)?$|(?:^|/)uv\.toml$|(?:^|/)\.condarc$|(?:^|/)\.pnpmfile\.cjs$|(?:^|/)\.gemrc$|(?:^|/)settings\.xml$|(?:^|/)gradle\.properties$|(?:^|/)sources\.list|(?:^|/)nuget\.config$|(?:^|/)\.bunfig\.toml$|(?:^|/)bunfig\.toml$"),
             (Kind::Ci, r"(?:^|/)\.github/(?:workflows|actions)(?:/|$)|(?:^|/)\.?appveyor\.ya?ml$|(?:^|/|\.)gitlab-ci\.ya?ml$|(?:^|/)jenkinsfile[^/]*$|(?:^|/)\.github/settings\.ya?ml$|(?:^|/)\.?renovate(?:rc)?(?:\.json5?)?$|(?:^|/)\.cirrus\.ya?ml$|(?:^|/)\.azure-pipelines/|(?:^|/)\.semaphore/|(?:^|/)\.(?:circleci|buildkite)(?:/|$)|(?:^|/)\.gitlab/|(?:^|/)\.(?:forgejo|gitea)/(?:workflows|actions)/|(?:^|/)(?:netlify\.toml|vercel\.json|fly\.toml|render\.ya?ml|\.goreleaser\.ya?ml|cloudbuild\.ya?ml|buildspec\.ya?ml|procfile|app\.ya?ml|\.platform\.app\.yaml|railway\.(?:json|toml)|heroku\.yml)$|(?:^|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.circleci/|(?:^|/)jenkinsfile$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.buildkite/|(?:^|/)\.drone\.ya?ml$|(?:^|/)\.woodpecker|(?:^|/)\.github/dependabot\.ya?ml$|(?:^|/)codeowners$"),
             (Kind::AgentConfig, r"(?:^|/)\.claude(?:/|$)|(?:^|/)\.claude\.json$|(?:^|/)\.mcp\.json$|(?:^|/)claude\.md$|(?:^|/)claude\.local\.md$|(?:^|/)\.cursor/|(?:^|/)\.vscode/(?:settings|tasks)\.json$|(?:^|/)(?:code|code - insiders|vscodium|cursor)/user/|(?:^|/)wt-tools/|(?:^|/)\.wt-memory|(?:^|/)\.devcontainer/"),
@@ -3273,7 +3277,7 @@ fn dependencies_added(path: &str, replaced: &str, written: &str) -> Vec<String> 
 fn verification_off(reading: &str) -> Vec<Part> {
     static OFF: OnceLock<Regex> = OnceLock::new();
     let off = OFF.get_or_init(|| {
-        Regex::new(r"ignore-scripts\s*[=:]\s*false|enablescripts\s*:\s*true|strict-ssl\s*[=:]?\s*false|enablestrictssl\s*:\s*false|sslverify\s*[=:]?\s*false|unsafe-perm\s*[=:]\s*true|verify_ssl\s*=\s*false|gosumdb\s*=\s*off|\bgo(?:insecure|nosumdb|nosumcheck)\s*=|goflags\s*=\s*\S*-insecure|node_tls_reject_unauthorized\s*=\s*0|git_ssl_no_verify|--no-verify-ssl|check-certificate\s*=\s*off|\bhttp\.sslverify\b|(?:registry|index-url)\s*[=:]?\s*http://\S+")
+        Regex::new(r"ignore-scripts\s*[=:]\s*false|enablescripts\s*:\s*true|strict-ssl\s*[=:]?\s*false|enablestrictssl\s*:\s*false|sslverify\s*[=:]?\s*false|unsafe-perm\s*[=:]\s*true|verify_ssl\s*=\s*false|gosumdb\s*=\s*off|\bgo(?:insecure|nosumdb|nosumcheck)\s*=|\bgo(?:private|noproxy)\s*=\s*[\x22']?(?:\*|[a-z0-9.-]+\.[a-z]+)[\x22']?(?:\s|$|[,;])|goflags\s*=\s*\S*-insecure|node_tls_reject_unauthorized\s*=\s*0|git_ssl_no_verify|--no-verify-ssl|check-certificate\s*=\s*off|\bhttp\.sslverify\b|(?:registry|index-url)\s*[=:]?\s*http://\S+")
             .expect("valid regex")
     });
     // Plain HTTP to this machine is no downgrade.
@@ -3444,6 +3448,7 @@ fn alnum_pieces(text: &str) -> Vec<String> {
 fn diff_words(replaced: &str, written: &str) -> Vec<String> {
     const DECIDING: &[&str] = &[
         "pull_request_target",
+        "workflow_run",
         "permissions",
         "write-all",
         "defaultmode",
