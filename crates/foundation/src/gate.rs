@@ -117,6 +117,10 @@ pub struct Part {
     /// every one, the edit is theirs: the file's kind is not a memory's ("add windows to the
     /// test matrix", "bump the ruff hook to v0.5.0").
     pub added: Option<Vec<String>>,
+    /// A file outside the project (and outside temporary folders): a secret the user asked about
+    /// ("regenerate the TLS certs", "add it to .env") is granted inside the project only; one
+    /// outside it is the user's only by its path or name.
+    pub outside: bool,
 }
 
 impl Kind {
@@ -141,6 +145,7 @@ impl Part {
             operand: operand.into(),
             loose: false,
             added: None,
+            outside: false,
         }
     }
 
@@ -408,6 +413,10 @@ impl Supplies {
                 names_tool(self, &part.operand)
             }
             _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
+            _ if part.operand.starts_with("allow:") => {
+                let program = &part.operand[6..];
+                self.words.contains(program) || self.short.contains(program)
+            }
             Kind::Program => {
                 let has = |w: &str| self.words.contains(w) || self.short.contains(w);
                 let mut words = part.operand.split(' ');
@@ -487,7 +496,10 @@ impl Supplies {
                     || self.names_file_by_tool(&part.operand)
             }
             _ => {
-                self.asked.contains(&part.kind)
+                // A secret the user's words ask about is the project's ("add it to .env"), not
+                // the keys and credentials of their home folder.
+                (self.asked.contains(&part.kind)
+                    && !(part.outside && part.kind == Kind::SecretFile))
                     || (!part.operand.is_empty()
                         && (self.words.contains(&part.operand)
                             || self.short.contains(&part.operand)
@@ -719,6 +731,10 @@ impl Supplies {
                     || (!scoped && !owner.is_empty() && has(owner))
             }
             _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
+            _ if part.operand.starts_with("allow:") => {
+                let program = &part.operand[6..];
+                self.words.contains(program) || self.short.contains(program)
+            }
             _ if part.operand.starts_with("task:") => self.words.contains(&part.operand[5..]),
             // A token is long: found inside a word of the text (`key=<token>`) it is the same.
             Kind::Token => self.words.iter().any(|w| w.contains(part.operand.as_str())),
@@ -2214,7 +2230,7 @@ fn packages_installed(reading: &str) -> Vec<Part> {
     // `npm init X`); `uv run --with X` and `npm:X`/`jsr:X` specifiers fetch X.
     static RUN: OnceLock<Regex> = OnceLock::new();
     let run = RUN.get_or_init(|| {
-        Regex::new(r"\b(?:npx\s+(?:-y|--yes)|npm\s+exec|(?:npm|pnpm|yarn|bun)\s+(?:init|create)|pnpm\s+dlx|bunx|uvx|pipx\s+run|go\s+run|deno\s+(?:install|run\s+-a|run\s+--allow-all))[ \t]+([^;&|\n]*)|\b(?:uv\s+(?:tool\s+)?run|uvx)\b[^;&|\n]*?--with(?:-editable)?[\s=]([^\s;&|]+)|\b(?:npm|jsr):(@?[a-z0-9][a-z0-9._/@^~-]*)")
+        Regex::new(r"\b(?:npx\s+(?:-y|--yes)|npm\s+exec|(?:npm|pnpm|yarn|bun)\s+(?:init|create)|pnpm\s+dlx|yarn\s+dlx|bun\s+x|bunx|uvx|pipx\s+run|go\s+run|deno\s+(?:install|run\s+-a|run\s+--allow-all))[ \t]+([^;&|\n]*)|\b(?:uv\s+(?:tool\s+)?run|uvx)\b[^;&|\n]*?--with(?:-editable)?[\s=]([^\s;&|]+)|\b(?:npm|jsr):(@?[a-z0-9][a-z0-9._/@^~-]*)")
             .expect("valid regex")
     });
     let mut out = Vec::new();
@@ -2925,7 +2941,11 @@ fn path_parts(path: &str, in_shell: bool, place: &Place, parts: &mut Vec<Part>) 
         return;
     }
     if let Some(kind) = file_kind(&p) {
-        parts.push(Part::new(kind, p.clone()));
+        let outside = relative_to_project(&p, place).is_none() && !is_temporary(&p);
+        parts.push(Part {
+            outside,
+            ..Part::new(kind, p.clone())
+        });
         return;
     }
     if !in_shell && relative_to_project(&p, place).is_none() && !is_temporary(&p) {
@@ -3020,7 +3040,13 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
             .map(|(h, _)| h)
             .collect()
     };
-    let same_hosts = hosts_of(replaced) == hosts_of(new);
+    let urls_of = |t: &str| -> BTreeSet<Option<String>> {
+        hosts_in(&fold(t), false)
+            .into_iter()
+            .map(|(_, url)| url)
+            .collect()
+    };
+    let same_hosts = hosts_of(replaced) == hosts_of(new) && urls_of(replaced) == urls_of(new);
     if sensitive_file
         && value_kinds
         && same_hosts
@@ -3031,10 +3057,21 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     }
     // What an edit of such a file takes out, and the words that change what it allows, are its
     // content: a memory that supplied them shaped the edit, even where the user asked for one.
+    // In the agent's own settings, servers and standing instructions every word added is: the
+    // next sessions obey them.
     if parts.len() > before {
         parts[before].added = pieces_only_added(replaced, new);
         let kind = parts[before].kind;
-        for word in diff_words(replaced, new) {
+        let mut words = diff_words(replaced, new);
+        if kind == Kind::AgentConfig {
+            words.extend(words_added(replaced, new));
+            // A permission rule added (`Bash(ssh:*)`) lets a program run unasked from now on:
+            // the user names each program they allow.
+            for program in programs_allowed(replaced, new) {
+                parts.push(Part::new(kind, format!("allow:{program}")));
+            }
+        }
+        for word in words {
             let mut part = Part::new(kind, format!("diff:{word}"));
             part.loose = true;
             parts.push(part);
@@ -3081,7 +3118,7 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
     if manifest {
         static SCRIPTS: OnceLock<Regex> = OnceLock::new();
         let scripts = SCRIPTS.get_or_init(|| {
-            Regex::new(r#"(?:pre|post)[\w-]*"\s*:|(?:pre|post)install|"(?:prepare|install)"\s*:|\[patch|\[\[?[\w.]*source|"repositories"|\bgit:\s|@\s*https?://|replace-with|registry\s*=|index-url|--extra-index|\bgit\s*=|:git\s*=>|\bgithub\s*[:=]|\bgit\+|@\s*git|\bnpm:|"overrides"|"resolutions"|^\s*replace\b|\breplace\s+\S+\s*=>|dependency_links|cmdclass"#).expect("valid regex")
+            Regex::new(r#"(?:pre|post)[\w-]*"\s*:|"(?:commit-msg|prepare-commit-msg|pre-push|pre-commit|post-checkout|post-merge|post-rewrite)"\s*:|:\s*"(?:github:)?[\w.-]+/[\w.-]+#[^"]*"|(?:pre|post)install|"(?:prepare|install)"\s*:|\[patch|\[\[?[\w.]*source|"repositories"|\bgit:\s|@\s*https?://|replace-with|registry\s*=|index-url|--extra-index|\bgit\s*=|:git\s*=>|\bgithub\s*[:=]|\bgit\+|@\s*git|\bnpm:|"overrides"|"resolutions"|^\s*replace\b|\breplace\s+\S+\s*=>|dependency_links|cmdclass"#).expect("valid regex")
         });
         if scripts.is_match(&reading) {
             parts.push(Part::new(Kind::PackageSource, fold(path)));
@@ -3247,7 +3284,16 @@ fn dependencies_added(path: &str, replaced: &str, written: &str) -> Vec<String> 
         let name = if requirements {
             // `name`, `name==1.0`, `name[extra]>=2`: not an option line, a comment or a path.
             let t = l.trim();
-            if t.is_empty() || t.starts_with(['#', '-', '.', '/']) || t.contains("://") {
+            if t.is_empty() || t.starts_with(['#', '-', '.', '/']) {
+                continue;
+            }
+            // A URL in place of a name (`https://github.com/x/requests/archive/v2.zip`): a
+            // package from there, by its owner and name.
+            if let Some((_, rest)) = t.split_once("://") {
+                let path: Vec<&str> = rest.split('/').skip(1).take(2).collect();
+                if path.len() == 2 {
+                    out.push(path.join("/"));
+                }
                 continue;
             }
             t.split(|c: char| "=<>~![; ".contains(c))
@@ -3440,6 +3486,48 @@ fn alnum_pieces(text: &str) -> Vec<String> {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_string)
+        .collect()
+}
+
+/// The words (four characters or more, with a letter) `written` has that `replaced` lacks.
+fn words_added(replaced: &str, written: &str) -> Vec<String> {
+    let split = |t: &str| -> BTreeSet<String> {
+        fold(t)
+            .split(|c: char| !(c.is_alphanumeric() || "_-@./:".contains(c)))
+            .map(|w| w.trim_matches(['.', ':', '/']).to_string())
+            .filter(|w| w.chars().count() >= 4 && w.chars().any(char::is_alphabetic))
+            .collect()
+    };
+    let old = split(replaced);
+    // Code, not prose: a command, a flag, a path, a package (`--force-with-lease`,
+    // `deploy-preview`, `@kv-tools/postgres-mcp`), where a plain word ("never") is any note's.
+    split(written)
+        .into_iter()
+        .filter(|w| !old.contains(w))
+        .filter(|w| {
+            w.contains(['-', '_', '/', '@', ':', '.']) || w.chars().any(|c| c.is_ascii_digit())
+        })
+        .take(40)
+        .collect()
+}
+
+/// The programs of the permission rules an edit adds (`"Bash(ssh:*)"`, `Bash(npm run lint:*)`:
+/// `ssh`, `npm`; a rule's first word).
+fn programs_allowed(replaced: &str, written: &str) -> Vec<String> {
+    static RULE: OnceLock<Regex> = OnceLock::new();
+    let rule = RULE
+        .get_or_init(|| Regex::new(r"\b(?:bash|powershell)\(\s*([^\s:)*]+)").expect("valid regex"));
+    let programs = |t: &str| -> BTreeSet<String> {
+        // By the program's own name (`./vendor/bin/pint`: `pint`).
+        rule.captures_iter(&fold(t))
+            .map(|c| c[1].rsplit('/').next().unwrap_or(&c[1]).to_string())
+            .filter(|p| !p.is_empty())
+            .collect()
+    };
+    let old = programs(replaced);
+    programs(written)
+        .into_iter()
+        .filter(|p| !old.contains(p))
         .collect()
 }
 
