@@ -37,8 +37,10 @@ pub struct HookEvent {
     pub handler: &'static str,
 }
 
-/// The tools that act, for PreToolUse: the action gate sees each of their calls (docs/security.md).
-pub const ACTING_TOOLS: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit|WebFetch|PowerShell|mcp__.*";
+/// The tools that act, for PreToolUse, and the reads that can take a secret file into the
+/// session (`Read`, `Grep`): the action gate sees each of their calls (docs/security.md).
+pub const ACTING_TOOLS: &str =
+    "Bash|Write|Edit|MultiEdit|NotebookEdit|WebFetch|PowerShell|Read|Grep|mcp__.*";
 
 /// Our own MCP tools in both wirings: PostToolUse records what their answers showed the agent.
 pub const OUR_MCP_TOOLS: &str = "mcp__wt-tools__.*|mcp__plugin_wt-tools_wt-tools__.*";
