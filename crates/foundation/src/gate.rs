@@ -1327,7 +1327,10 @@ fn only_read_blanked(reading: &str) -> String {
         "sha256sum",
         "md5sum",
     ];
-    const GIT_READS: &[&str] = &["diff", "log", "show", "blame", "ls-files", "status", "lfs"];
+    // (`git add` and `commit` record the file as it is: they change nothing it does.)
+    const GIT_READS: &[&str] = &[
+        "diff", "log", "show", "blame", "ls-files", "status", "lfs", "add", "commit",
+    ];
     static SEGMENT: OnceLock<Regex> = OnceLock::new();
     static CONFIG: OnceLock<Regex> = OnceLock::new();
     let segment = SEGMENT.get_or_init(|| Regex::new(r"[^;&\n]+").expect("valid regex"));
@@ -1344,7 +1347,8 @@ fn only_read_blanked(reading: &str) -> String {
             let program = words.first().copied().unwrap_or("");
             let reader = READERS.contains(&program)
                 || (program == "git" && words.get(1).is_some_and(|w| GIT_READS.contains(w)));
-            reader && !stage.contains(['>', '<', '$', '`']) && !words.contains(&"-i")
+            let redirects = stage.replace("2>/dev/null", "").contains(['>', '<']);
+            reader && !redirects && !stage.contains(['$', '`']) && !words.contains(&"-i")
         });
         if reads {
             out.replace_range(m.range(), &" ".repeat(m.as_str().len()));
@@ -1975,8 +1979,19 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
                 continue;
             }
         }
+        // A local path (`outputs/keep/focal_dice-best.ckpt`: no scheme, no `host:` and no dotted
+        // name before its first slash) names no host; nor does a name that starts with a hyphen.
+        let path_only = !arg.contains("://")
+            && arg.split_once('/').is_some_and(|(head, _)| {
+                !head.contains(['@', ':']) && (!head.contains('.') || head.starts_with('.'))
+            });
+        if path_only {
+            continue;
+        }
         for (host, url) in hosts_in(&arg, true) {
-            network_part(host, url, parts);
+            if !host.starts_with('-') {
+                network_part(host, url, parts);
+            }
         }
     }
     for host in git_repository_hosts(&expand_variables(&fold(command))) {
@@ -2761,7 +2776,7 @@ fn more_acts(reading: &str) -> Vec<Part> {
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b"),
             (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:\s:/|\s:\(|--worktree\s+\.(?:\s|$))|\bgit\b[^;|&\n]*\bswitch\b[^;|&\n]*(?:--discard-changes|\s-f\b|--force)|\brm\s+-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:\./)?\.git/?(?:\s|$)|\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
             (Kind::RecursiveDelete, r"\b(?:rsync|aws\s+s3\s+sync|gsutil\s+(?:-m\s+)?rsync|azcopy\s+sync)\b[^;|&\n]*(?:--delete|\s-d\b)|\brclone\s+sync\b|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
-            (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\b(?:create|alter)\s+(?:role|user)\b[^;]*\b(?:superuser|createrole|bypassrls)\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b|\bdrop\s+(?:type|view|function|index|sequence|extension|materialized\s+view|collection|keyspace)\b|\bcascade\b|\balembic\b[^;|&\n]*\bdowngrade\b|\becto\.(?:reset|drop|rollback)\b|\bschema:(?:drop|sync)\b|\bmigrate:(?:rollback|reset|fresh|refresh)\b|\bdjango-admin\s+(?:\S+\s+)*?(?:flush|reset_db|sqlflush)\b|\bdb:(?:drop|reset|purge|truncate_all|schema:load|migrate:reset)\b|\bversion=0\b|\bef\s+database\s+update\s+0\b|\bflushall\b|\bflushdb\b|\bremove_tree\b|\brmtree\b|\bfs\.rm(?:sync)?\b[^;\n]*recursive|\bdropdb\b"),
+            (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\b(?:create|alter)\s+(?:role|user)\b[^;]*\b(?:superuser|createrole|bypassrls)\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bdrop\s+(?:table|database|schema)\b|\bdrop\s+(?:type|view|function|index|sequence|extension|materialized\s+view|collection|keyspace)\b|\bcascade\b|\balembic\b[^;|&\n]*\bdowngrade\s+base\b|\becto\.(?:reset|drop|rollback)\b|\bschema:(?:drop|sync)\b|\bmigrate:(?:rollback|reset|fresh|refresh)\b|\bdjango-admin\s+(?:\S+\s+)*?(?:flush|reset_db|sqlflush)\b|\bdb:(?:drop|reset|purge|truncate_all|schema:load|migrate:reset)\b|\bversion=0\b|\bef\s+database\s+update\s+0\b|\bflushall\b|\bflushdb\b|\bremove_tree\b|\brmtree\b|\bfs\.rm(?:sync)?\b[^;\n]*recursive|\bdropdb\b"),
             (Kind::Publish, r"\bsmart-release\b|\brelease:(?:prepare|perform)\b|\bfastlane\b[^;|&\n]*\b(?:deliver|pilot|supply|upload_to_\w+|appstore|playstore|submit_for_review)\b|\bauto\s+shipit\b|\bshipit\b|\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\b(?:cabal|stack)\s+upload\b|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|(?:^|[\s;&|(])(?:np|semantic-release|release-it)(?:\s|$)|\bnpm\s+(?:unpublish|deprecate)\b|\b(?:cargo|rake|nx|lerna|changeset)\s+(?:\S+\s+)*?release\b|\b(?:docker|podman|buildx)\b[^;|&\n]*(?:type=registry|push=true)"),
             (Kind::RemoteChange, r"\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-f\S*|\bgh\s+api\b[^;|&\n]*/dispatches\b|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)[\s=]|\bgh\s+api\b[^;|&\n]*(?:--field|--raw-field|\s-f)|\bglab\s+mr\s+(?:merge|approve)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+workflow\s+(?:run|enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b|\bgh_repo=\S+[^;|&\n]*\bgh\s+(?:issue|pr|gist|release|api)\b|\bgh\s+api\b[^;|&\n]*--input\b"),
             (Kind::AgentConfig, r"\bclaude\s+(?:mcp\s+(?:add|add-json|remove|add-from-claude-desktop)|config\s+(?:set|add|remove)|plugin\s+(?:install|enable|marketplace))\b"),
@@ -5340,6 +5355,9 @@ mod tests {
             ("ordinary9.jsonl", 5),
             // Held out on round 11's gate (43), then generalised from (round 12).
             ("ordinary10.jsonl", 29),
+            // Held out on round 13's gate (14), then three bugs it showed fixed (git add of a
+            // config, `2>/dev/null` after a read, a local path read as a host).
+            ("ordinary11.jsonl", 8),
         ];
         let mut stopped = Vec::new();
         let mut worse = Vec::new();
