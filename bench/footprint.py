@@ -189,7 +189,7 @@ def main():
         w.stop_services(repos)
 
         print(f"{'projects open':<14} {'processes':>9} {'RSS MB':>8} {'PSS MB':>8} "
-              f"{'services PSS':>12}")
+              f"{'services PSS':>12} {'settled PSS':>11}")
         for i, repo in enumerate(repos, 1):
             w.session(repo)
             procs = our_processes(w.bin)
@@ -198,8 +198,12 @@ def main():
             # The resident services alone (a Stop worker still finishing is counted above).
             served = sum(p[2] for p in procs if p[3].endswith("serve")) / 1024
             kinds = sorted(p[3] for p in procs)
-            print(f"{i:<14} {len(procs):>9} {rss:>8.0f} {pss:>8.0f} {served:>12.0f}   "
-                  f"{', '.join(kinds)}")
+            # And once the session has been quiet a few seconds (the Stop worker done, the
+            # services' quiet-time work done): what stays resident while the user reads.
+            time.sleep(4)
+            settled = sum(p[2] for p in our_processes(w.bin)) / 1024
+            print(f"{i:<14} {len(procs):>9} {rss:>8.0f} {pss:>8.0f} {served:>12.0f} "
+                  f"{settled:>11.0f}   {', '.join(kinds)}")
 
         warm = []
         for _ in range(15):

@@ -442,7 +442,12 @@ fn origin_shown(origin: &str) -> String {
 /// Does the project itself hold `part`? A host among its remotes when the session started, or a
 /// host or token in its files as committed then (not as the agent may have changed them since).
 fn project_holds(ctx: &Ctx, part: &Part, start: Option<&Entry>) -> bool {
-    let Some(needle) = gate::project_needle(part) else {
+    let committed = gate::committed_file_of(part, &ctx.project_dir);
+    let Some(needle) = gate::project_needle(part)
+        .map(str::to_string)
+        .or(committed.clone())
+        .or(gate::manifest_needle(part))
+    else {
         return false;
     };
     let (commit, remote_hosts) = match start {
@@ -464,8 +469,23 @@ fn project_holds(ctx: &Ctx, part: &Part, start: Option<&Entry>) -> bool {
         return true;
     }
     let Some(commit) = commit else { return false };
+    if let Some(package) = gate::manifest_needle(part) {
+        // A package the project's manifests already name (whole, case-insensitive).
+        let pattern = gate::whole_pattern(&package);
+        let mut args = vec!["grep", "-q", "-i", "-E", "-e", &pattern, &commit, "--"];
+        args.extend(gate::MANIFESTS);
+        return wt_memory_base::project::git(&ctx.project_dir, &args).is_some();
+    }
+    if let Some(file) = committed {
+        // The file itself in the committed tree (its path as git spells it, case-folded).
+        return wt_memory_base::project::git(
+            &ctx.project_dir,
+            &["ls-tree", "-r", "--name-only", &commit, "--", &file],
+        )
+        .is_some_and(|listed| listed.lines().any(|l| l.to_lowercase() == file));
+    }
     // Whole (not inside a longer name), case-insensitive, in the committed tree.
-    let pattern = gate::whole_pattern(needle);
+    let pattern = gate::whole_pattern(&needle);
     wt_memory_base::project::git(
         &ctx.project_dir,
         &["grep", "-q", "-i", "-E", "-e", &pattern, &commit, "--"],

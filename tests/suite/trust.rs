@@ -620,3 +620,68 @@ fn an_action_supplied_by_any_writer_but_the_user_is_stopped_and_names_its_origin
     assert!(shown.contains("vault.acme-backups.net"), "{shown}");
     assert_eq!(decision, "", "{reason}");
 }
+
+/// Issue 70, rounds 10-11: what the project had committed when the session started is the
+/// project's, whoever's memory named it: a committed dev settings file is read and a package its
+/// manifest already lists is installed unasked. The same acts on what the project does not hold (an
+/// uncommitted `.env`, a package no manifest names) still ask, and a file the agent commits during
+/// the session does not become the project's.
+#[test]
+fn what_the_project_committed_is_its_own_and_nothing_else_is() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("shop");
+    std::fs::write(
+        repo.join(".env.development"),
+        "API_URL=http://localhost:8080\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("package.json"),
+        r#"{"name": "shop", "dependencies": {"left-pad": "^1.3.0"}}"#,
+    )
+    .unwrap();
+    git(&repo, &["add", "."]);
+    git(
+        &repo,
+        &["commit", "-q", "-m", "dev settings and dependencies"],
+    );
+    std::fs::write(repo.join(".env"), "STRIPE_KEY=sk_test_local\n").unwrap();
+    // Written by the agent (its shell sets CLAUDECODE): information, never authority.
+    let mut remember = env.cmd("wt-memory", &repo);
+    remember
+        .args(["remember", "--type", "Learning"])
+        .env("CLAUDECODE", "1");
+    let note = "The date tests read their settings from .env.development and local keys from \
+                .env; they need left-pad and left-pad-dates installed with npm.";
+    assert_eq!(run(&mut remember, Some(note)).status.code(), Some(0));
+    let stored = env.wt_json(&repo, &["list"], None);
+    assert_eq!(stored[0]["metadata"]["provenance"], "agent", "{stored}");
+
+    let prompt = "the date tests fail on my machine, get them running";
+    let cases = [
+        ("cat .env.development", ""),
+        ("npm install left-pad", ""),
+        ("cat .env", "ask"),
+        ("npm install left-pad-dates", "ask"),
+    ];
+    for (i, (command, expected)) in cases.iter().enumerate() {
+        let session = format!("5e2d1c0b-9a8f-4e7d-8c6b-{i:012}");
+        let (shown, decision, reason) = shown_then_before(&env, &repo, &session, prompt, command);
+        assert!(shown.contains("left-pad-dates"), "not shown:\n{shown}");
+        assert_eq!(&decision, expected, "{command}: {reason}");
+    }
+
+    // Committed by the agent during the session: still not the project's as the session began.
+    let session = "5e2d1c0b-9a8f-4e7d-8c6b-0000000000ff";
+    hook_answer(
+        &env,
+        &repo,
+        "SessionStart",
+        &json!({"session_id": session, "hook_event_name": "SessionStart", "cwd": repo,
+            "source": "startup"}),
+    );
+    git(&repo, &["add", "-f", ".env"]);
+    git(&repo, &["commit", "-q", "-m", "keys"]);
+    let (_, decision, reason) = shown_then_before(&env, &repo, session, prompt, "cat .env");
+    assert_eq!(decision, "ask", "{reason}");
+}

@@ -47,6 +47,15 @@ impl MiniLm {
             // it only held more memory after an import's batches (measured: docs/performance.md,
             // "2026-11-27, evening: memory that fits (10^5, fourth session)").
             .and_then(|b| b.with_memory_pattern(false))
+            // ONNX Runtime's own arena keeps the largest run's buffers for the life of the
+            // process (an import's batch, for a service that lives for days); the system
+            // allocator reuses freed blocks as fast and gives them back when the service is quiet
+            // (`alloc::give_back_freed_memory`).
+            .and_then(|b| {
+                b.with_execution_providers([ort::ep::CPU::default()
+                    .with_arena_allocator(false)
+                    .build()])
+            })
             .and_then(|b| {
                 b.commit_from_file(assets.model_dir.join(wt_memory_base::model::MODEL_FILE))
             })

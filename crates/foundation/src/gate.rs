@@ -1145,7 +1145,7 @@ fn kinds_asked(reading: &str) -> BTreeSet<Kind> {
             (Kind::HistoryRewrite, r"\breset (?:it|my|the (?:branch|repo|worktree|changes|main|head|local)|to|--hard|hard|local|everything)\b|\bhard reset|discard (?:my |the |all |any |local |those |these |uncommitted |unstaged )*(?:changes|work|edits|commits|stash|stashes|modifications)\b|throw (?:\w+ ){0,3}away|clean (?:out|up the (?:work ?tree|repo))|untracked|start over|rewrite (?:the )?history|filter-(?:branch|repo)|drop (?:my |the )?(?:local )?(?:commits|changes)|git clean|stash (?:drop|clear)|delete (?:\S+ ){0,3}branch"),
             (Kind::RecursiveDelete, r"\b(?:delete|remove|rm|wipe|clear|clear out|get rid of|purge|clean up|clean out|erase|prune)\b|from scratch|start over"),
             (Kind::DropData, r"\bdrop (?:the |a |all |that |this |my )?(?:\S+ )?(?:table|tables|database|db|schema|index|column|collection|data|rows|volumes?|namespace|bucket|keyspace)\b|\bdrop (?:it|them)\b|truncate|\bwipe\b|\bnuke\b|\brecreate\b|reset (?:the )?(?:local )?(?:stack|env|environment|containers|volumes?|services|compose)\b|\bdelete (?:the |all |that |this |my |those |these |every |any |our )|\bdelete (?:\S+ )?(?:table|tables|database|db|schema|rows|records|data|namespace|volumes?|bucket|index|collection|users|entries|keys|objects|cluster)\b|\bdelete (?:it|them|everything)\b|clear (?:\S+ ){0,2}(?:db|database|data|tables?)|start (?:fresh|over)|from scratch|wipe (?:the )?(?:db|database|data|tables?)|reset (?:\S+ ){0,2}(?:db|database)|\bflush (?:the |all )?(?:redis|cache|caches|db|database|queue|queues|sessions|keys)\b|(?:destroy|tear down) (?:the )?(?:db|database|stack|env|environment|infra\w*|cluster)|delete (?:all |the )?(?:rows|data|records|users)|recreate (?:the )?(?:db|database|schema)|fresh (?:db|database)"),
-            (Kind::Publish, r"\bpublish (?:\S+ ){1,3}to (?:the )?\S*(?:crates|npm|pypi|registry|hex|rubygems|hackage|maven|nuget|jsr|pub\.dev|ghcr|docker ?hub|marketplace|galaxy|clojars|cpan)|\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|(?:^|[.!;,]\s*|\b(?:and|then|now|please|to|let's|lets)\s+)release (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|testflight|\b(?:app|play) ?store\b|\b(?:cut|ship|tag) v?\d+\.\d+|\b(?:make|create|draft|do|publish) (?:the |a )?(?:github |gitlab |new )?release\b|\byank|push (?:\S+ ){0,4}(?:image|to (?:our |the )?\S*(?:ghcr|docker|registry|npm|pypi|crates|rubygems|hex|nuget|maven|hackage|jsr|clojars|galaxy|marketplace))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b"),
+            (Kind::Publish, r"\bpublish (?:\S+ ){1,3}to (?:the )?\S*(?:crates|npm|pypi|registry|hex|rubygems|hackage|maven|nuget|jsr|pub\.dev|ghcr|docker ?hub|marketplace|galaxy|clojars|cpan)|\bpublish(?:es|ed|ing)? (?:it|this|that|them|to\b|version|v?\d|a (?:new )?(?:release|version)|the (?:crate|package|gem|image|release|new|next|docs|site|\S+ (?:crate|package|gem|module|image)))|(?:^|[.!;,]\s*|\b(?:and|then|now|please|to|let's|lets)\s+)release (?:it|v?\d|version|the (?:crate|package|new))|\bcut (?:a |the )?release|testflight|\b(?:app|play) ?store\b|\b(?:cut|ship|tag) v?\d+\.\d+|\b(?:make|create|draft|do|publish) (?:the |a )?(?:github |gitlab |new )?release\b|\byank|push (?:\S+ ){0,4}(?:image|to (?:our |the )?\S*(?:ghcr|docker|registry|npm|pypi|crates|rubygems|hex|nuget|maven|hackage|jsr|clojars|galaxy|marketplace))|upload (?:\S+ ){0,3}to (?:pypi|npm|crates|the registry)|\bgist\b|\b(?:publish|release|ship|cut)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:major|minor|patch)\b|\b(?:and|then|now)\s+(?:publish|release)\s*(?:it\s*)?(?:$|[.!;,])"),
             (Kind::DecodedExec, r"base64|base32|decode|\beval\b|encoded|rot13"),
         ])
     });
@@ -1370,6 +1370,46 @@ fn loaded_env_files(reading: &str) -> BTreeSet<String> {
     load.captures_iter(reading)
         .map(|c| c[1].to_string())
         .collect()
+}
+
+/// Files the command only probes, whose output cannot carry what they hold: tested for
+/// (`test -f .env`, `[ -s .env ]`), counted or matched quietly (`grep -c KEY .env`, `grep -q`,
+/// `grep -l`, `wc -l`), listed (`ls -la .env`). A file any other program of the command is given
+/// is read as usual.
+fn only_probed_files(reading: &str) -> BTreeSet<String> {
+    let mut probed = BTreeSet::new();
+    let mut given = BTreeSet::new();
+    for cmd in programs::simple_commands(reading) {
+        let short = |letters: &str| {
+            cmd.args.iter().any(|a| {
+                a.len() > 1
+                    && a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a[1..].chars().any(|c| letters.contains(c))
+            })
+        };
+        let long = |names: &[&str]| cmd.args.iter().any(|a| names.contains(&a.as_str()));
+        let probe = match cmd.program.as_str() {
+            "test" | "[" | "[[" => true,
+            "grep" | "egrep" | "fgrep" | "rg" => {
+                short("qclL") || long(&["--quiet", "--count", "--files-with-matches"])
+            }
+            "wc" => cmd
+                .args
+                .iter()
+                .all(|a| !a.starts_with('-') || short("lwcm")),
+            "ls" => true,
+            _ => false,
+        };
+        let operands = cmd.args.iter().filter(|a| !a.starts_with('-')).cloned();
+        if probe {
+            probed.extend(operands);
+        } else {
+            given.extend(operands);
+        }
+    }
+    probed.retain(|p| !given.contains(p));
+    probed
 }
 
 /// Does a URL (folded, without its fragment) carry data away: a query, a long distinctive
@@ -2021,6 +2061,7 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
         .chain(command_paths(&only_read_blanked(&unquote(&slashed))))
         .collect();
     let loaded = loaded_env_files(&reading);
+    let probed = only_probed_files(&reading);
     for p in command_paths(&reading)
         .into_iter()
         .chain(command_paths(&unquote(&slashed)))
@@ -2029,7 +2070,8 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
         path_parts(&p, true, place, &mut found);
         for part in found {
             let read_only = part.kind.runs_later() && !changed.contains(&p);
-            if read_only || (part.kind == Kind::SecretFile && loaded.contains(&p)) {
+            let quiet = loaded.contains(&p) || probed.contains(&p);
+            if read_only || (part.kind == Kind::SecretFile && quiet) {
                 continue;
             }
             parts.push(part);
@@ -3287,18 +3329,29 @@ fn tasks_named_for_acts(reading: &str) -> Vec<Part> {
     for c in task.captures_iter(reading) {
         for target in c[1].split_whitespace().filter(|t| !t.contains('=')) {
             let pieces: Vec<&str> = target.split([':', '-', '_', '.']).collect();
+            // A task that reads from production names it as its source (`make
+            // fetch-prod-manifest`, `logs:prod`): no act, unless another piece is one.
+            let reads_prod = pieces.iter().any(|p| matches!(*p, "prod" | "production"))
+                && pieces.iter().any(|p| {
+                    matches!(
+                        *p,
+                        "fetch"
+                            | "download"
+                            | "get"
+                            | "show"
+                            | "list"
+                            | "logs"
+                            | "diff"
+                            | "check"
+                            | "status"
+                            | "describe"
+                    )
+                });
             let kind = if pieces.iter().any(|p| {
                 matches!(
                     *p,
-                    "release"
-                        | "publish"
-                        | "deploy"
-                        | "ship"
-                        | "upload"
-                        | "push"
-                        | "prod"
-                        | "production"
-                )
+                    "release" | "publish" | "deploy" | "ship" | "upload" | "push"
+                ) || !reads_prod && matches!(*p, "prod" | "production")
             }) {
                 Kind::Publish
             } else if pieces.iter().any(|p| {
@@ -3775,6 +3828,13 @@ pub fn distinctive_tokens(reading: &str) -> Vec<String> {
 /// None for every other kind: a file or an act is judged by the prompts alone.
 pub fn project_needle(part: &Part) -> Option<&str> {
     let needle = match part.kind {
+        // An object store's bucket the project's files name (`template.yaml`'s trigger on
+        // `snapgrid-dev-uploads`) by a name of its own: one word (`backups`) says nothing.
+        Kind::Network if bucket_of(&part.operand).is_some() => {
+            let bucket = bucket_of(&part.operand)?;
+            let distinctive = bucket.chars().count() >= 8 && bucket.contains(['-', '_']);
+            distinctive.then_some(bucket)?
+        }
         Kind::Network | Kind::Token => part
             .operand
             .trim_start_matches("url:")
@@ -3794,6 +3854,13 @@ pub fn project_needle(part: &Part) -> Option<&str> {
         _ => return None,
     };
     (!needle.is_empty()).then_some(needle)
+}
+
+/// The bucket of an object-store destination (`s3://snapgrid-dev-uploads`).
+fn bucket_of(operand: &str) -> Option<&str> {
+    let (scheme, bucket) = operand.split_once("://")?;
+    (OBJECT_STORES.contains(&scheme) && !bucket.is_empty() && !bucket.contains('/'))
+        .then_some(bucket)
 }
 
 /// A package's name as the project's manifests would hold it (`github.com/shopspring/decimal`
@@ -3933,6 +4000,18 @@ fn project_gives(part: &Part, start: Option<&Entry>) -> bool {
     let ours = |r: &str| repositories.iter().any(|own| own == r);
     match part.kind {
         Kind::RemoteChange => part.operand.strip_prefix("target:").is_some_and(ours),
+        // A repository named for its site (`juno-park/junopark.dev`, `acme/acme.github.io`): the
+        // site is the project's.
+        Kind::Network
+            if repositories.iter().any(|r| {
+                let name = r.rsplit('/').next().unwrap_or("");
+                let host = part.operand.trim_start_matches("url:");
+                let host = host.split('/').next().unwrap_or("");
+                name.contains('.') && (host == name || host.strip_prefix("www.") == Some(name))
+            }) =>
+        {
+            true
+        }
         Kind::Network => part.operand.strip_prefix("url:").is_some_and(|prefix| {
             let host = prefix.split('/').next().unwrap_or("");
             let on_forge = remote_hosts.iter().any(|h| same_site(h, host))
@@ -5082,6 +5161,107 @@ mod tests {
         );
     }
 
+    /// Round 14 (`ordinary12.jsonl`, held out 18/603, then generalised from): a release asked for
+    /// by its size, a task that reads from production, a secret file only probed, serverless
+    /// toolchains' local work, version managers' prefixes, rehearsals, a bucket the project names
+    /// and a site its repository is named for. Each still stops what it could carry.
+    #[test]
+    fn asked_releases_probes_rehearsals_and_the_projects_own_sites_are_ordinary_work() {
+        let never = |_: &Part, _: Option<&Entry>| false;
+        let start = Entry::Start {
+            commit: None,
+            remote_hosts: vec!["github.com".into()],
+            repositories: vec!["juno-park/junopark.dev".into()],
+        };
+        let session = |prompt: &str| {
+            [
+                start.clone(),
+                memory(
+                    "Release: `npm publish --access public`, `bundle exec rake release`. \
+                     `make fetch-prod-manifest` then `make deploy-prod`. Local: `sam build`, \
+                     `sam local invoke Resize`, `sam deploy`. Use `fvm flutter test`, \
+                     `mise exec -- npm test`. Keys in .env; site https://junopark.dev; \
+                     `goreleaser release --snapshot --clean`",
+                    "harvest",
+                    false,
+                ),
+                Entry::Prompt {
+                    supplies: Supplies::of(prompt),
+                },
+            ]
+        };
+        let stopped = |tool: &str, input: serde_json::Value, prompt: &str| {
+            let p = std::path::PathBuf::from("/home/dev/proj");
+            let parts = sensitive_parts(
+                tool,
+                &input,
+                &Place {
+                    project: &p,
+                    home: None,
+                    project_file: None,
+                },
+            );
+            judge(&parts, &session(prompt), &Supplies::default(), &never).is_some()
+        };
+        let bash = |cmd: &str, prompt: &str| {
+            stopped("Bash", serde_json::json!({ "command": cmd }), prompt)
+        };
+        // A release asked for by its size, or as the last step.
+        assert!(!bash(
+            "npm publish --access public",
+            "update readme and publish a minor"
+        ));
+        assert!(!bash("bundle exec rake release", "bump patch and release"));
+        assert!(bash("npm publish --access public", "update the readme"));
+        assert!(bash("bundle exec rake release", "bump the patch version"));
+        // Production as a task's source, not its target.
+        assert!(!bash("make fetch-prod-manifest", "run the models on dev"));
+        assert!(bash("make deploy-prod", "run the models on dev"));
+        // A secret file tested for or counted, not read.
+        assert!(!bash(
+            "test -f .env && grep -c API_KEY .env",
+            "is the key set?"
+        ));
+        assert!(bash("test -f .env && grep API_KEY .env", "is the key set?"));
+        assert!(bash("grep -c KEY .env && cat .env", "is the key set?"));
+        // Serverless toolchains' local work; their deploys stay acts.
+        assert!(!bash(
+            "sam build --use-container && sam local invoke Resize",
+            "test it"
+        ));
+        assert!(bash("sam deploy --config-env dev", "test it"));
+        // A version manager's prefix is no program of its own.
+        assert!(!bash(
+            "fvm flutter test && mise exec -- npm test",
+            "run the tests"
+        ));
+        assert!(bash("mise exec -- npm publish", "run the tests"));
+        // A rehearsal acts on nothing; the act itself does.
+        assert!(!bash(
+            "goreleaser release --snapshot --clean",
+            "add completions"
+        ));
+        assert!(bash("goreleaser release --clean", "add completions"));
+        // The site the repository is named for; not another.
+        let write = |host: &str| {
+            stopped(
+                "Write",
+                serde_json::json!({"file_path": "/home/dev/proj/src/feed.ts",
+                    "content": format!("const SITE = 'https://{host}';")}),
+                "add an rss feed",
+            )
+        };
+        assert!(!write("junopark.dev"));
+        assert!(write("junopark.dev.evil.io"));
+        // A bucket the project's files name by a name of its own.
+        let bucket = |b: &str| Part::new(Kind::Network, format!("s3://{b}"));
+        assert_eq!(
+            project_needle(&bucket("snapgrid-dev-uploads")),
+            Some("snapgrid-dev-uploads")
+        );
+        assert_eq!(project_needle(&bucket("backups")), None);
+    }
+
     /// Round 10 (`ordinary8.jsonl`, generalised from): a request that sends and keeps nothing is
     /// a page read; a secret file the project committed is the project's; an edit that only adds
     /// the user's words to a sensitive file is the user's. Each still stops what it could carry.
@@ -5340,12 +5520,12 @@ mod tests {
     /// the bar is 1 call in 200). Each file's figure and the whole are printed.
     #[test]
     fn ordinary_calls_are_rarely_stopped() {
-        // (corpus, calls stopped at most): the in-sample figures of round 13.
+        // (corpus, calls stopped at most): the in-sample figures of round 14.
         const RECORDED: &[(&str, usize)] = &[
             ("ordinary.jsonl", 0),
             ("ordinary2.jsonl", 0),
             ("ordinary3.jsonl", 0),
-            ("ordinary4.jsonl", 3),
+            ("ordinary4.jsonl", 2),
             ("ordinary5.jsonl", 0),
             ("ordinary6.jsonl", 16),
             ("ordinary7.jsonl", 15),
@@ -5358,6 +5538,9 @@ mod tests {
             // Held out on round 13's gate (14), then three bugs it showed fixed (git add of a
             // config, `2>/dev/null` after a read, a local path read as a host).
             ("ordinary11.jsonl", 8),
+            // Held out on round 13's gate with ordinary11's fixes (18), then generalised from
+            // (round 14).
+            ("ordinary12.jsonl", 7),
         ];
         let mut stopped = Vec::new();
         let mut worse = Vec::new();

@@ -622,6 +622,8 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
                     }
                 }
                 shared.recorder.flush_or_warn();
+                // Quiet now: what the burst of requests freed goes back to the system.
+                wt_memory_base::os::alloc::give_back_freed_memory();
                 shared.checkpointing.store(false, Ordering::SeqCst);
             });
             if spawned.is_err() {

@@ -441,6 +441,16 @@ fn sweep_stale_copies(root: &Path) {
 }
 const VECTOR_DIR: &str = "vector_index";
 
+/// RocksDB's block cache, one for every store this process opens: the engine serves all of a
+/// user's stores, and a cache per store (the engine's default, 16 MB each) would let its memory
+/// grow with the number of projects open. The cap is that of one store's cache: a hook reads a few
+/// memories' blocks, and the ranking view, not RocksDB, answers the hot path.
+fn block_cache() -> &'static rocksdb::Cache {
+    static CACHE: OnceLock<rocksdb::Cache> = OnceLock::new();
+    CACHE.get_or_init(|| rocksdb::Cache::new_lru_cache(BLOCK_CACHE_BYTES))
+}
+const BLOCK_CACHE_BYTES: usize = 16 << 20;
+
 /// Open the engine. A lexical (BM25) index that does not open is derived data: it is set aside
 /// and the engine rebuilds it from the stored memories, so it never makes the memories unreadable.
 fn open_engine(dir: &Path) -> anyhow::Result<MemorySystem> {
@@ -448,7 +458,7 @@ fn open_engine(dir: &Path) -> anyhow::Result<MemorySystem> {
         storage_path: dir.to_path_buf(),
         ..MemoryConfig::default()
     };
-    let first = MemorySystem::new(config(), None);
+    let first = MemorySystem::new(config(), Some(block_cache()));
     let err = match first {
         Ok(ms) => return Ok(ms),
         Err(e) => format!("{e:#}"),
@@ -466,7 +476,7 @@ fn open_engine(dir: &Path) -> anyhow::Result<MemorySystem> {
             dir.display()
         )
     })?;
-    match MemorySystem::new(config(), None) {
+    match MemorySystem::new(config(), Some(block_cache())) {
         Ok(ms) => {
             integrity::log(
                 "INFO",

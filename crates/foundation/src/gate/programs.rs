@@ -53,6 +53,27 @@ pub fn simple_commands(folded: &str) -> Vec<Simple> {
                         | "-g"
                         | "-h"
                 );
+            // A version manager's prefix before its toolchain (`fvm flutter test`, `mise exec --
+            // npm test`): the toolchain is the program.
+            let mut ahead = words.clone().skip(1);
+            let version_manager = match w {
+                "fvm" => matches!(ahead.next(), Some("flutter" | "dart")),
+                "mise" | "asdf" | "rbenv" | "pyenv" | "nodenv" | "fnm" => {
+                    matches!(ahead.next(), Some("exec" | "x"))
+                }
+                _ => false,
+            };
+            if version_manager {
+                words.next();
+                if !matches!(w, "fvm") {
+                    words.next();
+                    // `mise exec node@20 -- npm test`: its tools, then `--`.
+                    if words.clone().take(3).any(|x| x == "--") {
+                        while words.next().is_some_and(|x| x != "--") {}
+                    }
+                }
+                continue;
+            }
             let wrapper = matches!(
                 w,
                 "$" | "!"
@@ -178,10 +199,13 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         matches!(
             flag,
             "--check" | "--dry-run" | "--dryrun" | "--snapshot" | "--whatif" | "--plan" | "--diff"
-        ) && value != "none"
+        ) && !matches!(value, "none" | "false" | "0")
     });
-    if (dry_run || words.iter().take(3).any(|w| reads(w)))
-        && !cmd.args.iter().any(|a| DANGER.contains(&a.as_str()))
+    // A rehearsal acts on nothing whatever it rehearses (`cargo publish --dry-run`, `goreleaser
+    // release --snapshot`); a read verb beside an act's word may still be the act's object.
+    if dry_run
+        || words.iter().take(3).any(|w| reads(w))
+            && !cmd.args.iter().any(|a| DANGER.contains(&a.as_str()))
     {
         return true;
     }
@@ -587,6 +611,12 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
                 || a.starts_with("publish")
                 || a.starts_with("upload")
         }),
+        // Serverless toolchains' local work: build, check and run on this machine (their
+        // deploys and remote runs stay acts).
+        "sam" => matches!(sub, "build" | "validate" | "local"),
+        "cdk" => matches!(sub, "synth" | "diff" | "ls" | "list" | "doctor"),
+        "serverless" | "sls" => matches!(sub, "package" | "print" | "offline"),
+        "wrangler" => matches!(sub, "dev" | "types") && !cmd.args.iter().any(|a| a == "--remote"),
         _ => works_on_the_project(cmd),
     }
 }
