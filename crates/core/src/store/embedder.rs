@@ -32,9 +32,16 @@ impl Embedder {
         MODEL
             .get_or_init(|| {
                 MODEL_LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                crate::embed::MiniLm::load(assets)
+                let started = std::time::Instant::now();
+                let model = crate::embed::MiniLm::load(assets)
                     .map_err(|e| integrity::log("WARN", &format!("{e:#}; the engine embeds")))
-                    .ok()
+                    .ok()?;
+                // A cold first hook waits for this: its time, for docs/performance.md.
+                integrity::log(
+                    "INFO",
+                    &format!("loaded the model in {} ms", started.elapsed().as_millis()),
+                );
+                Some(model)
             })
             .as_ref()
     }

@@ -152,6 +152,7 @@ fn reads(word: &str) -> bool {
         "fmt",
         "format",
         "test",
+        "unittest",
         "doctor",
         "devices",
         "logcat",
