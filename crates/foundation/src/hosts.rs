@@ -156,12 +156,6 @@ pub(crate) fn is_loopback(host: &str) -> bool {
         || host.ends_with(".localhost")
         || host.ends_with(".test")
         || host.ends_with(".invalid")
-        // This machine as its containers and VMs name it.
-        || matches!(
-            host,
-            "host.docker.internal" | "gateway.docker.internal" | "host.containers.internal"
-                | "host.lima.internal"
-        )
         || host.starts_with("ip:127.")
         || host == "ip:::1"
         || host == "ip:0.0.0.0"

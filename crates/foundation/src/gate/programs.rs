@@ -58,8 +58,14 @@ pub fn simple_commands(folded: &str) -> Vec<Simple> {
             let mut ahead = words.clone().skip(1);
             let version_manager = match w {
                 "fvm" => matches!(ahead.next(), Some("flutter" | "dart")),
+                // Not when its tools come from a backend (`mise x ubi:owner/tool -- …`).
                 "mise" | "asdf" | "rbenv" | "pyenv" | "nodenv" | "fnm" => {
                     matches!(ahead.next(), Some("exec" | "x"))
+                        && !words
+                            .clone()
+                            .skip(2)
+                            .take_while(|x| *x != "--")
+                            .any(|x| x.contains([':', '/']))
                 }
                 _ => false,
             };
@@ -199,8 +205,8 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         let (flag, value) = a.split_once('=').unwrap_or((a.as_str(), ""));
         matches!(
             flag,
-            "--check" | "--dry-run" | "--dryrun" | "--snapshot" | "--whatif" | "--plan" | "--diff"
-        ) && !matches!(value, "none" | "false" | "0")
+            "--check" | "--dry-run" | "--dryrun" | "--snapshot" | "--whatif"
+        ) && !matches!(value, "none" | "false" | "f" | "0" | "no" | "off")
     });
     // A rehearsal acts on nothing whatever it rehearses (`cargo publish --dry-run`, `goreleaser
     // release --snapshot`); a read verb beside an act's word may still be the act's object.
@@ -257,6 +263,27 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         )
     {
         return true;
+    }
+    let has_any = |flags: &[&str]| {
+        cmd.args.iter().any(|a| {
+            let flag = a.split_once('=').map_or(a.as_str(), |(f, _)| f);
+            flags.contains(&flag)
+        })
+    };
+    // A version manager's tool from a backend or a package (`mise use -g ubi:owner/tool`,
+    // `volta install @scope/cli`) is a program from elsewhere, not a version of a toolchain.
+    if matches!(
+        p,
+        "asdf" | "mise" | "nvm" | "fnm" | "volta" | "pyenv" | "rbenv" | "sdk"
+    ) && (cmd.args.iter().any(|a| a.contains([':', '/']))
+        || p == "volta"
+            && sub == "install"
+            && cmd.args.iter().skip(1).any(|a| {
+                !a.starts_with('-')
+                    && !["node", "npm", "yarn", "pnpm"].contains(&a.split('@').next().unwrap_or(""))
+            }))
+    {
+        return false;
     }
     match p {
         "git" => git_harmless(sub, &cmd.args),
@@ -614,10 +641,16 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         }),
         // Serverless toolchains' local work: build, check and run on this machine (their
         // deploys and remote runs stay acts).
-        "sam" => matches!(sub, "build" | "validate" | "local"),
-        "cdk" => matches!(sub, "synth" | "diff" | "ls" | "list" | "doctor"),
+        // (Not with another account's profile, another app to run, or remote resources.)
+        "sam" => matches!(sub, "build" | "validate" | "local") && !has_any(&["--profile"]),
+        "cdk" => {
+            matches!(sub, "synth" | "diff" | "ls" | "list" | "doctor") && !has_any(&["--app", "-a"])
+        }
         "serverless" | "sls" => matches!(sub, "package" | "print" | "offline"),
-        "wrangler" => matches!(sub, "dev" | "types") && !cmd.args.iter().any(|a| a == "--remote"),
+        // Local emulators of a cloud's services.
+        "firebase" => sub.starts_with("emulators:") && sub != "emulators:export",
+        "supabase" => matches!(sub, "start" | "stop" | "status"),
+        "wrangler" => matches!(sub, "dev" | "types") && !has_any(&["--remote", "-r"]),
         _ => works_on_the_project(cmd),
     }
 }
@@ -680,6 +713,31 @@ fn works_on_the_project(cmd: &Simple) -> bool {
 
 /// Programs whose work is a service elsewhere (a cloud, a host, a paste site, a deploy target):
 /// none of them works on the project alone, whatever its operands.
+/// Does `program` work on other machines or a cloud (a remote service's CLI, a cluster's, a
+/// shell on another host, a container engine)? Naming it in the project's files says the project
+/// uses it, not that every call of it is the project's.
+pub fn reaches_elsewhere(program: &str) -> bool {
+    REMOTE_PROGRAMS.contains(&program)
+        || matches!(
+            program,
+            "kubectl"
+                | "helm"
+                | "ssh"
+                | "scp"
+                | "sftp"
+                | "rsync"
+                | "docker"
+                | "podman"
+                | "terraform"
+                | "tofu"
+                | "psql"
+                | "mysql"
+                | "redis-cli"
+                | "mongosh"
+                | "gh"
+        )
+}
+
 const REMOTE_PROGRAMS: &[&str] = &[
     "vercel",
     "netlify",
