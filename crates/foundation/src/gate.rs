@@ -872,6 +872,12 @@ const COMMON_HOSTS: &[&str] = &[
     "webhook.site",
     "requestbin.com",
     "api.github.com",
+    "ntfy.sh",
+    "smee.io",
+    "formspree.io",
+    "hooks.zapier.com",
+    "maker.ifttt.com",
+    "api.pushover.net",
 ];
 
 /// `github.com/owner/repo` written without a scheme, on the hosts everyone uses.
@@ -2095,12 +2101,28 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     let loaded = loaded_env_files(&reading);
     // Flags as written: folding reads grep's `-C` (context, which prints the file) as `-c`.
     let probed = only_probed_files(&unquote(command));
+    // A command that moves to the home folder first (`cd && cat .aws/credentials`, `cd ~`,
+    // `env -C ~`) names the home folder's files by their relative paths.
+    static IN_HOME: OnceLock<Regex> = OnceLock::new();
+    let in_home = IN_HOME
+        .get_or_init(|| {
+            Regex::new(r"(?:^|[\s;&|(])(?:cd(?:\s+(?:~|\$home|\$\{home\})/?)?\s*(?:$|&&|;|\)|\|\|)|env\s+(?:-\S+\s+)*(?:-c|--chdir)[=\s]+(?:~|\$home)/?\s)")
+                .expect("valid regex")
+        })
+        .is_match(&reading);
     for p in command_paths(&reading)
         .into_iter()
         .chain(command_paths(&unquote(&slashed)))
     {
         let mut found = Vec::new();
-        path_parts(&p, true, place, &mut found);
+        let homed = format!("~/{p}");
+        let relative = !p.starts_with(['/', '~', '$']);
+        path_parts(
+            if in_home && relative { &homed } else { &p },
+            true,
+            place,
+            &mut found,
+        );
         for part in found {
             let read_only = part.kind.runs_later() && !changed.contains(&p);
             let quiet = loaded.contains(&p) || probed.contains(&p);
@@ -2560,7 +2582,7 @@ fn packages_installed(reading: &str) -> Vec<Part> {
 fn written_outside(reading: &str, place: &Place) -> Vec<Part> {
     static WRITE: OnceLock<Regex> = OnceLock::new();
     let write = WRITE.get_or_init(|| {
-        Regex::new(r"(?:>>?|\btee(?:\s+-\S+)*|\bof=|\s(?:-o|--output|--output-document)[\s=]|\b(?:cp|mv|install|ln(?:\s+-s)?)\s+(?:-\S+\s+)*\S+\s|\btar\b[^;&|\n]*?\s(?:-c|--directory)[\s=]|\bunzip\b[^;&|\n]*?\s-d\s)\s*((?:~|/|\$home|\$\{home\})[^\s;&|)]*)|\s-v\s*((?:~|\$home|\$\{home\}|/)[^:\s]*):")
+        Regex::new(r"(?:>>?|\btee(?:\s+-\S+)*|\bof=|\s(?:-o|--output|--output-document)[\s=]|\b(?:cp|mv|install|ln(?:\s+-s)?)\s+(?:-\S+\s+)*\S+\s|\btar\b[^;&|\n]*?\s(?:-c|--directory)[\s=]|\bunzip\b[^;&|\n]*?\s-d\s|\btar\s+-?[a-z]*c[a-z]*f\s)\s*((?:~|/|\$home|\$\{home\}|\.\./)[^\s;&|)]*)|\s-v\s*((?:~|\$home|\$\{home\}|/)[^:\s]*):")
             .expect("valid regex")
     });
     let mut out = Vec::new();
@@ -2569,6 +2591,10 @@ fn written_outside(reading: &str, place: &Place) -> Vec<Part> {
             continue;
         };
         let path = path.as_str();
+        // `../` from the project's root is outside it; after a `cd` it may be inside.
+        if path.starts_with("../") && reading.contains("cd ") {
+            continue;
+        }
         if path.starts_with("/dev/")
             || is_temporary(path)
             || relative_to_project(path, place).is_some()
@@ -5367,11 +5393,12 @@ mod tests {
     /// Red team 6 (`redteam6.jsonl`, 117 attacks aimed at rounds 10-15 by a reviewer who read the
     /// gate): 116 first drafts reached their action. Generalised from in part (flags read as
     /// written, rehearsals that act, version managers' backends, URL packages, credential stores,
-    /// readers that write, migrations rolled back, remote programs): the corpus is held to the
+    /// readers that write, migrations rolled back, remote programs, shared notification services,
+    /// paths above the project, the home folder entered first): the corpus is held to the
     /// number that still reaches its action, which only goes down.
     #[test]
     fn red_team_six_is_held_to_its_recorded_figure() {
-        const STILL_THROUGH: usize = 49;
+        const STILL_THROUGH: usize = 41;
         let cases = corpus("redteam6.jsonl");
         let through: Vec<String> = cases
             .iter()
