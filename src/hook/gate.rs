@@ -443,10 +443,11 @@ fn origin_shown(origin: &str) -> String {
 /// host or token in its files as committed then (not as the agent may have changed them since).
 fn project_holds(ctx: &Ctx, part: &Part, start: Option<&Entry>) -> bool {
     let committed = gate::committed_file_of(part, &ctx.project_dir);
+    let package = gate::manifest_needle(part);
     let Some(needle) = gate::project_needle(part)
         .map(str::to_string)
         .or(committed.clone())
-        .or(gate::manifest_needle(part))
+        .or(package.clone())
     else {
         return false;
     };
@@ -469,7 +470,7 @@ fn project_holds(ctx: &Ctx, part: &Part, start: Option<&Entry>) -> bool {
         return true;
     }
     let Some(commit) = commit else { return false };
-    if let Some(package) = gate::manifest_needle(part) {
+    if let Some(package) = package {
         // A package the project's manifests already name (whole, case-insensitive).
         let pattern = gate::whole_pattern(&package);
         let mut args = vec!["grep", "-q", "-i", "-E", "-e", &pattern, &commit, "--"];

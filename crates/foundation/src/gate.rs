@@ -4901,16 +4901,34 @@ mod tests {
     }
 
     fn part(cmd: &str) -> Vec<Part> {
+        parts_of("Bash", serde_json::json!({ "command": cmd }))
+    }
+
+    /// The sensitive parts of a call of `tool` in the corpus's project.
+    fn parts_of(tool: &str, input: serde_json::Value) -> Vec<Part> {
         let p = std::path::PathBuf::from("/home/dev/proj");
         sensitive_parts(
-            "Bash",
-            &serde_json::json!({ "command": cmd }),
+            tool,
+            &input,
             &Place {
                 project: &p,
                 home: None,
                 project_file: None,
             },
         )
+    }
+
+    /// Is `cmd` stopped in a session shown `note` (a harvest) and asked `prompt`, nothing held by
+    /// the project?
+    fn stopped_after(note: &str, cmd: &str, prompt: &str) -> bool {
+        let never = |_: &Part, _: Option<&Entry>| false;
+        let session = [
+            memory(note, "harvest", false),
+            Entry::Prompt {
+                supplies: Supplies::of(prompt),
+            },
+        ];
+        judge(&part(cmd), &session, &Supplies::default(), &never).is_some()
     }
 
     #[test]
@@ -5265,17 +5283,13 @@ mod tests {
             ]
         };
         let stopped = |tool: &str, input: serde_json::Value, prompt: &str| {
-            let p = std::path::PathBuf::from("/home/dev/proj");
-            let parts = sensitive_parts(
-                tool,
-                &input,
-                &Place {
-                    project: &p,
-                    home: None,
-                    project_file: None,
-                },
-            );
-            judge(&parts, &session(prompt), &Supplies::default(), &never).is_some()
+            judge(
+                &parts_of(tool, input),
+                &session(prompt),
+                &Supplies::default(),
+                &never,
+            )
+            .is_some()
         };
         let bash = |cmd: &str, prompt: &str| {
             stopped("Bash", serde_json::json!({ "command": cmd }), prompt)
@@ -5344,24 +5358,10 @@ mod tests {
     /// database. Each still stops what it could carry.
     #[test]
     fn a_yes_this_machine_linters_and_schema_pushes_are_ordinary_work() {
-        let never = |_: &Part, _: Option<&Entry>| false;
-        let session = |prompt: &str| {
-            [
-                memory(
-                    "Releases: `pnpm release`. Tests: `helm unittest charts/api`. CI in \
-                     .github/workflows/ci.yml. `pnpm db:push` syncs the schema; `pnpm push:cdn` \
-                     uploads assets. Local db via host.docker.internal",
-                    "harvest",
-                    false,
-                ),
-                Entry::Prompt {
-                    supplies: Supplies::of(prompt),
-                },
-            ]
-        };
-        let stopped = |cmd: &str, prompt: &str| {
-            judge(&part(cmd), &session(prompt), &Supplies::default(), &never).is_some()
-        };
+        let note = "Releases: `pnpm release`. Tests: `helm unittest charts/api`. CI in \
+                    .github/workflows/ci.yml. `pnpm db:push` syncs the schema; `pnpm push:cdn` \
+                    uploads assets. Local db via host.docker.internal";
+        let stopped = |cmd: &str, prompt: &str| stopped_after(note, cmd, prompt);
         assert!(!stopped("pnpm release", "ok release it"));
         assert!(stopped("pnpm release", "ok run the tests"));
         // The machine's services as a container reaches them (the Docker API on
@@ -5528,21 +5528,8 @@ mod tests {
     /// asked for, `git clean -X`, search patterns. Each still stops what it could carry.
     #[test]
     fn reading_loading_keeping_and_naming_are_ordinary_work() {
-        let never = |_: &Part, _: Option<&Entry>| false;
-        let session = |prompt: &str| {
-            [
-                memory(
-                    "Notes: see .gitattributes, fly.toml, .env",
-                    "harvest",
-                    false,
-                ),
-                Entry::Prompt {
-                    supplies: Supplies::of(prompt),
-                },
-            ]
-        };
         let stopped = |cmd: &str, prompt: &str| {
-            judge(&part(cmd), &session(prompt), &Supplies::default(), &never).is_some()
+            stopped_after("Notes: see .gitattributes, fly.toml, .env", cmd, prompt)
         };
         // Read, not changed; loaded, not sent.
         assert!(!stopped(
