@@ -119,13 +119,113 @@ pub fn simple_commands(folded: &str) -> Vec<Simple> {
         if program.is_empty() || program.starts_with('#') {
             continue;
         }
-        out.push(Simple {
+        out.extend(run_by(Simple {
             program,
             path: first.clone(),
             args: words,
-        });
+        }));
     }
     out
+}
+
+/// The commands a runner runs in its place (`bundle exec cap deploy`, `uv run pytest`, `npx
+/// cross-env A=1 pulumi up`, `script -qc "ngrok http 80"`, `concurrently "a" "b"`, `php
+/// vendor/bin/dep deploy`): a runner passes on whatever it is given, so what it runs is judged.
+/// Any other command is itself.
+fn run_by(cmd: Simple) -> Vec<Simple> {
+    let args = &cmd.args;
+    let first = args.first().map(String::as_str).unwrap_or("");
+    // The command after a runner's own flags (`uv run --with httpx pytest`).
+    let after_flags = |from: usize, valued: &[&str]| -> Vec<Simple> {
+        let mut at = from;
+        while let Some(a) = args.get(at) {
+            if valued.contains(&a.as_str()) {
+                at += 2;
+            } else if a.starts_with('-') || a.contains('=') {
+                at += 1;
+            } else {
+                break;
+            }
+        }
+        match args.get(at..) {
+            Some(rest) if !rest.is_empty() => simple_commands(&rest.join(" ")),
+            _ => Vec::new(),
+        }
+    };
+    let fetches = args.iter().any(|a| a == "-y" || a == "--yes");
+    let inner = match (cmd.program.as_str(), first) {
+        ("bundle" | "bundler", "exec") => after_flags(1, &["--gemfile"]),
+        // `hatch run lint`: a script the project defines, like `npm run lint`.
+        ("pdm" | "hatch" | "rye" | "pixi", "run")
+            if args.iter().skip(1).filter(|a| !a.starts_with('-')).count() <= 1 =>
+        {
+            Vec::new()
+        }
+        // `appraisal rails-7 rspec`: a Gemfile's name, then the command.
+        ("appraisal", _) => {
+            let direct = after_flags(0, &[]);
+            if direct.iter().all(|c| harmless(c, &|_| false)) {
+                direct
+            } else {
+                after_flags(1, &[])
+            }
+        }
+        ("uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "pixi", "run") => after_flags(
+            1,
+            &[
+                "--with",
+                "--from",
+                "--python",
+                "-p",
+                "--env-file",
+                "--group",
+                "--extra",
+                "--package",
+                "--directory",
+                "--project",
+                "-e",
+                "--environment",
+            ],
+        ),
+        ("npm" | "pnpm" | "yarn" | "bun", "exec") if !fetches => after_flags(1, &["-c", "--call"]),
+        ("cross-env" | "cross-env-shell" | "dotenv" | "env-cmd", _) => {
+            after_flags(0, &["-e", "-f", "-c", "-v", "--file", "--environments"])
+        }
+        (
+            "npx" | "pnpx" | "bunx",
+            "cross-env" | "cross-env-shell" | "dotenv" | "env-cmd" | "concurrently",
+        ) if !fetches => run_by(Simple {
+            program: first.to_string(),
+            path: first.to_string(),
+            args: args[1..].to_vec(),
+        }),
+        // Each quoted command is one argument.
+        ("concurrently", _) => args
+            .iter()
+            .filter(|a| !a.starts_with('-') && a.contains(' '))
+            .flat_map(|a| simple_commands(a))
+            .collect(),
+        ("script", _) => args
+            .iter()
+            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.ends_with('c'))
+            .and_then(|at| args.get(at + 1))
+            .map(|c| simple_commands(c))
+            .unwrap_or_default(),
+        // `php vendor/bin/dep deploy`: the script is the program.
+        ("php", script) if script.contains('/') || script.ends_with(".phar") => {
+            vec![Simple {
+                program: script.rsplit('/').next().unwrap_or(script).to_string(),
+                path: script.to_string(),
+                args: args[1..].to_vec(),
+            }]
+        }
+        _ => Vec::new(),
+    };
+    if inner.is_empty() {
+        vec![cmd]
+    } else {
+        inner
+    }
 }
 
 /// Verbs that read, check or build for any tool (`fly logs`, `argocd app get`, `aws eks
@@ -235,10 +335,17 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
                 .is_some_and(|a| project_file(a) || project_file(&format!("./{a}"))),
         };
     }
-    // The project's own scripts and binaries (`./scripts/dev.sh`, `bin/rails`, `./gradlew`).
-    if project_file(p)
-        || cmd.program.ends_with(".sh") && project_file(&cmd.program)
-        || cmd.path.contains('/') && project_file(&cmd.path)
+    // The project's own scripts and binaries (`./scripts/dev.sh`, `bin/rails`, `./gradlew`); not
+    // its dependencies' (`vendor/bin/dep`, `node_modules/.bin/x`), which are judged by name.
+    let dependency = cmd.path.starts_with("vendor/") || cmd.path.contains("node_modules/");
+    // `bin/rails runner CODE` runs whatever code it is given against the app's database.
+    if p == "rails" && matches!(sub, "runner" | "r") {
+        return false;
+    }
+    if !dependency
+        && (project_file(p)
+            || cmd.program.ends_with(".sh") && project_file(&cmd.program)
+            || cmd.path.contains('/') && project_file(&cmd.path))
     {
         return true;
     }
@@ -459,14 +566,15 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
                 .any(|a| matches!(a.as_str(), "-e" | "gem" | "push"))
                 || p == "bundle" && sub == "config")
         }
-        "mix" | "iex" | "elixir" | "erl" | "rebar3" => {
+        "mix" | "iex" | "elixir" | "erl" | "rebar3" | "erlc" | "epmd" => {
             !(cmd
                 .args
                 .iter()
                 .any(|a| matches!(a.as_str(), "hex.publish" | "-e" | "--eval"))
                 || p == "iex" && sub.is_empty())
         }
-        "php" | "composer" | "artisan" | "phpunit" | "pest" | "phpstan" | "pint" => {
+        "php" | "composer" | "artisan" | "phpunit" | "pest" | "phpstan" | "pint" | "phpcs"
+        | "phpcbf" | "php-cs-fixer" | "psalm" | "rector" | "phpmd" | "paratest" | "infection" => {
             !cmd.args.iter().any(|a| {
                 matches!(
                     a.as_str(),
