@@ -1892,7 +1892,7 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
         Regex::new(r"\bmake (?:\S+ ){0,3}public\b|\b(?:change|edit) (?:\S+ )?visibility\b|\btransfer (?:\S+ )?(?:ownership|repository|repo|project)\b|\bdanger zone\b|\bdelete (?:this )?(?:repository|repo|organi[sz]ation|account|project|workspace)\b|\b(?:add|invite) (?:\S+ )?(?:collaborator|member|owner|admin)s?\b|\bdeploy keys?\b|\b(?:revoke|regenerate|rotate) (?:\S+ ){0,2}(?:token|key|secret)s?\b|\bdisable (?:\S+ ){0,2}(?:protection|2fa|mfa|two-factor)\b")
             .expect("valid regex")
     });
-    let label = fold(&input.get("element").and_then(|v| v.as_str()).unwrap_or(""));
+    let label = fold(input.get("element").and_then(|v| v.as_str()).unwrap_or(""));
     if ["click", "press", "select", "submit"]
         .iter()
         .any(|v| name.contains(v))
