@@ -106,6 +106,16 @@ pub fn merge_tiers(project: Tiers, personal: Tiers, limit: usize, index_limit: u
     if personal.full.is_empty() && personal.index.is_empty() {
         return project;
     }
+    // Each store's answer was checked alone; memories not the user's from both may still make
+    // an attack together, which the hook then checks.
+    let not_users = |t: &Tiers| {
+        t.full
+            .iter()
+            .any(|m| !wt_memory_core::trust::speaks_for_user(&m.metadata))
+    };
+    let checked_together = project.checked_together
+        && personal.checked_together
+        && !(not_users(&project) && not_users(&personal));
     let best = project
         .full
         .iter()
@@ -125,7 +135,11 @@ pub fn merge_tiers(project: Tiers, personal: Tiers, limit: usize, index_limit: u
     let mut seen = std::collections::HashSet::new();
     index.retain(|r| !full.iter().any(|f| f.id == r.id) && seen.insert(r.id.clone()));
     index.truncate(index_limit);
-    Tiers { full, index }
+    Tiers {
+        full,
+        index,
+        checked_together,
+    }
 }
 
 /// Does `text` name something of the repository at `root`: a path in it (`src/auth.rs`,
@@ -257,6 +271,7 @@ impl BothRead {
                 let only = |full| Tiers {
                     full,
                     index: Vec::new(),
+                    checked_together: false,
                 };
                 let merged = merge_tiers(only(project), only(personal), p.limit, 0);
                 let mut full = merged.full;
@@ -419,6 +434,7 @@ mod tests {
         let project = Tiers {
             full: vec![rec("p1", 0.9), rec("p2", 0.6)],
             index: vec![rec("p3", 0.3)],
+            ..Default::default()
         };
         let untouched = merge_tiers(project.clone(), Tiers::default(), 3, 3);
         assert_eq!(ids(&untouched.full), ["p1", "p2"]);
@@ -427,6 +443,7 @@ mod tests {
         let personal = Tiers {
             full: vec![rec("me1", 0.75), rec("me2", 0.44)],
             index: vec![],
+            ..Default::default()
         };
         // The project's first, whatever the scores.
         let merged = merge_tiers(project.clone(), personal.clone(), 3, 3);

@@ -64,6 +64,7 @@ fn render(
         with_ids: true,
         per_memory: budget.per_memory,
         redact: false,
+        checked_together: tiers.checked_together,
     };
     let mut lines = format::memory_lines(&tiers.full, &mut ids, &mut HashSet::new(), &opts);
     shown.extend(tiers.full.iter().map(|m| m.id.clone()));
@@ -101,6 +102,7 @@ fn full_only(full: Vec<MemoryRecord>) -> Tiers {
     Tiers {
         full,
         index: Vec::new(),
+        checked_together: false,
     }
 }
 
@@ -159,6 +161,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
                 with_ids: false,
                 per_memory: PROMPT_BUDGET.per_memory,
                 redact: false,
+                checked_together: false,
             };
             let lines = format::memory_lines(&sheet, &mut IdBook::new(None), &mut seen, &opts);
             if let Some(text) = block(sheet_spec.header, &lines, None, left) {
@@ -178,6 +181,7 @@ fn session_start(ctx: &Ctx, input: &HookInput) -> Result<Option<String>, String>
                 with_ids: true,
                 per_memory: PROMPT_BUDGET.per_memory,
                 redact: false,
+                checked_together: false,
             };
             let lines = format::memory_lines(&found, &mut ids, &mut seen, &opts);
             if let Some(text) = block(query.spec.header, &lines, None, left) {

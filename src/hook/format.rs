@@ -122,6 +122,9 @@ pub struct LineOptions {
     /// was redacted once, as its answer was made, whichever backend served it); text from
     /// elsewhere may.
     pub redact: bool,
+    /// The memories that together read as an attack were withheld where the answer was made
+    /// ([`wt_memory_core::recall::Tiers::checked_together`]): no need to check them here.
+    pub checked_together: bool,
 }
 
 /// Format memories as `  - [MEM#a1b2] content` lines, skipping ids already in `seen_ids`.
@@ -133,9 +136,15 @@ pub fn memory_lines(
 ) -> Vec<String> {
     let mut prefixes = HashSet::new();
     let mut lines = Vec::new();
-    let split = split_attack(memories);
+    let split: HashSet<String> = if opts.checked_together {
+        HashSet::new()
+    } else {
+        wt_memory_core::trust::withheld_together(memories)
+            .into_iter()
+            .collect()
+    };
     for m in memories {
-        if split.contains(m.id.as_str()) {
+        if split.contains(&m.id) {
             continue;
         }
         if opts.floor && m.relevance_score.is_some_and(|r| r < RELEVANCE_FLOOR) {
@@ -172,33 +181,6 @@ pub fn memory_lines(
     lines
 }
 
-/// The memories not the user's that together make what the content check holds, though each
-/// passed it alone (one names a place, another says to send a secret there): withheld from this
-/// injection, and logged (issue 70).
-fn split_attack(memories: &[MemoryRecord]) -> HashSet<&str> {
-    let theirs: Vec<&MemoryRecord> = memories
-        .iter()
-        .filter(|m| !wt_memory_core::trust::speaks_for_user(&m.metadata) && !is_held(m))
-        .collect();
-    let texts: Vec<&str> = theirs.iter().map(|m| m.content.as_str()).collect();
-    let found: HashSet<&str> = wt_memory_foundation::trust::split_attack(&texts, false)
-        .into_iter()
-        .map(|i| theirs[i].id.as_str())
-        .collect();
-    if !found.is_empty() {
-        let ids: Vec<&str> = found.iter().copied().collect();
-        wt_memory_base::log::info(
-            "inject",
-            &format!(
-                "withheld memories that together read as an attack: {}",
-                ids.join(", ")
-            ),
-        );
-    }
-    found
-}
-
-/// Is `m` held for review (never injected)?
 fn is_held(m: &MemoryRecord) -> bool {
     m.has_tag(wt_memory_core::trust::HELD_TAG)
 }
@@ -431,6 +413,7 @@ mod tests {
             with_ids: true,
             per_memory: 300,
             redact: true,
+            checked_together: false,
         }
     }
 

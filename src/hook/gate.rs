@@ -4,8 +4,9 @@
 //! (`session-<id>.shown.jsonl` in the per-user runtime directory):
 //! - every memory that reached the agent, by any route (a hook's injection, noted as its lines are
 //!   formatted; an answer of our MCP server, read from PostToolUse's record of it), with its
-//!   origin, age, whether it speaks for the user, and what it supplies ([`gate::Supplies`]);
-//! - what each of the user's prompts supplies;
+//!   origin, age, whether it speaks for the user, and its text (what the text supplies,
+//!   [`gate::Supplies`], is read when a call is judged, not in the hook that showed it);
+//! - each of the user's prompts (read the same way);
 //! - the project as the session found it (its commit, its remotes' hosts and repositories).
 //!
 //! At PreToolUse a call's sensitive parts ([`gate::sensitive_parts`]) are each checked: a part
@@ -61,7 +62,8 @@ pub fn read(path: &Path) -> Vec<Entry> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
+        .map(Entry::read)
         .collect()
 }
 
@@ -70,7 +72,8 @@ fn read_existing(path: &Path) -> Option<Vec<Entry>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Some(
             text.lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
+                .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
+                .map(Entry::read)
                 .collect(),
         ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
@@ -87,13 +90,12 @@ pub fn memory_entry(m: &MemoryRecord) -> Entry {
     shown.extend(m.tags.iter().cloned());
     shown.extend(m.entities.iter().cloned());
     shown.extend(m.metadata.iter().map(|(k, v)| format!("{k} {v}")));
-    let shown = shown.join("\n");
-    Entry::Memory {
+    Entry::Shown {
         id: m.id.clone(),
         origin: provenance.as_str(),
         created: m.created_at.clone(),
         authority: speaks_for_user(&m.metadata),
-        supplies: Supplies::of(&shown),
+        text: shown.join("\n"),
     }
 }
 
@@ -117,12 +119,12 @@ pub fn record_mcp_answer(ctx: &Ctx, session_id: Option<&str>, response: &serde_j
     let mut loose = String::new();
     walk_answer(response, &mut entries, &mut loose, 0);
     if loose.trim().chars().count() >= 8 {
-        entries.push(Entry::Memory {
+        entries.push(Entry::Shown {
             id: "mcp-answer".into(),
             origin: "mcp answer".into(),
             created: String::new(),
             authority: false,
-            supplies: Supplies::of(&loose),
+            text: loose,
         });
     }
     if let Some(path) = ledger(ctx, session_id) {
@@ -173,8 +175,8 @@ fn walk_answer(v: &serde_json::Value, out: &mut Vec<Entry>, loose: &mut String, 
 /// UserPromptSubmit: what the user's prompt supplies.
 pub fn record_prompt(ctx: &Ctx, session_id: Option<&str>, prompt: &str) {
     if let Some(path) = ledger(ctx, session_id) {
-        let entry = Entry::Prompt {
-            supplies: Supplies::of(prompt),
+        let entry = Entry::Typed {
+            text: prompt.to_string(),
         };
         if let Err(e) = append(&path, &[entry]) {
             log::error(&ctx.event, &e);

@@ -80,6 +80,10 @@ fn gates() -> (f64, f64) {
 pub struct Tiers {
     pub full: Vec<MemoryRecord>,
     pub index: Vec<MemoryRecord>,
+    /// The memories of `full` not the user's that together read as an attack are withheld
+    /// already ([`crate::trust::withheld_together`]), where the content check's rules are warm.
+    #[serde(default)]
+    pub checked_together: bool,
 }
 
 impl Redact for Tiers {
@@ -695,7 +699,11 @@ pub fn tiers(
         .filter(|r| !full.iter().any(|f| f.id == r.id))
         .take(index_limit)
         .collect();
-    let mut tiers = Tiers { full, index };
+    let mut tiers = Tiers {
+        full,
+        index,
+        checked_together: false,
+    };
     for r in tiers.full.iter_mut().chain(tiers.index.iter_mut()) {
         if let Some(prior) = shifted.get(&r.id) {
             // The score the gates saw, and why it differs from the query's own.

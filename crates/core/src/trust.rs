@@ -126,6 +126,31 @@ impl Provenance {
 
 /// Does a memory with this metadata speak for the user: the user wrote it, or approved it by its
 /// id (`review --approve`, `standing`)? Every other memory is information only (issue 70).
+/// The ids of the memories not the user's (nor held) that together make what the content check
+/// holds, though each passed it alone (one names a place, another says to send a secret there):
+/// to be withheld from what is shown with them, and logged (issue 70).
+pub fn withheld_together(memories: &[crate::record::MemoryRecord]) -> Vec<String> {
+    let theirs: Vec<&crate::record::MemoryRecord> = memories
+        .iter()
+        .filter(|m| !speaks_for_user(&m.metadata) && !m.has_tag(HELD_TAG))
+        .collect();
+    let texts: Vec<&str> = theirs.iter().map(|m| m.content.as_str()).collect();
+    let found: Vec<String> = trust::split_attack(&texts, false)
+        .into_iter()
+        .map(|i| theirs[i].id.clone())
+        .collect();
+    if !found.is_empty() {
+        wt_memory_base::log::info(
+            "inject",
+            &format!(
+                "withheld memories that together read as an attack: {}",
+                found.join(", ")
+            ),
+        );
+    }
+    found
+}
+
 pub fn speaks_for_user(metadata: &std::collections::BTreeMap<String, String>) -> bool {
     Provenance::parse(metadata.get(PROVENANCE).map(String::as_str)) == Provenance::User
         || metadata.contains_key(AUTHORISED)

@@ -1234,7 +1234,13 @@ impl Operation for Tiers {
             branch: caller.branch.as_deref(),
             supplement: self.supplement,
         };
-        direct.read(|s| tiers(s, &ask, &prior))
+        let mut answer = direct.read(|s| tiers(s, &ask, &prior))?;
+        // Here, in the service, the content check's rules are compiled once; a hook process
+        // would compile them for every prompt (120 ms, release).
+        let withheld = wt_memory_core::trust::withheld_together(&answer.full);
+        answer.full.retain(|m| !withheld.contains(&m.id));
+        answer.checked_together = true;
+        Ok(answer)
     }
 }
 

@@ -264,6 +264,8 @@ fn reads(word: &str) -> bool {
         "logcat",
         "whoami",
         "explain",
+        "output",
+        "outputs",
         "search",
         "outdated",
         "verify",
@@ -640,13 +642,12 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
                 | "stage"
                 | "run"
         ),
-        "celery" | "sail" | "unity" | "adb" | "nvidia-smi" | "benchstat" | "run-clang-tidy"
-        | "tflint" | "kubeconform" | "xcbeautify" | "bb" | "stripe" | "molecule" | "wp-env"
-        | "xcodegen" | "fastlane" | "gunicorn" | "uvicorn" | "flask" | "streamlit" | "wandb"
-        | "mlflow" | "tensorboard" | "torchrun" | "accelerate" | "dbt-osmosis" | "sqlmesh"
-        | "airflow" | "dagster" | "prefect" | "ansible-inventory" | "packer" | "vagrant" => {
-            !cmd.args.iter().any(|a| DANGER.contains(&a.as_str()))
-        }
+        "celery" | "sail" | "unity" | "adb" | "emulator" | "nvidia-smi" | "benchstat"
+        | "run-clang-tidy" | "tflint" | "kubeconform" | "xcbeautify" | "bb" | "stripe"
+        | "molecule" | "wp-env" | "xcodegen" | "fastlane" | "gunicorn" | "uvicorn" | "flask"
+        | "streamlit" | "wandb" | "mlflow" | "tensorboard" | "torchrun" | "accelerate"
+        | "dbt-osmosis" | "sqlmesh" | "airflow" | "dagster" | "prefect" | "ansible-inventory"
+        | "packer" | "vagrant" => !cmd.args.iter().any(|a| DANGER.contains(&a.as_str())),
         "terraform" | "tofu" | "terragrunt" => {
             matches!(
                 sub,
@@ -1101,6 +1102,11 @@ fn widens_permissions(args: &[String]) -> bool {
 }
 
 /// Words that make any tool's call a change elsewhere, whatever its verb.
+/// Is `word` one that makes a program's call an act (`release`, `deploy`, `delete`)?
+pub fn is_act_word(word: &str) -> bool {
+    DANGER.contains(&word)
+}
+
 const DANGER: &[&str] = &[
     "delete", "destroy", "drop", "publish", "deploy", "push", "upload", "release", "rm", "remove",
     "purge", "wipe", "reset", "--force", "apply", "install", "set", "put", "post", "send",
