@@ -1620,6 +1620,9 @@ mod tests {
         let (view, replayed) = store
             .load_saved_view()
             .expect("the saved view is sound again");
-        assert_eq!((view.records.len(), replayed), (6, 1));
+        // The last write is in the view: replayed from the log, or saved already by a save the
+        // store had started on its own thread before the stop (CI's load shows both orders).
+        assert_eq!(view.records.len(), 6);
+        assert!(replayed <= 1, "replayed {replayed}");
     }
 }
