@@ -4,9 +4,10 @@
 //! (`session-<id>.shown.jsonl` in the per-user runtime directory):
 //! - every memory that reached the agent, by any route (a hook's injection, noted as its lines are
 //!   formatted; an answer of our MCP server, read from PostToolUse's record of it), with its
-//!   origin, age, whether it speaks for the user, and its text (what the text supplies,
-//!   [`gate::Supplies`], is read when a call is judged, not in the hook that showed it);
-//! - each of the user's prompts (read the same way);
+//!   origin, age, whether it speaks for the user, and what it supplies ([`gate::Supplies`]),
+//!   read once as it is recorded: every PreToolUse reads the whole ledger, and reading 250 texts
+//!   again there cost 12 ms (release) on every tool call;
+//! - what each of the user's prompts supplies;
 //! - the project as the session found it (its commit, its remotes' hosts and repositories).
 //!
 //! At PreToolUse a call's sensitive parts ([`gate::sensitive_parts`]) are each checked: a part
@@ -90,12 +91,12 @@ pub fn memory_entry(m: &MemoryRecord) -> Entry {
     shown.extend(m.tags.iter().cloned());
     shown.extend(m.entities.iter().cloned());
     shown.extend(m.metadata.iter().map(|(k, v)| format!("{k} {v}")));
-    Entry::Shown {
+    Entry::Memory {
         id: m.id.clone(),
         origin: provenance.as_str(),
         created: m.created_at.clone(),
         authority: speaks_for_user(&m.metadata),
-        text: shown.join("\n"),
+        supplies: Supplies::of(&shown.join("\n")),
     }
 }
 
@@ -119,12 +120,12 @@ pub fn record_mcp_answer(ctx: &Ctx, session_id: Option<&str>, response: &serde_j
     let mut loose = String::new();
     walk_answer(response, &mut entries, &mut loose, 0);
     if loose.trim().chars().count() >= 8 {
-        entries.push(Entry::Shown {
+        entries.push(Entry::Memory {
             id: "mcp-answer".into(),
             origin: "mcp answer".into(),
             created: String::new(),
             authority: false,
-            text: loose,
+            supplies: Supplies::of(&loose),
         });
     }
     if let Some(path) = ledger(ctx, session_id) {
@@ -175,8 +176,8 @@ fn walk_answer(v: &serde_json::Value, out: &mut Vec<Entry>, loose: &mut String, 
 /// UserPromptSubmit: what the user's prompt supplies.
 pub fn record_prompt(ctx: &Ctx, session_id: Option<&str>, prompt: &str) {
     if let Some(path) = ledger(ctx, session_id) {
-        let entry = Entry::Typed {
-            text: prompt.to_string(),
+        let entry = Entry::Prompt {
+            supplies: Supplies::of(prompt),
         };
         if let Err(e) = append(&path, &[entry]) {
             log::error(&ctx.event, &e);

@@ -4458,9 +4458,9 @@ pub enum Entry {
     },
     /// A prompt the user typed.
     Prompt { supplies: Supplies },
-    /// A memory the agent was shown, as the hook that showed it writes it: its text, read into
-    /// [`Entry::Memory`] when a tool call is judged ([`Entry::read`]), so that the hook which
-    /// injects it compiles none of the rules that reading needs.
+    /// A memory the agent was shown, by its text: read into [`Entry::Memory`] when a tool call
+    /// is judged ([`Entry::read`]). The hooks record [`Entry::Memory`] (read once, not on every
+    /// tool call); a ledger an earlier build wrote this way is still read.
     Shown {
         id: String,
         origin: String,
