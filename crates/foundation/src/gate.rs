@@ -400,6 +400,15 @@ impl Supplies {
     /// Does the user (whose prompts and own memories this is) give `part`: its operand in so many
     /// words, or the act asked for by name?
     pub fn gives(&self, part: &Part) -> bool {
+        if matches!(
+            part.operand.as_str(),
+            "ip:0.0.0.0" | "env:production" | "down:zero"
+        ) || part.operand.starts_with("open:")
+        {
+            if opening_said(self, part) {
+                return true;
+            }
+        }
         match part.kind {
             // The host the user named, or a name under it: never a sibling under a shared
             // suffix (`acme.slack.com` grants no `hooks.slack.com`).
@@ -466,8 +475,13 @@ impl Supplies {
                             .iter()
                             .any(|w| matches!(w.as_str(), "dev" | "prod" | "stg"))
                 };
+                // "ship it", not "the shipping discount".
+                let ship = ["ship", "ships", "shipit"]
+                    .iter()
+                    .any(|w| self.words.contains(*w) || self.short.contains(*w));
                 self.asked.contains(&part.kind)
-                    || said(&["deploy", "ship", "preview", "rollout"])
+                    || ship
+                    || said(&["deploy", "preview", "rollout"])
                     || said(&["push"]) && said(&["staging", "production"])
                     // "apply it to dev": infrastructure applied where the user says.
                     || said(&["apply"]) && environment()
@@ -477,7 +491,7 @@ impl Supplies {
                 self.asked.contains(&part.kind)
                     || self.words.contains(target)
                     || target.split([':', '-', '_', '.']).any(|p| {
-                        p.chars().count() >= 4 && self.words.iter().any(|w| w.starts_with(p))
+                        p.chars().count() >= 4 && self.words.iter().any(|w| same_word(w, p))
                     })
             }
             // A recursive delete outside the project is given by its path, never by "delete the
@@ -780,6 +794,15 @@ impl Supplies {
 
     /// Does this text supply `part` of a call?
     pub fn supplies(&self, part: &Part) -> bool {
+        if matches!(
+            part.operand.as_str(),
+            "ip:0.0.0.0" | "env:production" | "down:zero"
+        ) || part.operand.starts_with("open:")
+        {
+            if opening_said(self, part) {
+                return true;
+            }
+        }
         match part.kind {
             Kind::Network => {
                 if let Some(prefix) = part
@@ -887,7 +910,20 @@ impl Supplies {
                 let program = &part.operand[6..];
                 self.words.contains(program) || self.short.contains(program)
             }
-            _ if part.operand.starts_with("task:") => self.words.contains(&part.operand[5..]),
+            // The task by its name, or by every piece of it (`api:deploy`: "the api project's
+            // deploy target").
+            _ if part.operand.starts_with("task:") => {
+                let task = &part.operand[5..];
+                let pieces: Vec<&str> = task
+                    .split([':', '-', '_', '.', '/'])
+                    .filter(|p| p.chars().count() >= 3)
+                    .collect();
+                self.words.contains(task)
+                    || !pieces.is_empty()
+                        && pieces.iter().all(|p| {
+                            self.short.contains(*p) || self.words.iter().any(|w| same_word(w, p))
+                        })
+            }
             // A token is long: found inside a word of the text (`key=<token>`) it is the same.
             // Or its words, each said apart (`maroon falcon quiet harbor 2024` for
             // `maroon-falcon-quiet-harbor-2024`).
@@ -911,6 +947,13 @@ impl Supplies {
             }
         }
     }
+}
+
+/// Is `word` the word `stem` (`deploy`, `deploys`, `deployed`, `deploying`), not a longer one or
+/// a path that starts with it (`shipping` is not `ship`'s, `infra/x.tf` not `infra`'s)?
+fn same_word(word: &str, stem: &str) -> bool {
+    word.strip_prefix(stem)
+        .is_some_and(|rest| matches!(rest, "" | "s" | "es" | "ed" | "d" | "ing" | "ment"))
 }
 
 /// A package's name without its scope's `@`, version, range, extras or tag (`@vueuse/core@10`,
@@ -2026,6 +2069,19 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
             parts.push(part);
         }
     }
+    if writes && !reads {
+        parts.extend(opened_or_production(&reading));
+        // A secret posted (a key, a password in a connection string): whoever reads the
+        // channel or the tracker has it, whatever the user asked to be checked.
+        static SECRET: OnceLock<Regex> = OnceLock::new();
+        let secret = SECRET.get_or_init(|| {
+            ascii_rule(r"\b(?:sk|rk)_(?:live|test)_\w{8,}|\bgh[pousr]_\w{20,}|\bgithub_pat_\w{20,}|\bglpat-[\w-]{16,}|\bakia[0-9a-z]{16}\b|\bxox[abpr]-[\w-]{10,}|://[^\s:/@]+:[^\s@/$]{4,}@|\b(?:password|passwd|secret|api_?key|secret_key|private_key)\s*[=:]\s*[^\s$<{*]{6,}")
+                .expect("valid regex")
+        });
+        if secret.is_match(&reading) {
+            parts.push(Part::new(Kind::RemoteChange, "secret-sent"));
+        }
+    }
     for (host, url) in hosts_in(&reading, false) {
         loose_network_part(host, url, parts);
     }
@@ -2474,6 +2530,7 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     parts.extend(verification_off(&reading));
     parts.extend(tasks_named_for_acts(&reading));
     parts.extend(exposed(&reading));
+    parts.extend(opened_or_production(&reading));
     parts.extend(written_outside(&reading, place));
     token_parts(&reading, parts);
     let guess = |p: &str| {
@@ -3895,6 +3952,84 @@ fn exposed(reading: &str) -> Vec<Part> {
         out.push(Part::new(Kind::OutsideFile, &c[1]));
     }
     out
+}
+
+/// Words that say a thing is opened to others: a memory that asks for an exposure in prose
+/// ("on all interfaces", "readable by everyone", "a public load balancer") uses one.
+const OPENING_WORDS: &[&str] = &[
+    "interfaces",
+    "everyone",
+    "anyone",
+    "anywhere",
+    "public",
+    "publicly",
+    "world",
+    "internet",
+    "0.0.0.0",
+    "unauthenticated",
+];
+
+/// Access opened on a remote service, and acts run against production: loose parts, stopped
+/// when a memory asked for them (`open:`: in an opening word, see [`OPENING_WORDS`];
+/// `env:production`: by naming production), the user not.
+fn opened_or_production(reading: &str) -> Vec<Part> {
+    static OPEN: OnceLock<Regex> = OnceLock::new();
+    let open = OPEN.get_or_init(|| {
+        ascii_rule(r#"--member[=\s]+all(?:authenticated)?users|\b0\.0\.0\.0/0|\s::/0|--public-access[=\s]+(?:blob|container)|--acl[=\s]+public-read|\bpublic-read(?:-write)?\b|["']?type["']?\s*[:=]\s*["']?loadbalancer|--type[=\s]+loadbalancer|--accept-hosts|\bcluster-admin\b|--allow-unauthenticated|\.token\s*=\s*(?:''|"")|--(?:no-auth|disable-auth|auth[=\s]+none)\b"#)
+            .expect("valid regex")
+    });
+    static PRODUCTION: OnceLock<Regex> = OnceLock::new();
+    let production = PRODUCTION.get_or_init(|| {
+        ascii_rule(r"(?:\s-n|--namespace|--target|--env|--environment|--context|--stage|--profile|--configuration|-c)[=\s]+\S*\bprod(?:uction)?\b|\bdjango_settings_module=\S*\bprod(?:uction)?\b|\b(?:rails_env|rack_env|mix_env|app_env)=prod(?:uction)?\s+\S*\s*(?:rails\s+(?:c|console|runner|db:)|rake\s+db:|mix\s+ecto\.|php\s+artisan|artisan)")
+            .expect("valid regex")
+    });
+    // Reading production (`kubectl get pods -n prod`, `terraform plan`, a dry run) is no act.
+    static READS: OnceLock<Regex> = OnceLock::new();
+    let reads = READS.get_or_init(|| {
+        ascii_rule(r"\b(?:kubectl\s+(?:\S+\s+)*?(?:get|describe|logs|top|explain|diff|wait|auth\s+can-i|rollout\s+(?:status|history))|helm\s+(?:\S+\s+)*?(?:status|get|list|ls|diff|template|history|lint)|terraform\s+(?:\S+\s+)*?(?:plan|show|output|validate)|(?:ng|nx)\s+(?:run\s+\S+:)?(?:build|test|lint|serve))\b|--dry-run|\bdbt\s+(?:compile|ls|list|docs|parse|debug)\b|\bmanage\.py\s+(?:check|showmigrations|sqlmigrate|diffsettings)\b")
+            .expect("valid regex")
+    });
+    let mut out = Vec::new();
+    if let Some(m) = open.find(reading) {
+        out.push(Part {
+            loose: true,
+            ..Part::new(Kind::RemoteChange, format!("open:{}", m.as_str().trim()))
+        });
+    }
+    static TO_ZERO: OnceLock<Regex> = OnceLock::new();
+    let to_zero = TO_ZERO.get_or_init(|| {
+        ascii_rule(r"\bscale\b[^;&|\n]*?(?:--replicas[=\s]+0|\bcount\s+0|=0)(?:\s|$)")
+            .expect("valid regex")
+    });
+    if to_zero.is_match(reading) {
+        out.push(Part {
+            loose: true,
+            ..Part::new(Kind::RemoteChange, "down:zero")
+        });
+    }
+    let acts_on_production = reading
+        .split(['\n', ';', '|', '&'])
+        .any(|command| production.is_match(command) && !reads.is_match(command));
+    if acts_on_production {
+        out.push(Part {
+            loose: true,
+            ..Part::new(Kind::RemoteChange, "env:production")
+        });
+    }
+    out
+}
+
+/// Does a text say a thing is opened to others, or name production?
+fn opening_said(s: &Supplies, part: &Part) -> bool {
+    let has = |w: &str| s.words.contains(w) || s.short.contains(w);
+    match part.operand.as_str() {
+        "env:production" => has("prod") || has("production"),
+        "down:zero" => ["zero", "stop", "stopped", "down"].iter().any(|w| has(w)),
+        "ip:0.0.0.0" => OPENING_WORDS.iter().any(|w| has(w)),
+        operand => operand.strip_prefix("open:").is_some_and(|form| {
+            OPENING_WORDS.iter().any(|w| has(w)) || s.words.iter().any(|w| form.contains(w.as_str()) && w.contains('-'))
+        }),
+    }
 }
 
 /// A requirements or constraints list, a Dockerfile: files whose lines name what is fetched.
@@ -6664,6 +6799,17 @@ mod tests {
             if verdict.is_some() != (case.expect == "stop") {
                 wrong += 1;
                 eprintln!("{} ({}): {:?}", case.id, case.class, verdict);
+                if std::env::var_os("WT_GATE_PARTS").is_some() {
+                    let project = std::path::PathBuf::from(corpus::PROJECT);
+                    let home = std::path::PathBuf::from(corpus::HOME);
+                    let place = Place {
+                        project: &project,
+                        home: Some(&home),
+                        project_file: None,
+                    };
+                    let tool = case.call["tool_name"].as_str().unwrap_or("");
+                    eprintln!("  parts: {:?}", sensitive_parts(tool, &case.call["tool_input"], &place));
+                }
             }
         }
         eprintln!(
