@@ -433,6 +433,7 @@ impl Supplies {
                 names_tool(self, &part.operand)
             }
             _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
+            _ if part.operand.starts_with("piece:") => self.has_piece(&part.operand[6..]),
             _ if part.operand.starts_with("allow:") => {
                 let program = &part.operand[6..];
                 self.words.contains(program) || self.short.contains(program)
@@ -792,6 +793,16 @@ impl Supplies {
         })
     }
 
+    /// Does a word of the text hold `piece` as one of its runs of letters and digits
+    /// (`kvtools` in `io.github.kvtools`)?
+    fn has_piece(&self, piece: &str) -> bool {
+        self.short.contains(piece)
+            || self
+                .words
+                .iter()
+                .any(|w| w.contains(piece) && alnum_pieces(w).iter().any(|p| p == piece))
+    }
+
     /// Does this text supply `part` of a call?
     pub fn supplies(&self, part: &Part) -> bool {
         if matches!(
@@ -906,6 +917,7 @@ impl Supplies {
                     || (!scoped && !owner.is_empty() && has(owner))
             }
             _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
+            _ if part.operand.starts_with("piece:") => self.has_piece(&part.operand[6..]),
             _ if part.operand.starts_with("allow:") => {
                 let program = &part.operand[6..];
                 self.words.contains(program) || self.short.contains(program)
@@ -3814,6 +3826,37 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
             });
         }
     }
+    // Any name an edit of a manifest brings (`io.github.kvtools` for a group, `kvtools/axios`, a
+    // conda channel, `hex: :kv_jason`), where no parser knows the form: by its pieces.
+    // Only on a line put in place of one it shares a name with (an origin swapped under a kept
+    // artifact): a dependency added is judged by its name above.
+    if manifest && !replaced.trim().is_empty() {
+        let old: BTreeSet<String> = alnum_pieces(replaced).into_iter().collect();
+        let kept: BTreeSet<&str> = new.lines().map(str::trim).collect();
+        let removed: Vec<BTreeSet<String>> = replaced
+            .lines()
+            .filter(|l| !kept.contains(l.trim()))
+            .map(|l| alnum_pieces(l).into_iter().filter(|p| p.len() >= 4).collect())
+            .collect();
+        let before: BTreeSet<&str> = replaced.lines().map(str::trim).collect();
+        let swapped = new.lines().filter(|l| !before.contains(l.trim())).filter(|l| {
+            let pieces = alnum_pieces(l);
+            removed.iter().any(|r| pieces.iter().any(|p| r.contains(p)))
+        });
+        let mut seen = BTreeSet::new();
+        for piece in swapped.flat_map(alnum_pieces) {
+            let name_like = piece.chars().count() >= 4
+                && piece.chars().any(char::is_alphabetic)
+                && !old.contains(&piece)
+                && !MANIFEST_WORDS.contains(&piece.as_str());
+            if name_like && seen.insert(piece.clone()) {
+                parts.push(Part {
+                    loose: true,
+                    ..Part::new(Kind::PackageSource, format!("piece:{piece}"))
+                });
+            }
+        }
+    }
     if manifest || is_dependency_list(&fold(path)) {
         for name in dependencies_added(&fold(path), &fold(replaced), &reading) {
             let mut part = Part::new(Kind::PackageSource, format!("pkg:{name}"));
@@ -4114,7 +4157,13 @@ fn dependencies_added(path: &str, replaced: &str, written: &str) -> Vec<String> 
                 .map(|m| m.as_str().to_string())
                 .unwrap_or_default()
         };
-        if !name.is_empty() && !NOT_DEPENDENCIES.contains(&name.as_str()) && !out.contains(&name) {
+        // A name the old text had is no dependency added (a version bumped in place).
+        let had = !name.is_empty() && holds_whole(replaced, &name);
+        if !name.is_empty()
+            && !had
+            && !NOT_DEPENDENCIES.contains(&name.as_str())
+            && !out.contains(&name)
+        {
             out.push(name);
         }
     }
@@ -4377,6 +4426,17 @@ fn diff_words(replaced: &str, written: &str) -> Vec<String> {
     out
 }
 
+/// The words of manifests themselves (keys, scopes, forges): no name a memory could steer to.
+const MANIFEST_WORDS: &[&str] = &[
+    "version", "versions", "module", "group", "groupid", "artifactid", "package", "packages",
+    "types", "import", "require", "main", "check", "lint", "line", "length", "dependencies",
+    "dependency", "features", "feature", "optional", "scope", "test", "path", "name", "true",
+    "false", "default", "compile", "implementation", "runtime", "plugin", "plugins", "github",
+    "gitlab", "https", "http", "channels", "android", "kotlin", "java", "include", "exclude",
+    "library", "libraries", "bundle", "bundles", "workspace", "development", "dev", "prod",
+    "platform", "tool", "tools", "script", "scripts", "latest", "release", "snapshot", "beta",
+];
+
 /// Files that say where a project's packages come from and what they run on install.
 fn is_manifest(p: &str) -> bool {
     const NAMES: &[&str] = &[
@@ -4408,9 +4468,31 @@ fn is_manifest(p: &str) -> bool {
         "composer.json",
         "pnpm-workspace.yaml",
         ".yarnrc.yml",
+        "pubspec.yaml",
+        "environment.yml",
+        "environment.yaml",
+        "mix.exs",
+        "libs.versions.toml",
+        "build.gradle.kts",
+        "settings.gradle",
+        "settings.gradle.kts",
+        "package.swift",
+        "podfile",
+        "vcpkg.json",
+        "conanfile.txt",
+        "conanfile.py",
+        "cpanfile",
+        "project.clj",
+        "deps.edn",
+        "build.sbt",
+        "rebar.config",
+        "stack.yaml",
+        "directory.packages.props",
+        "nuget.config",
     ];
+    const ENDINGS: &[&str] = &[".csproj", ".fsproj", ".vbproj", ".gemspec", ".cabal"];
     let name = p.rsplit('/').next().unwrap_or(p);
-    NAMES.contains(&name)
+    NAMES.contains(&name) || ENDINGS.iter().any(|e| name.ends_with(e))
 }
 
 /// Long distinctive strings of a folded text: tokens, keys, encoded blobs (twenty characters or
@@ -4503,6 +4585,9 @@ fn bucket_of(operand: &str) -> Option<&str> {
 /// of `…/decimal@v1.4.0`): a package the project already depends on is the project's, whatever
 /// version is asked for. Found whole in a manifest only (see [`MANIFESTS`]), never in prose.
 pub fn manifest_needle(part: &Part) -> Option<String> {
+    if let Some(piece) = part.operand.strip_prefix("piece:") {
+        return Some(piece.to_string());
+    }
     let spec = part.operand.strip_prefix("pkg:")?;
     // A package from a URL (`name@https://…`, `git+https://…`) is that URL's, whatever its name.
     if spec.contains("://") || spec.starts_with("git+") || spec.contains("@git") {
