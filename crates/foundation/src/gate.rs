@@ -5036,7 +5036,17 @@ pub fn judge(
                 .chain(&user.short)
                 .flat_map(|w| alnum_pieces(w))
                 .collect();
-            if added.iter().all(|p| said.contains(p)) {
+            // The user's words, said about this kind of file ("add windows to the CI matrix"),
+            // not in a sentence about something else ("the banner should target visitors").
+            // A number bumped is a value; a word needs the file's kind or its name said too
+            // ("add windows to the test matrix" for `test.yml`).
+            let stem = file_name(&part.operand)
+                .map(|n| n.trim_start_matches('.').split('.').next().unwrap_or(""))
+                .unwrap_or("");
+            let about_the_file = user.kinds.contains(&part.kind)
+                || stem.chars().count() >= 3 && said.contains(stem)
+                || added.iter().all(|p| p.chars().all(|c| c.is_ascii_digit()));
+            if about_the_file && added.iter().all(|p| said.contains(p)) {
                 users_edit = true;
                 continue;
             }
