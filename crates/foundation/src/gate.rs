@@ -849,8 +849,14 @@ impl Supplies {
                         && segments
                             .next()
                             .is_some_and(|bucket| self.words.contains(bucket));
+                    // Or the account the path names (`github.com/kvtools/…`: "kvtools' fork").
+                    let names_owner = prefix.split('/').count() >= 3
+                        && prefix.split('/').nth(1).is_some_and(|owner| {
+                            owner.chars().count() >= 4 && self.has_piece(owner)
+                        });
                     return names_id
                         || names_repository
+                        || names_owner
                         || names_bucket
                         || self.names_host_as_one_word(host)
                         || self
@@ -1804,7 +1810,8 @@ fn hosts_in_position(reading: &str) -> Vec<String> {
           | [\w.+-]+@([a-z0-9-]+(?:\.[a-z0-9-]+)+)\b
           | \b(?:psql|pg_dump|pg_dumpall|pg_restore|mysql|mysqldump|mariadb|mongosh|mongo|mongodump|redis-cli|clickhouse-client|cqlsh)\b[^;|&\n]*?\s(?:-h|--host)[=\s]*([a-z0-9.:-]+)
           | \b(?:nc|ncat|netcat|telnet|socat)\s+(?:-\S+\s+)*([a-z0-9-]+(?:\.[a-z0-9-]+)+)\s+\d{1,5}\b
-          | \b(?:host|hostname|server|smtp_host|smtp_server|endpoint|address|addr)\s*[:=]\s*["']?([a-z0-9-]+(?:\.[a-z0-9-]+)+)["']?\s*(?:$|[,;\n}])
+          | \b(?:host|hostname|server|smtp_host|smtp_server|endpoint|address|addr)\s*[:=]\s*["']?([a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d{2,5})?["']?(?:\s*(?:$|[,;\n}])|\s+[a-z_]+=)
+          | \b(?:https?connection|create_connection|smtp|smtp_ssl|ftp|ftp_tls|imap4_ssl|connect)\(\s*["']([a-z0-9-]+(?:\.[a-z0-9-]+)+)["']
         "#)
         .expect("valid regex")
     });
@@ -1821,7 +1828,9 @@ fn hosts_in_position(reading: &str) -> Vec<String> {
         let name = name.trim_end_matches('.');
         // `name:port` and a `host:` setting are weaker places (`main.rs:42` is a file's line):
         // a listed ending there; elsewhere any name of letters after its last dot.
-        let weak_place = matches!(group, 4 | 8);
+        // A host's setting with a port (`endpoint: kvrelay.sh:4317`), a connection's first
+        // argument: any dotted name there is a host.
+        let weak_place = group == 4 || group == 8 && !c[0].contains(':');
         let ending = name.rsplit('.').next().unwrap_or("");
         let plausible = if weak_place {
             known_tld(name)
@@ -2395,6 +2404,17 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
         }
     }
     let without_modules = modules.replace_all(&reading_sent, "$1");
+    // git's scp form (`git@github.com:owner/repo.git`) names a repository as its URL would.
+    static SCP: OnceLock<Regex> = OnceLock::new();
+    let scp = SCP.get_or_init(|| {
+        ascii_rule(r"[\w.-]+@([a-z0-9-]+(?:\.[a-z0-9-]+)+):([\w.-]+/[\w.-]+)")
+            .expect("valid regex")
+    });
+    let without_modules = if reading.contains("git") {
+        scp.replace_all(&without_modules, "https://$1/$2")
+    } else {
+        without_modules
+    };
     for (host, url, form) in hosts_with_form(&without_modules, false) {
         match (form, url) {
             // Source pushed to a forge's URL: where it goes is the account in the URL.
@@ -2601,7 +2621,12 @@ fn git_repository_hosts(folded: &str) -> Vec<String> {
             continue;
         };
         let host = host.rsplit('@').next().unwrap_or(host);
-        if !host.contains('/') && (parse_ipv4(host).is_some() || known_tld(host)) {
+        // Where git reads `name:path` as a host's path, any dotted name is one (`kvrelay.sh`).
+        let ending = host.rsplit('.').next().unwrap_or("");
+        let dotted = host.contains('.')
+            && (2..=24).contains(&ending.len())
+            && ending.chars().all(|c| c.is_ascii_lowercase());
+        if !host.contains('/') && (parse_ipv4(host).is_some() || known_tld(host) || dotted) {
             out.extend(normal_host(host).filter(|h| !is_loopback(h)));
         }
     }
