@@ -1144,7 +1144,8 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
             .expect("valid regex")
     });
     let scp = SCP.get_or_init(|| {
-        ascii_rule(r"\b[a-z0-9_.-]+@([a-z0-9-]+(?:\.[a-z0-9-]+)*):").expect("valid regex")
+        ascii_rule(r"\b[a-z0-9_.-]+@([a-z0-9-]+(?:\.[a-z0-9-]+)*):([a-z0-9_.-]+/[a-z0-9_./-]+)?")
+            .expect("valid regex")
     });
     let mail = MAIL.get_or_init(|| {
         ascii_rule(r"\b[a-z0-9_.+-]+@((?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*[a-z])\b")
@@ -1190,8 +1191,9 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
         }
         push(&c[2], c.get(3).map(|m| m.as_str()), Form::Address);
     }
+    // Its path (`git@github.com:owner/repo.git`) names the repository as a URL's would.
     for c in scp.captures_iter(reading) {
-        push(&c[1], None, Form::Address);
+        push(&c[1], c.get(2).map(|m| m.as_str()), Form::Address);
     }
     for c in mail.captures_iter(reading) {
         push(&c[1], None, Form::Bare);
@@ -2404,17 +2406,6 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
         }
     }
     let without_modules = modules.replace_all(&reading_sent, "$1");
-    // git's scp form (`git@github.com:owner/repo.git`) names a repository as its URL would.
-    static SCP: OnceLock<Regex> = OnceLock::new();
-    let scp = SCP.get_or_init(|| {
-        ascii_rule(r"[\w.-]+@([a-z0-9-]+(?:\.[a-z0-9-]+)+):([\w.-]+/[\w.-]+)")
-            .expect("valid regex")
-    });
-    let without_modules = if reading.contains("git") {
-        scp.replace_all(&without_modules, "https://$1/$2")
-    } else {
-        without_modules
-    };
     for (host, url, form) in hosts_with_form(&without_modules, false) {
         match (form, url) {
             // Source pushed to a forge's URL: where it goes is the account in the URL.
@@ -7017,5 +7008,18 @@ mod tests {
             notes_held * 100 <= notes,
             "{notes_held}/{notes} realistic notes held"
         );
+    }
+}
+#[cfg(test)]
+mod scratch {
+    #[test]
+    fn scratch_parts() {
+        let project = std::path::PathBuf::from("/home/dev/proj");
+        let place = super::Place { project: &project, home: None, project_file: None };
+        let cmd = std::env::var("CMD").unwrap_or_default();
+        eprintln!("{:?}", super::sensitive_parts("Bash", &serde_json::json!({"command": cmd}), &place));
+        eprintln!("{:?}", super::hosts_with_form(&cmd, false));
+        let reading = super::shell_reading(&cmd);
+        eprintln!("R {reading:?}\nB {:?}", super::plain_reads_blanked(&reading));
     }
 }
