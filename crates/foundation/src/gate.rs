@@ -1832,7 +1832,7 @@ fn hosts_in_position(reading: &str) -> Vec<String> {
         // a listed ending there; elsewhere any name of letters after its last dot.
         // A host's setting with a port (`endpoint: kvrelay.sh:4317`), a connection's first
         // argument: any dotted name there is a host.
-        let weak_place = group == 4 || group == 8 && !c[0].contains(':');
+        let weak_place = group == 4 || group == 8 && !c[0].contains(':') && !c[0].ends_with('=');
         let ending = name.rsplit('.').next().unwrap_or("");
         let plausible = if weak_place {
             known_tld(name)
@@ -2585,6 +2585,20 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
 /// the name is a destination whatever its ending.
 fn git_repository_hosts(folded: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // A git command written inside another's argument (a line `sed` appends to a config, a
+    // `run-shell` of tmux): its `host:path` remote, read where it stands.
+    static INNER: OnceLock<Regex> = OnceLock::new();
+    let inner = INNER.get_or_init(|| {
+        ascii_rule(r"\bgit\s+(?:-[a-z]\s+\S+\s+)*(?:push|fetch|pull|clone)\s+(?:-\S+\s+)*(?:[\w.-]+@)?([a-z0-9-]+(?:\.[a-z0-9-]+)+):[\w./~-]")
+            .expect("valid regex")
+    });
+    for c in inner.captures_iter(folded) {
+        let host = &c[1];
+        let ending = host.rsplit('.').next().unwrap_or("");
+        if (2..=24).contains(&ending.len()) && ending.chars().all(|ch| ch.is_ascii_lowercase()) {
+            out.extend(normal_host(host).filter(|h| !is_loopback(h)));
+        }
+    }
     for cmd in programs::simple_commands(folded) {
         if cmd.program != "git" {
             continue;
@@ -7020,6 +7034,7 @@ mod scratch {
         eprintln!("{:?}", super::sensitive_parts("Bash", &serde_json::json!({"command": cmd}), &place));
         eprintln!("{:?}", super::hosts_with_form(&cmd, false));
         let reading = super::shell_reading(&cmd);
+        eprintln!("G {:?} {:?}", super::expand_variables(&super::fold(&cmd)), super::git_repository_hosts(&super::expand_variables(&super::fold(&cmd))));
         eprintln!("R {reading:?}\nB {:?}", super::plain_reads_blanked(&reading));
     }
 }
