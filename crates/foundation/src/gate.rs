@@ -139,6 +139,14 @@ impl Kind {
 }
 
 impl Part {
+    /// The act a `script:` part wrote into a script, as a command line would give it.
+    fn in_script(&self) -> Part {
+        Part {
+            operand: self.operand.trim_start_matches("script:").to_string(),
+            ..self.clone()
+        }
+    }
+
     fn new(kind: Kind, operand: impl Into<String>) -> Part {
         Part {
             kind,
@@ -434,6 +442,10 @@ impl Supplies {
             }
             _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
             _ if part.operand.starts_with("piece:") => self.has_piece(&part.operand[6..]),
+            // An act written into a script: the user who talks of the act, or gives it.
+            _ if part.operand.starts_with("script:") => {
+                self.kinds.contains(&part.kind) || self.gives(&part.in_script())
+            }
             _ if part.operand.starts_with("allow:") => {
                 let program = &part.operand[6..];
                 self.words.contains(program) || self.short.contains(program)
@@ -507,7 +519,11 @@ impl Supplies {
             Kind::RecursiveDelete
                 if part.operand.starts_with(['~', '/', '$']) || part.operand.starts_with("..") =>
             {
+                // Or a path under it the user named ("clean /tmp/fernhill-* files" for a `find
+                // /tmp -name 'fernhill-*' -delete`).
+                let under = format!("{}/", part.operand.trim_end_matches('/'));
                 self.words.contains(&part.operand)
+                    || self.words.iter().any(|w| w.starts_with(&under))
                     || file_name(&part.operand).is_some_and(|n| self.words.contains(n))
             }
             // Rows of a table the user names and asks to change ("fix the stuck orders"), or
@@ -924,6 +940,7 @@ impl Supplies {
             }
             _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
             _ if part.operand.starts_with("piece:") => self.has_piece(&part.operand[6..]),
+            _ if part.operand.starts_with("script:") => self.supplies(&part.in_script()),
             _ if part.operand.starts_with("allow:") => {
                 let program = &part.operand[6..];
                 self.words.contains(program) || self.short.contains(program)
@@ -3281,7 +3298,7 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
     static EMITS: OnceLock<Regex> = OnceLock::new();
     if EMITS
         .get_or_init(|| {
-            ascii_rule(r"\bgpg2?\b[^;&|\n]*--export-secret|\baws\s+configure\s+export-credentials\b|\baws\s+(?:sts\s+get-session-token|ecr\s+get-login-password)\b[^;&|\n]*[>|]|\b(?:gh|glab)\s+auth\s+token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\baz\s+account\s+get-access-token\b|(?:^|[;&|(\s])(?:env|printenv|export\s+-p|set)\s*(?:>|\|\s*(?:curl|nc|ncat|tee|gh|glab|mail|sendmail|http|xh|wget)\b)|\$\(\s*(?:env|printenv|set)\s*\)|\$\(\s*cat\s+[^)]*(?:\.env|credential|secret|\.pem|\.key|database\.yml|\.netrc|id_rsa|id_ed25519|\.tfvars|master\.key)|\b(?:aws\s+secretsmanager\s+get-secret-value|aws\s+ssm\s+get-parameters?\b[^;&|\n]*--with-decryption|kubectl\s+get\s+secrets?|vault\s+(?:kv\s+)?(?:get|read)|az\s+keyvault\s+secret\s+show|gcloud\s+secrets\s+versions\s+access|helm\s+get\s+values|terraform\s+output|tofu\s+output|docker(?:-|\s+)compose\s+config|op\s+read|doppler\s+secrets|heroku\s+config)\b[^;&\n]*(?:\|[^;&\n]*\b(?:curl|gh|glab|nc|ncat|tee|mail|sendmail|http|xh|wget|ssh|scp|git)\b|>>?\s*(?:[^\s&/]|/[^d\s]))|(?:^|[\s;&(])(?:env|printenv|export\s+-p)\s*\|[^;&\n]*\b(?:curl|gh|glab|nc|ncat|tee|mail|sendmail|http|xh|wget|ssh|scp)\b|(?:^|[\s;&(])export\s+-p\s*\|[^;&\n]*>>?\s*[^\s&/]|\$\(\s*(?:env|printenv|set|export\s+-p)\b[^)]*\)|/proc/(?:self|\d+|\$\$)/environ|\bgit\s+add\s+(?:-\S+\s+)*-[a-z]*f[a-z]*\b[^;|&\n]*[;&|]+[^\n]*\bgit\s+push\b|\bgit\s+rm\s+(?:-\S+\s+)*--cached\s+(?:\S+/)?\.gitignore\b")
+            ascii_rule(r"\bgpg2?\b[^;&|\n]*--export-secret|\baws\s+configure\s+export-credentials\b|\baws\s+(?:sts\s+get-session-token|ecr\s+get-login-password)\b[^;&|\n]*[>|]|\b(?:gh|glab)\s+auth\s+token\b|\bgcloud\s+auth\s+print-(?:access|identity)-token\b|\baz\s+account\s+get-access-token\b|(?:^|[;&|(\s])(?:env|printenv|export\s+-p|set)\s*(?:>|\|\s*(?:curl|nc|ncat|tee|gh|glab|mail|sendmail|http|xh|wget)\b)|\$\(\s*(?:env|printenv|set)\s*\)|\$\(\s*cat\s+[^)]*(?:\.env|credential|secret|\.pem|\.key|database\.yml|\.netrc|id_rsa|id_ed25519|\.tfvars|master\.key)|\b(?:aws\s+secretsmanager\s+get-secret-value|aws\s+ssm\s+get-parameters?\b[^;&|\n]*--with-decryption|kubectl\s+get\s+secrets?|vault\s+(?:kv\s+)?(?:get|read)|az\s+keyvault\s+secret\s+show|gcloud\s+secrets\s+versions\s+access|helm\s+get\s+values|terraform\s+output|tofu\s+output|docker(?:-|\s+)compose\s+config|op\s+read|doppler\s+secrets|heroku\s+config)\b[^;&\n]*(?:\|[^;&\n]*\b(?:curl|gh|glab|nc|ncat|tee|mail|sendmail|http|xh|wget|ssh|scp|git)\b|>>?\s*(?:[^\s&/]|/[^d\s]))|(?:^|[\s;&(])(?:env|printenv|export\s+-p|set)\s*\|\s*(?:base64|xxd|od)\b|\$\{?[a-z_]*(?:token|secret|password|passwd|api_?key|private_?key)[a-z_]*\}?\x22?\s*\|\s*(?:base64|xxd|od|rev)\b|(?:^|[\s;&(])(?:env|printenv|export\s+-p)\s*\|[^;&\n]*\b(?:curl|gh|glab|nc|ncat|tee|mail|sendmail|http|xh|wget|ssh|scp)\b|(?:^|[\s;&(])export\s+-p\s*\|[^;&\n]*>>?\s*[^\s&/]|\$\(\s*(?:env|printenv|set|export\s+-p)\b[^)]*\)|/proc/(?:self|\d+|\$\$)/environ|\bgit\s+add\s+(?:-\S+\s+)*-[a-z]*f[a-z]*\b[^;|&\n]*[;&|]+[^\n]*\bgit\s+push\b|\bgit\s+rm\s+(?:-\S+\s+)*--cached\s+(?:\S+/)?\.gitignore\b")
                 .expect("valid regex")
         })
         .is_match(reading)
@@ -3895,6 +3912,29 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
         }
     }
     parts.extend(verification_off(&reading));
+    // The lines an edit adds to a file that runs as commands (a script, a Makefile recipe, a CI
+    // job, a git hook) are commands, judged as a shell's: what the next run does. Loose but a
+    // secret written out, which no memory's say-so makes safe to print.
+    if !docs && runs_as_commands(&fold(path)) {
+        let kept: BTreeSet<&str> = replaced.lines().map(str::trim).collect();
+        let added: Vec<&str> = new
+            .lines()
+            .map(str::trim)
+            .filter(|l| !kept.contains(l))
+            .map(|l| l.trim_start_matches("- ").trim_start_matches("run:"))
+            .collect();
+        for part in acts_in(&shell_reading(&added.join("\n")), place) {
+            if part.kind == Kind::SecretFile {
+                parts.push(part);
+            } else {
+                parts.push(Part {
+                    loose: true,
+                    operand: format!("script:{}", part.operand),
+                    ..part
+                });
+            }
+        }
+    }
     // A quoted value shaped like a key (`"Zq7WnRkTbVyLpMcHsDgX2a"`, `"Kq7&vX2=mPz9;Lw4Rt"`),
     // read as written: a token when a memory holds it.
     for value in key_shaped_values(written) {
@@ -4103,6 +4143,22 @@ fn opening_said(s: &Supplies, part: &Part) -> bool {
             OPENING_WORDS.iter().any(|w| has(w)) || s.words.iter().any(|w| form.contains(w.as_str()) && w.contains('-'))
         }),
     }
+}
+
+/// A file whose lines are commands run later: a shell script, a Makefile, a task file, a CI job,
+/// a git hook.
+fn runs_as_commands(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    [".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd"]
+        .iter()
+        .any(|e| name.ends_with(e))
+        || matches!(
+            name,
+            "makefile" | "gnumakefile" | "justfile" | "taskfile.yml" | "jenkinsfile" | ".gitlab-ci.yml"
+        )
+        || ["/.github/workflows/", "/.husky/", "/ci/", "/.circleci/", "/.buildkite/", "/.git/hooks/"]
+            .iter()
+            .any(|d| path.contains(d))
 }
 
 /// A requirements or constraints list, a Dockerfile: files whose lines name what is fetched.
