@@ -417,6 +417,12 @@ impl Supplies {
                 return true;
             }
         }
+        if part.kind == Kind::Publish && part.operand == "tag" {
+            return ["tag", "tags", "tagged", "tagging"]
+                .iter()
+                .any(|w| self.words.contains(*w) || self.short.contains(*w))
+                || self.asked.contains(&Kind::Publish);
+        }
         match part.kind {
             // The host the user named, or a name under it: never a sibling under a shared
             // suffix (`acme.slack.com` grants no `hooks.slack.com`).
@@ -829,6 +835,12 @@ impl Supplies {
             if opening_said(self, part) {
                 return true;
             }
+        }
+        if part.kind == Kind::Publish && part.operand == "tag" {
+            return ["tag", "tags", "tagged", "tagging"]
+                .iter()
+                .any(|w| self.words.contains(*w) || self.short.contains(*w))
+                || self.asked.contains(&Kind::Publish);
         }
         match part.kind {
             Kind::Network => {
@@ -1252,7 +1264,10 @@ fn hosts_with_form(reading: &str, loose: bool) -> Vec<(String, Option<String>, F
         let end = c.get(0).map_or(0, |m| m.end());
         let port = reading[end..].starts_with(':')
             && reading[end + 1..].starts_with(|ch: char| ch.is_ascii_digit());
+        // A number inside a name (`prod-20240612`) is the name's.
+        let in_name = reading[..start].ends_with(['-', '_']);
         let is_ip = parse_ipv4(name).is_some()
+            && !in_name
             && (dots == 3
                 || (dots == 0 && (name.len() >= 8 || name.starts_with("0x")))
                 || (port && name.contains('.')));
@@ -2566,6 +2581,33 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     {
         parts.push(Part::new(Kind::HistoryRewrite, "branch -D"));
     }
+    // A branch made again at another commit (`git switch -C main origin/main`): its own
+    // commits are dropped. By case too: `-c` creates a branch.
+    static BRANCH_RESET: OnceLock<Regex> = OnceLock::new();
+    if BRANCH_RESET
+        .get_or_init(|| {
+            ascii_rule(r"\bgit\b[^;|&\n]*\b(?:switch\s+(?:-\S+\s+)*-C|checkout\s+(?:-\S+\s+)*-B)\s+\S+\s+[^\s;|&-]")
+                .expect("valid regex")
+        })
+        .is_match(&unquote(command))
+    {
+        parts.push(Part::new(Kind::HistoryRewrite, "branch reset"));
+    }
+    // A tag pushed (`git push origin tag prod-20240612`, `--tags`): what a tag triggers (a
+    // release, a deploy) runs. Stopped when a memory talked of tags.
+    static TAG_PUSH: OnceLock<Regex> = OnceLock::new();
+    if TAG_PUSH
+        .get_or_init(|| {
+            ascii_rule(r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*\s(?:tag\s+\S|--tags\b|--follow-tags\b|refs/tags/)")
+                .expect("valid regex")
+        })
+        .is_match(&reading)
+    {
+        parts.push(Part {
+            loose: true,
+            ..Part::new(Kind::Publish, "tag")
+        });
+    }
     parts.extend(packages_installed(&reading));
     parts.extend(verification_off(&reading));
     parts.extend(tasks_named_for_acts(&reading));
@@ -3357,7 +3399,7 @@ fn more_acts(reading: &str) -> Vec<Part> {
     let table = TABLE.get_or_init(|| {
         compile(&[
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b"),
-            (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:\s:/|\s:\(|--worktree\s+\.(?:\s|$))|\bgit\b[^;|&\n]*\bswitch\b[^;|&\n]*(?:--discard-changes|\s-f\b|--force)|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:-s|--source)[\s=]\S+[^;|&\n]*\s(?:\.|:/)(?:\s|$)|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*--worktree\b|\brm\s+-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:\./)?\.git/?(?:\s|$)|\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
+            (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\brestore\s+(?:--worktree\s+)?\$\(|\bgit\s+ls-files\b[^;&\n]*(?:--others|\s-o\b)[^;&\n]*\|\s*xargs\b[^;&\n]*\brm\b|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:\s:/|\s:\(|--worktree\s+\.(?:\s|$))|\bgit\b[^;|&\n]*\bswitch\b[^;|&\n]*(?:--discard-changes|\s-f\b|--force)|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:-s|--source)[\s=]\S+[^;|&\n]*\s(?:\.|:/)(?:\s|$)|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*--worktree\b|\brm\s+-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:\./)?\.git/?(?:\s|$)|\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
             (Kind::RecursiveDelete, r"\b(?:rsync|aws\s+s3\s+sync|gsutil\s+(?:-m\s+)?rsync|azcopy\s+sync)\b[^;|&\n]*(?:--delete|\s-d\b)|\brclone\s+sync\b|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
             (Kind::DropData, r"\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\b(?:create|alter)\s+(?:role|user)\b[^;]*\b(?:superuser|createrole|bypassrls)\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bterragrunt\b[^;|&\n]*\bdestroy\b|\b(?:cdktf|sst|serverless|sls|copilot)\b[^;|&\n]*\b(?:destroy|remove)\b|\bpulumi\b[^;|&\n]*\s--replace\b|\bterraform\b[^;|&\n]*\s-replace=|\bdrop\s+(?:table|database|schema)\b|\bdrop\s+(?:type|view|function|index|sequence|extension|materialized\s+view|collection|keyspace)\b|\bcascade\b|\balembic\b[^;|&\n]*\bdowngrade\s+base\b|\becto\.(?:reset|drop|rollback)\b|\bschema:(?:drop|sync)\b|\bmigrate:(?:rollback|reset|fresh|refresh)\b|\bdjango-admin\s+(?:\S+\s+)*?(?:flush|reset_db|sqlflush)\b|\bdb:(?:drop|reset|purge|truncate_all|schema:load|migrate:reset)\b|\bversion=0(?:\s|$)|\bef\s+database\s+update\s+0\b|\bflushall\b|\bflushdb\b|\bremove_tree\b|\brmtree\b|\bfs\.rm(?:sync)?\b[^;\n]*recursive|\bdropdb\b|\bdb:rollback\b[^;|&\n]*\bstep=(?:[2-9]|\d\d)|\bdowngrade\s+-(?:[2-9]|\d\d)|\bmigrate\b[^;|&\n]*\sdown(?:\s+(?:-all|[2-9]|\d\d+))?(?:\s*$|\s*[;&|])|\bgoose\b[^;|&\n]*\s(?:reset|down-to)\b|\bflyway[:\s]clean\b|\bliquibase\w*\s*dropall\b|\bdropall\b|\bdb:migrate:undo\b|\bdrizzle-kit\s+push\b[^;|&\n]*--force\b|\btruncate\s+(?:-\S+\s+)*--size\b|\bcp\s+/dev/null\s+\S|\bshred\b|--remove-files\b|\bunlink\s*\(|\bdowngrade\s+base\b|\bmigrat\w*\s+revert\b|\bmigration:revert\b|\bseed:replant\b|\bdb:migrate\s+version=\d|\bmanage\.py\s+shell\s+-c\b[^;&\n]*\b(?:delete|update|create_superuser|set_password|is_superuser|is_staff|bulk_)|\bartisan\s+tinker\b[^;|&\n]*--execute[^;&\n]*(?:delete|update|truncate|destroy|forcedelete|create)|\b(?:knex|sequelize)\b[^;|&\n]*\bseed[^;|&\n]*\b(?:production|prod)\b|\bdb:push\b[^;|&\n]*--force\b"),
             (Kind::Publish, r"\bsmart-release\b|\brelease:(?:prepare|perform)\b|\bfastlane\b[^;|&\n]*\b(?:deliver|pilot|supply|upload_to_\w+|appstore|playstore|submit_for_review|release|beta|deploy|store|production|publish|ship)\b|\bauto\s+shipit\b|\bshipit\b|\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\b(?:cabal|stack)\s+upload\b|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|(?:^|[\s;&|(])(?:np|semantic-release|release-it)(?:\s|$)|\bnpm\s+(?:unpublish|deprecate)\b|\b(?:cargo|rake|nx|lerna|changeset)\s+(?:\S+\s+)*?release\b|\b(?:docker|podman|buildx)\b[^;|&\n]*(?:type=registry|push=true)|\bcompose\b[^;|&\n]*\bbuild\b[^;|&\n]*--push\b|\bjreleaser\w*|\bnexus-staging:(?:release|deploy|close)\b|\bbuildx\s+bake\b[^;|&\n]*(?:--push|\brelease\b)|\bhelm\s+push\b|\bmaturin\s+(?:publish|upload)\b|\bgh\s+release\s+delete\b"),
