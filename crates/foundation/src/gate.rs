@@ -2877,14 +2877,14 @@ fn dns_and_unresolved(reading: &str) -> Vec<Part> {
 fn packages_installed(reading: &str) -> Vec<Part> {
     static INSTALL: OnceLock<Regex> = OnceLock::new();
     let install = INSTALL.get_or_init(|| {
-        ascii_rule(r"\b(?:(?:pip[0-9.]*|pipenv|uv\s+pip|pipx|gem|brew|apt(?:-get)?|dnf|yum|apk|pacman|choco|winget|scoop|code|cargo|go)\s+(?:install|add|get|-i|--install-extension|tap|binstall)|(?:npm|pnpm|bun)\s+(?:i|install|add)|yarn\s+(?:add|global\s+add)|(?:uv|poetry|pdm|hatch|rye|dotnet\s+add\s+package|composer)\s+(?:add|require)|mix\s+archive\.install|dotnet\s+tool\s+install|helm\s+(?:install|repo\s+add)|ansible-galaxy\s+(?:install|collection\s+install)|(?:opam|luarocks|nimble|vcpkg|cabal|stack|conan|gleam|spago|dub|julia)\s+(?:install|add|fetch)|raco\s+pkg\s+install|dub\s+(?:run|fetch)|luarocks\s+(?:build|download)|quarto\s+(?:add|install|use\s+template)|(?:arduino-cli\s+(?:lib|core)|(?:pio|platformio)\s+pkg)\s+install|cpanm|cpan(?:\s+-i)?)[ \t]+([^;&|\n]*)")
+        ascii_rule(r"\b(?:(?:pip[0-9.]*|pipenv|uv\s+pip|pipx|gem|brew|apt(?:-get)?|dnf|yum|apk|pacman|choco|winget|scoop|code|cargo|go)\s+(?:install|add|get|-i|--install-extension|tap|binstall)|(?:npm|pnpm|bun)\s+(?:i|install|add)|yarn\s+(?:add|global\s+add)|(?:uv|poetry|pdm|hatch|rye|dotnet\s+add\s+package|composer)\s+(?:add|require)|mix\s+archive\.install|dotnet\s+tool\s+install|uv\s+tool\s+install|(?:gh|glab)\s+extension\s+install|helm\s+(?:install|repo\s+add)|ansible-galaxy\s+(?:install|collection\s+install)|(?:opam|luarocks|nimble|vcpkg|cabal|stack|conan|gleam|spago|dub|julia)\s+(?:install|add|fetch)|raco\s+pkg\s+install|dub\s+(?:run|fetch)|luarocks\s+(?:build|download)|quarto\s+(?:add|install|use\s+template)|(?:arduino-cli\s+(?:lib|core)|(?:pio|platformio)\s+pkg)\s+install|cpanm|cpan(?:\s+-i)?)[ \t]+([^;&|\n]*)")
             .expect("valid regex")
     });
     // Runners fetch the one package they are given and run it (`npx -y X args`, `npm exec X`,
     // `npm init X`); `uv run --with X` and `npm:X`/`jsr:X` specifiers fetch X.
     static RUN: OnceLock<Regex> = OnceLock::new();
     let run = RUN.get_or_init(|| {
-        ascii_rule(r"\b(?:npx\s+(?:-y|--yes)|npm\s+exec|(?:npm|pnpm|yarn|bun)\s+(?:init|create)|pnpm\s+dlx|yarn\s+dlx|bun\s+x|bunx|uvx|pipx\s+run|go\s+run|deno\s+(?:install|run\s+-a|run\s+--allow-all))[ \t]+([^;&|\n]*)|\b(?:uv\s+(?:tool\s+)?run|uvx)\b[^;&|\n]*?--with(?:-editable)?[\s=]([^\s;&|]+)|\b(?:npm|jsr):(@?[a-z0-9][a-z0-9._/@^~-]*)")
+        ascii_rule(r"\b(?:npx\s+(?:-y|--yes)|npm\s+exec|(?:npm|pnpm|yarn|bun)\s+(?:init|create)|pnpm\s+dlx|yarn\s+dlx|bun\s+x|bunx|uvx|pipx\s+run|go\s+run|deno\s+(?:install|run\s+-a|run\s+--allow-all))[ \t]+([^;&|\n]*)|\b(?:uv\s+(?:tool\s+)?run|uvx)\b[^;&|\n]*?--with(?:-editable)?[\s=]([^\s;&|]+)|\b(?:npm|jsr):(@?[a-z0-9][a-z0-9._/@^~-]*)|\b(?:npm|pnpm)\s+pkg\s+set\s+(?:\S+\s+)*?(?:dev|peer|optional)?dependencies\.\S+?=(\S+)")
             .expect("valid regex")
     });
     let mut out = Vec::new();
@@ -3021,7 +3021,7 @@ fn packages_installed(reading: &str) -> Vec<Part> {
             .split_whitespace()
             .nth(1)
             .is_some_and(|w| w == "init" || w == "create");
-        let named: Vec<&str> = match (c.get(1), c.get(2), c.get(3)) {
+        let named: Vec<&str> = match (c.get(1), c.get(2), c.get(3).or(c.get(4))) {
             // The first word that is no flag (nor a flag's value): the package run.
             (Some(args), ..) => args
                 .as_str()
