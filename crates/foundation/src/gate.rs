@@ -358,6 +358,26 @@ impl Supplies {
                 s.words.insert(raw.to_string());
             }
         }
+        // A key cut in pieces so a scanner misses it (`Zq7WnRkTbV + yLpMcH2sDgX9a`): two
+        // key-like runs side by side, joined, are the key.
+        let key_like = |r: &str| {
+            let classes = [
+                r.chars().any(|c| c.is_ascii_uppercase()),
+                r.chars().any(|c| c.is_ascii_lowercase()),
+                r.chars().any(|c| c.is_ascii_digit()),
+            ];
+            r.chars().count() >= 6 && classes.iter().filter(|c| **c).count() >= 2 && classes[2]
+        };
+        let runs: Vec<&str> = refanged
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|r| key_like(r))
+            .collect();
+        for pair in runs.windows(2) {
+            let joined = fold(&format!("{}{}", pair[0], pair[1]));
+            if s.words.len() < MAX_WORDS {
+                s.words.insert(joined);
+            }
+        }
         for w in words(&reading) {
             if s.words.len() >= MAX_WORDS {
                 break;
