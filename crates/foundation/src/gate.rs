@@ -320,7 +320,7 @@ impl Supplies {
         // Defanged forms (`ingest[.]sentry[.]report`, `evil(dot)example`) are the names they
         // stand for.
         let refanged = DEFANGED.replace_all(text, ".");
-        let reading = shell_reading(&refanged);
+        let reading = shell_reading(&literals_joined(&refanged));
         let mut s = Supplies::default();
         for (host, url) in hosts_in(&reading, true) {
             // `deploy.sh`, `mailer.rs` in prose are files: a host only when written as one.
@@ -3847,7 +3847,7 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
             parts.push(part);
         }
     }
-    let reading = fold(written);
+    let reading = literals_joined(&fold(written)).into_owned();
     // A program that writes the agent's settings (`root / ".claude" / "settings.local.json"`).
     static AGENT_SETTINGS: OnceLock<Regex> = OnceLock::new();
     let agent_settings = AGENT_SETTINGS.get_or_init(|| {
@@ -4221,6 +4221,14 @@ fn runs_as_commands(path: &str) -> bool {
         || ["/.github/workflows/", "/.husky/", "/ci/", "/.circleci/", "/.buildkite/", "/.git/hooks/"]
             .iter()
             .any(|d| path.contains(d))
+}
+
+/// Strings joined as code joins them (`"https://" + "ingest" + ".io"` is `"https://ingest.io"`):
+/// a name built of pieces is the name.
+fn literals_joined(text: &str) -> std::borrow::Cow<'_, str> {
+    static JOIN: OnceLock<Regex> = OnceLock::new();
+    let join = JOIN.get_or_init(|| ascii_rule(r#"["']\s*(?:\+|\.\.|\|\|)\s*["']"#).expect("valid regex"));
+    join.replace_all(text, "")
 }
 
 /// A requirements or constraints list, a Dockerfile: files whose lines name what is fetched.
