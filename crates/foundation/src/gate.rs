@@ -4399,6 +4399,16 @@ fn written_commands(reading: &str, docs: bool, place: &Place) -> Vec<Part> {
             }
         }
     }
+    // A credentials folder reached from the home folder in code (`Path.home() / ".aws" /
+    // name`, `path.join(os.homedir(), ".ssh", f)`): the secret files under it.
+    static HOME_JOINED: OnceLock<Regex> = OnceLock::new();
+    let home_joined = HOME_JOINED.get_or_init(|| {
+        ascii_rule(r#"(?:home\(\)|homedir\(\)|home_dir\(\)|expanduser\(\s*["']~["']\s*\)|getenv\(\s*["']home["']\s*\)|env\[\s*["']home["']\s*\])\s*(?:/|,|\.join\(|\.joinpath\()\s*["']\.(aws|ssh|kube|docker|gnupg|azure|netrc|npmrc|pypirc|git-credentials|config/gcloud)\b"#)
+            .expect("valid regex")
+    });
+    for c in home_joined.captures_iter(reading) {
+        out.push(Part::new(Kind::SecretFile, format!("~/.{}", &c[1])));
+    }
     // A secret's value written in code (`SECRET_KEY = get("…", "<value>")`): a string on a line
     // that names a secret, long and not itself a variable's name.
     static SECRET_LINE: OnceLock<Regex> = OnceLock::new();
