@@ -3974,6 +3974,21 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
         }
     }
     parts.extend(verification_off(&reading));
+    // A secret's pattern taken out of an ignore file (`.env`, `*.pem`): the next `git add .`
+    // commits the secrets, and a push publishes them.
+    if fold(path).ends_with(".gitignore") || fold(path).ends_with(".dockerignore") {
+        let kept: BTreeSet<&str> = new.lines().map(str::trim).collect();
+        for line in replaced.lines().map(str::trim).filter(|l| !kept.contains(l)) {
+            let pattern = fold(line.trim_start_matches(['/', '*']));
+            if matches!(file_kind(&pattern), Some(Kind::SecretFile | Kind::AuthorizedKeys))
+                || [".env", ".pem", ".key", ".p12", "credentials", "secret", ".tfvars", ".netrc"]
+                    .iter()
+                    .any(|w| pattern.contains(w))
+            {
+                parts.push(Part::new(Kind::SecretFile, pattern));
+            }
+        }
+    }
     // The lines an edit adds to a file that runs as commands (a script, a Makefile recipe, a CI
     // job, a git hook) are commands, judged as a shell's: what the next run does. Loose but a
     // secret written out, which no memory's say-so makes safe to print.
