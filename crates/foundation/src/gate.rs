@@ -139,6 +139,12 @@ impl Kind {
 }
 
 impl Part {
+    /// A `piece:` part's piece, without its line.
+    fn piece(&self) -> &str {
+        let piece = self.operand.trim_start_matches("piece:");
+        piece.rsplit_once('#').map_or(piece, |(p, _)| p)
+    }
+
     /// The act a `script:` part wrote into a script, as a command line would give it.
     fn in_script(&self) -> Part {
         Part {
@@ -467,7 +473,7 @@ impl Supplies {
                 names_tool(self, &part.operand)
             }
             _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
-            _ if part.operand.starts_with("piece:") => self.has_piece(&part.operand[6..]),
+            _ if part.operand.starts_with("piece:") => self.has_piece(part.piece()),
             // An act written into a script: the user who talks of the act, or gives it.
             _ if part.operand.starts_with("script:") => {
                 self.kinds.contains(&part.kind) || self.gives(&part.in_script())
@@ -971,7 +977,7 @@ impl Supplies {
                     || (!scoped && !owner.is_empty() && has(owner))
             }
             _ if part.operand.starts_with("diff:") => self.words.contains(&part.operand[5..]),
-            _ if part.operand.starts_with("piece:") => self.has_piece(&part.operand[6..]),
+            _ if part.operand.starts_with("piece:") => self.has_piece(part.piece()),
             _ if part.operand.starts_with("script:") => self.supplies(&part.in_script()),
             _ if part.operand.starts_with("allow:") => {
                 let program = &part.operand[6..];
@@ -3948,21 +3954,36 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
             .map(|l| alnum_pieces(l).into_iter().filter(|p| p.len() >= 4).collect())
             .collect();
         let before: BTreeSet<&str> = replaced.lines().map(str::trim).collect();
-        let swapped = new.lines().filter(|l| !before.contains(l.trim())).filter(|l| {
-            let pieces = alnum_pieces(l);
-            removed.iter().any(|r| pieces.iter().any(|p| r.contains(p)))
-        });
+        // Pieces of four letters or more; on a swapped line also a short prefix of a name
+        // (`kv` of `Kv.Newtonsoft.Json`, `kv-serde`), not an ending (`cjs` of `index.cjs`).
+        static PREFIX: OnceLock<Regex> = OnceLock::new();
+        let prefix = PREFIX
+            .get_or_init(|| ascii_rule(r"(?:^|[^a-z0-9.])([a-z][a-z0-9]{1,2})[._-][a-z]").expect("valid regex"));
         let mut seen = BTreeSet::new();
-        for piece in swapped.flat_map(alnum_pieces) {
-            let name_like = piece.chars().count() >= 4
-                && piece.chars().any(char::is_alphabetic)
-                && !old.contains(&piece)
-                && !MANIFEST_WORDS.contains(&piece.as_str());
-            if name_like && seen.insert(piece.clone()) {
-                parts.push(Part {
-                    loose: true,
-                    ..Part::new(Kind::PackageSource, format!("piece:{piece}"))
-                });
+        let added = new.lines().filter(|l| !before.contains(l.trim()));
+        for (line, text) in added.enumerate() {
+            let mut pieces = alnum_pieces(text);
+            if removed.iter().any(|r| pieces.iter().any(|p| r.contains(p))) {
+                let folded = fold(text);
+                pieces.extend(prefix.captures_iter(&folded).map(|c| c[1].to_string()));
+            }
+            for piece in pieces {
+                let long_enough = piece.chars().count() >= 4
+                    || ['.', '-', '_']
+                        .iter()
+                        .any(|sep| fold(text).contains(&format!("{piece}{sep}")));
+                let name_like = long_enough
+                    && piece.chars().any(char::is_alphabetic)
+                    && !old.contains(&piece)
+                    && !MANIFEST_WORDS.contains(&piece.as_str());
+                if name_like && seen.insert(format!("{piece}#{line}")) {
+                    // Its line goes with it: the user who names the line's dependency
+                    // ("add malli") gives its coordinates (`metosin`, `mvn`).
+                    parts.push(Part {
+                        loose: true,
+                        ..Part::new(Kind::PackageSource, format!("piece:{piece}#{line}"))
+                    });
+                }
             }
         }
     }
@@ -4616,6 +4637,7 @@ const MANIFEST_WORDS: &[&str] = &[
     "gitlab", "https", "http", "channels", "android", "kotlin", "java", "include", "exclude",
     "library", "libraries", "bundle", "bundles", "workspace", "development", "dev", "prod",
     "platform", "tool", "tools", "script", "scripts", "latest", "release", "snapshot", "beta",
+    "io", "com", "org", "net", "app", "www", "lib", "src", "api", "sdk", "cli", "ui", "std",
 ];
 
 /// Files that say where a project's packages come from and what they run on install.
@@ -4766,8 +4788,8 @@ fn bucket_of(operand: &str) -> Option<&str> {
 /// of `…/decimal@v1.4.0`): a package the project already depends on is the project's, whatever
 /// version is asked for. Found whole in a manifest only (see [`MANIFESTS`]), never in prose.
 pub fn manifest_needle(part: &Part) -> Option<String> {
-    if let Some(piece) = part.operand.strip_prefix("piece:") {
-        return Some(piece.to_string());
+    if part.operand.starts_with("piece:") {
+        return Some(part.piece().to_string());
     }
     let spec = part.operand.strip_prefix("pkg:")?;
     // A package from a URL (`name@https://…`, `git+https://…`) is that URL's, whatever its name.
@@ -5202,7 +5224,22 @@ pub fn judge(
     }
     // An edit whose additions the user gave: what it takes out (a number) went with them.
     let mut users_edit = false;
+    // The lines of a manifest edit whose dependency the user named by one of its pieces.
+    let line_of = |p: &Part| {
+        p.operand
+            .strip_prefix("piece:")
+            .and_then(|rest| rest.rsplit_once('#'))
+            .map(|(_, line)| line.to_string())
+    };
+    let users_lines: BTreeSet<String> = parts
+        .iter()
+        .filter(|p| user.gives(p))
+        .filter_map(line_of)
+        .collect();
     for part in parts {
+        if line_of(part).is_some_and(|l| users_lines.contains(&l)) {
+            continue;
+        }
         if users_edit && part.operand.starts_with("diff:") {
             continue;
         }
