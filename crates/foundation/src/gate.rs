@@ -1550,6 +1550,16 @@ pub fn sensitive_parts(tool: &str, input: &serde_json::Value, place: &Place) -> 
                     loose_network_part(host, url, &mut parts);
                 }
             }
+            // Whatever it reads, the address may carry what the user typed
+            // (`https://<password>.kvrelay.io/`): judged against the session in `judge`.
+            if let Some((host, _)) = hosts_in(&url, true).into_iter().next() {
+                let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
+                let rest = rest.split_once('/').map_or("", |(_, r)| r);
+                parts.push(Part {
+                    loose: true,
+                    ..Part::new(Kind::Network, format!("carry:{host}/{rest}"))
+                });
+            }
         }
         // A secret file read into the session (`Read ~/.ssh/id_ed25519`): what a memory wants
         // read it wants sent next. Other files are read all day.
@@ -5240,6 +5250,16 @@ pub fn judge(
         if line_of(part).is_some_and(|l| users_lines.contains(&l)) {
             continue;
         }
+        if let Some(url) = part.operand.strip_prefix("carry:") {
+            let site = Part::new(Kind::Network, url.split('/').next().unwrap_or(""));
+            if holds(&site, start) || project_gives(&site, start) {
+                continue;
+            }
+            if let Some(verdict) = carried(part, url, &user, &others) {
+                return Some(verdict);
+            }
+            continue;
+        }
         if users_edit && part.operand.starts_with("diff:") {
             continue;
         }
@@ -5314,6 +5334,42 @@ pub fn judge(
         });
     }
     None
+}
+
+/// A fetch of an address a memory gave that carries what the user typed (a password, a key in
+/// a name under the memory's host, or in its path): the user's data sent where the memory said.
+/// What the user said and the memory did not, shaped like data.
+fn carried(
+    part: &Part,
+    url: &str,
+    user: &Supplies,
+    others: &[(&String, &String, &String, &Supplies)],
+) -> Option<Verdict> {
+    let host = url.split('/').next().unwrap_or("");
+    let site = Part::new(Kind::Network, host);
+    if is_common(host) {
+        return None;
+    }
+    // Data, not a page's name: a digit in it, or ten characters or more run together.
+    let pieces: Vec<String> = alnum_pieces(url)
+        .into_iter()
+        .filter(|p| {
+            let n = p.chars().count();
+            n >= 6 && (n >= 10 || p.chars().any(|c| c.is_ascii_digit()))
+        })
+        .collect();
+    others.iter().rev().find_map(|(id, origin, created, memory)| {
+        let from_user = pieces
+            .iter()
+            .any(|p| user.has_piece(p) && !memory.has_piece(p));
+        (from_user && memory.supplies(&site) && !user.gives(&site)).then(|| Verdict {
+            part: part.clone(),
+            memory: (*id).clone(),
+            origin: (*origin).clone(),
+            created: (*created).clone(),
+            linked: true,
+        })
+    })
 }
 
 /// The memory sharing the most words with the call (the latest of equals).
