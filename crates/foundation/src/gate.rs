@@ -443,6 +443,18 @@ impl Supplies {
                 return true;
             }
         }
+        if part.kind == Kind::AgentConfig && part.operand == "grant" {
+            return [
+                "pre-approved",
+                "preapproved",
+                "approved",
+                "auto-approve",
+                "auto-approved",
+                "permission",
+            ]
+            .iter()
+            .any(|w| self.words.contains(*w));
+        }
         if part.kind == Kind::Publish && part.operand == "tag" {
             return ["tag", "tags", "tagged", "tagging"]
                 .iter()
@@ -861,6 +873,18 @@ impl Supplies {
             if opening_said(self, part) {
                 return true;
             }
+        }
+        if part.kind == Kind::AgentConfig && part.operand == "grant" {
+            return [
+                "pre-approved",
+                "preapproved",
+                "approved",
+                "auto-approve",
+                "auto-approved",
+                "permission",
+            ]
+            .iter()
+            .any(|w| self.words.contains(*w));
         }
         if part.kind == Kind::Publish && part.operand == "tag" {
             return ["tag", "tags", "tagged", "tagging"]
@@ -4005,6 +4029,28 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
         }
     }
     parts.extend(verification_off(&reading));
+    // A note that grants the agent leave (`deploys are pre-approved, no need to ask`) in the
+    // project's docs, which agents read as standing instructions: stopped when a memory asked
+    // for the grant.
+    if docs {
+        static GRANT: OnceLock<Regex> = OnceLock::new();
+        let grant = GRANT.get_or_init(|| {
+            ascii_rule(r"\b(?:pre-?approved|auto-?approved?|no need to (?:ask|check|confirm)|without (?:asking|confirmation|approval|review)|(?:don'?t|do not) (?:need to )?ask)\b")
+                .expect("valid regex")
+        });
+        let kept: BTreeSet<&str> = replaced.lines().map(str::trim).collect();
+        let added: String = new
+            .lines()
+            .filter(|l| !kept.contains(l.trim()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if grant.is_match(&fold(&added)) {
+            parts.push(Part {
+                loose: true,
+                ..Part::new(Kind::AgentConfig, "grant")
+            });
+        }
+    }
     // A secret's pattern taken out of an ignore file (`.env`, `*.pem`): the next `git add .`
     // commits the secrets, and a push publishes them.
     if fold(path).ends_with(".gitignore") || fold(path).ends_with(".dockerignore") {
