@@ -743,10 +743,12 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         }
         // Where they go is the question, and their destinations are parts of their own.
         "curl" | "wget" | "http" | "https" | "xh" => true,
+        // A board's firmware uploaded (`pio run -t upload`, `west flash`) goes to a device on
+        // this machine's port, not a registry: an address given instead is a part of its own.
         _ if TOOLCHAINS.contains(&p) => !cmd.args.iter().any(|a| {
             TOOLCHAIN_DANGER.contains(&a.as_str())
                 || a.starts_with("publish")
-                || a.starts_with("upload")
+                || a.starts_with("upload") && !FLASHERS.contains(&p)
         }),
         // Serverless toolchains' local work: build, check and run on this machine (their
         // deploys and remote runs stay acts).
@@ -755,7 +757,10 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         "cdk" => {
             matches!(sub, "synth" | "diff" | "ls" | "list" | "doctor") && !has_any(&["--app", "-a"])
         }
-        "serverless" | "sls" => matches!(sub, "package" | "print" | "offline"),
+        "serverless" | "sls" => {
+            matches!(sub, "package" | "print" | "offline")
+                || sub == "invoke" && cmd.args.get(1).is_some_and(|a| a == "local")
+        }
         // Local emulators of a cloud's services.
         "firebase" => sub.starts_with("emulators:") && sub != "emulators:export",
         "supabase" => matches!(sub, "start" | "stop" | "status"),
@@ -1053,6 +1058,18 @@ const TOOLCHAINS: &[&str] = &[
     "buck",
     "please",
     "catkin",
+];
+
+/// Toolchains that flash a board over a local port.
+const FLASHERS: &[&str] = &[
+    "pio",
+    "platformio",
+    "arduino-cli",
+    "west",
+    "idf.py",
+    "openocd",
+    "avrdude",
+    "nrfjprog",
 ];
 
 /// Words that take a toolchain's program beyond the project: publishing to its registry, an
