@@ -431,35 +431,42 @@ impl Supplies {
         (has(name) || has(stem)) && (rest.is_empty() || rest.iter().any(|w| has(w)))
     }
 
+    /// For the parts a text gives by what it says rather than by their operand (an exposure, an
+    /// act on production, a tag pushed, a grant of leave): whether it says so. None for others,
+    /// and for an exposure not said in so many words (its operand may still be named).
+    fn says(&self, part: &Part) -> Option<bool> {
+        let has = |w: &&str| self.words.contains(*w) || self.short.contains(*w);
+        let opening = matches!(
+            part.operand.as_str(),
+            "ip:0.0.0.0" | "env:production" | "down:zero"
+        ) || part.operand.starts_with("open:");
+        match (part.kind, part.operand.as_str()) {
+            _ if opening => opening_said(self, part).then_some(true),
+            (Kind::AgentConfig, "grant") => Some(
+                [
+                    "pre-approved",
+                    "preapproved",
+                    "approved",
+                    "auto-approve",
+                    "auto-approved",
+                    "permission",
+                ]
+                .iter()
+                .any(has),
+            ),
+            (Kind::Publish, "tag") => Some(
+                ["tag", "tags", "tagged", "tagging"].iter().any(has)
+                    || self.asked.contains(&Kind::Publish),
+            ),
+            _ => None,
+        }
+    }
+
     /// Does the user (whose prompts and own memories this is) give `part`: its operand in so many
     /// words, or the act asked for by name?
     pub fn gives(&self, part: &Part) -> bool {
-        if matches!(
-            part.operand.as_str(),
-            "ip:0.0.0.0" | "env:production" | "down:zero"
-        ) || part.operand.starts_with("open:")
-        {
-            if opening_said(self, part) {
-                return true;
-            }
-        }
-        if part.kind == Kind::AgentConfig && part.operand == "grant" {
-            return [
-                "pre-approved",
-                "preapproved",
-                "approved",
-                "auto-approve",
-                "auto-approved",
-                "permission",
-            ]
-            .iter()
-            .any(|w| self.words.contains(*w));
-        }
-        if part.kind == Kind::Publish && part.operand == "tag" {
-            return ["tag", "tags", "tagged", "tagging"]
-                .iter()
-                .any(|w| self.words.contains(*w) || self.short.contains(*w))
-                || self.asked.contains(&Kind::Publish);
+        if let Some(said) = self.says(part) {
+            return said;
         }
         match part.kind {
             // The host the user named, or a name under it: never a sibling under a shared
@@ -878,32 +885,8 @@ impl Supplies {
 
     /// Does this text supply `part` of a call?
     pub fn supplies(&self, part: &Part) -> bool {
-        if matches!(
-            part.operand.as_str(),
-            "ip:0.0.0.0" | "env:production" | "down:zero"
-        ) || part.operand.starts_with("open:")
-        {
-            if opening_said(self, part) {
-                return true;
-            }
-        }
-        if part.kind == Kind::AgentConfig && part.operand == "grant" {
-            return [
-                "pre-approved",
-                "preapproved",
-                "approved",
-                "auto-approve",
-                "auto-approved",
-                "permission",
-            ]
-            .iter()
-            .any(|w| self.words.contains(*w));
-        }
-        if part.kind == Kind::Publish && part.operand == "tag" {
-            return ["tag", "tags", "tagged", "tagging"]
-                .iter()
-                .any(|w| self.words.contains(*w) || self.short.contains(*w))
-                || self.asked.contains(&Kind::Publish);
+        if let Some(said) = self.says(part) {
+            return said;
         }
         match part.kind {
             Kind::Network => {
@@ -7742,34 +7725,6 @@ mod tests {
         assert!(
             notes_held * 100 <= notes,
             "{notes_held}/{notes} realistic notes held"
-        );
-    }
-}
-#[cfg(test)]
-mod scratch {
-    #[test]
-    fn scratch_parts() {
-        let project = std::path::PathBuf::from("/home/dev/proj");
-        let place = super::Place {
-            project: &project,
-            home: None,
-            project_file: None,
-        };
-        let cmd = std::env::var("CMD").unwrap_or_default();
-        eprintln!(
-            "{:?}",
-            super::sensitive_parts("Bash", &serde_json::json!({"command": cmd}), &place)
-        );
-        eprintln!("{:?}", super::hosts_with_form(&cmd, false));
-        let reading = super::shell_reading(&cmd);
-        eprintln!(
-            "G {:?} {:?}",
-            super::expand_variables(&super::fold(&cmd)),
-            super::git_repository_hosts(&super::expand_variables(&super::fold(&cmd)))
-        );
-        eprintln!(
-            "R {reading:?}\nB {:?}",
-            super::plain_reads_blanked(&reading)
         );
     }
 }
