@@ -5462,13 +5462,11 @@ pub fn judge(
         }
         if let Some(url) = part.operand.strip_prefix("carry:") {
             let site = Part::new(Kind::Network, url.split('/').next().unwrap_or(""));
-            if holds(&site, start) || project_gives(&site, start) {
-                continue;
+            match carried(part, url, &user, &others) {
+                Some(_) if holds(&site, start) || project_gives(&site, start) => continue,
+                Some(verdict) => return Some(verdict),
+                None => continue,
             }
-            if let Some(verdict) = carried(part, url, &user, &others) {
-                return Some(verdict);
-            }
-            continue;
         }
         if users_edit && part.operand.starts_with("diff:") {
             continue;
@@ -5497,7 +5495,9 @@ pub fn judge(
                 continue;
             }
         }
-        if user.gives(part) || holds(part, start) || project_gives(part, start) {
+        // Whether the project holds it is asked last, of a part that would stop: it may take a
+        // `git grep` of the committed tree.
+        if user.gives(part) || project_gives(part, start) {
             continue;
         }
         // "add cobra" names `github.com/spf13/cobra` by its own name: the agent knows where the
@@ -5536,6 +5536,9 @@ pub fn judge(
             None if (taints(part) && !part.loose) || elsewhere => (closest(&others, call), false),
             None => continue,
         };
+        if holds(part, start) {
+            continue;
+        }
         return Some(Verdict {
             part: part.clone(),
             memory: from.0.clone(),
