@@ -179,7 +179,7 @@ impl Part {
 /// simple variables replaced by their values (`U=evil.example; curl $U`), `${IFS}` as a space,
 /// and every payload it carries encoded (base64, hex, `\x`, `%NN`) appended, decoded.
 pub fn shell_reading(command: &str) -> String {
-    let folded = fold(command);
+    let folded = fold(&literals_joined(command));
     let unquoted = unquote(&folded);
     let expanded = expand_variables(&unquoted);
     // As the shell reads it, then as written (escapes such as `\x63` or `\143` are evidence).
@@ -4439,11 +4439,42 @@ fn runs_as_commands(path: &str) -> bool {
 
 /// Strings joined as code joins them (`"https://" + "ingest" + ".io"` is `"https://ingest.io"`):
 /// a name built of pieces is the name.
+/// And a list of words joined with dots (`".".join(["ingest", "kvprof", "dev"])`, `%w[a b
+/// io].join(".")`, `paste(c("a", "b", "dev"), collapse = ".")`) is the name it makes, written
+/// beside it as a URL when it ends as a site's name does.
 fn literals_joined(text: &str) -> std::borrow::Cow<'_, str> {
     static JOIN: OnceLock<Regex> = OnceLock::new();
     let join =
         JOIN.get_or_init(|| ascii_rule(r#"["']\s*(?:\+|\.\.|\|\|)\s*["']"#).expect("valid regex"));
-    join.replace_all(text, "")
+    let joined = join.replace_all(text, "");
+    let lower = joined.to_ascii_lowercase();
+    if !(lower.contains("join") || lower.contains("collapse")) {
+        return joined;
+    }
+    static LIST: OnceLock<Regex> = OnceLock::new();
+    let list = LIST.get_or_init(|| {
+        ascii_rule(r#"[\[{(]\s*((?:["'][a-z0-9-]+["']\s*,\s*){1,4}["'][a-z0-9-]+["'])\s*[\]})]|%w[\[(]([a-z0-9 -]+)[\])]"#)
+            .expect("valid regex")
+    });
+    let mut names = String::new();
+    for c in list.captures_iter(&lower) {
+        let words: Vec<&str> = c
+            .get(1)
+            .or(c.get(2))
+            .map_or("", |m| m.as_str())
+            .split(|ch: char| ch == ',' || ch.is_whitespace() || ch == '"' || ch == '\'')
+            .filter(|w| !w.is_empty())
+            .collect();
+        let name = words.join(".");
+        if words.len() >= 2 && known_tld(&name) {
+            names.push_str(&format!("\n\"https://{name}\"\n"));
+        }
+    }
+    if names.is_empty() {
+        joined
+    } else {
+        std::borrow::Cow::Owned(format!("{joined}{names}"))
+    }
 }
 
 /// A requirements or constraints list, a Dockerfile: files whose lines name what is fetched.
@@ -6974,7 +7005,7 @@ mod tests {
     /// reaches its action, which only goes down.
     #[test]
     fn red_team_eight_is_held_to_its_recorded_figure() {
-        const STILL_THROUGH: usize = 105;
+        const STILL_THROUGH: usize = 93;
         let cases = corpus("redteam8.jsonl");
         let through: Vec<String> = cases
             .iter()
