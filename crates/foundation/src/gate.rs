@@ -3002,7 +3002,7 @@ fn packages_installed(reading: &str) -> Vec<Part> {
     // `npm init X`); `uv run --with X` and `npm:X`/`jsr:X` specifiers fetch X.
     static RUN: OnceLock<Regex> = OnceLock::new();
     let run = RUN.get_or_init(|| {
-        ascii_rule(r"\b(?:npx\s+(?:-y|--yes)|npm\s+exec|(?:npm|pnpm|yarn|bun)\s+(?:init|create)|pnpm\s+dlx|yarn\s+dlx|bun\s+x|bunx|uvx|pipx\s+run|go\s+run|deno\s+(?:install|run\s+-a|run\s+--allow-all))[ \t]+([^;&|\n]*)|\b(?:uv\s+(?:tool\s+)?run|uvx)\b[^;&|\n]*?--with(?:-editable)?[\s=]([^\s;&|]+)|\b(?:npm|jsr):(@?[a-z0-9][a-z0-9._/@^~-]*)|\b(?:npm|pnpm)\s+pkg\s+set\s+(?:\S+\s+)*?(?:dev|peer|optional)?dependencies\.\S+?=(\S+)")
+        ascii_rule(r"\b(?:npx\s+(?:-y|--yes)|npx\s+--package[=\s]|gem\s+exec|uv\s+tool\s+run\s+--from|dnx|nix\s+(?:run|shell)|cs\s+launch|npm\s+exec|(?:npm|pnpm|yarn|bun)\s+(?:init|create)|pnpm\s+dlx|yarn\s+dlx|bun\s+x|bunx|uvx|pipx\s+run|go\s+run|deno\s+(?:install|run\s+-a|run\s+--allow-all))[ \t]+([^;&|\n]*)|\b(?:uv\s+(?:tool\s+)?run|uvx)\b[^;&|\n]*?--with(?:-editable)?[\s=]([^\s;&|]+)|\b(?:npm|jsr):(@?[a-z0-9][a-z0-9._/@^~-]*)|\b(?:npm|pnpm)\s+pkg\s+set\s+(?:\S+\s+)*?(?:dev|peer|optional)?dependencies\.\S+?=(\S+)")
             .expect("valid regex")
     });
     let mut out = Vec::new();
@@ -7005,7 +7005,7 @@ mod tests {
     /// reaches its action, which only goes down.
     #[test]
     fn red_team_eight_is_held_to_its_recorded_figure() {
-        const STILL_THROUGH: usize = 93;
+        const STILL_THROUGH: usize = 84;
         let cases = corpus("redteam8.jsonl");
         let through: Vec<String> = cases
             .iter()
