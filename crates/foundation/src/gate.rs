@@ -3248,7 +3248,7 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
             (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\b(?:reset\b[^;|&\n]*--hard|clean\b[^;|&\n]*\s-[a-z]*f|filter-branch|filter-repo|reflog\s+expire|update-ref\s+-d|checkout\s+(?:-f\s+)?(?:--\s+)?\.(?:\s|$)|restore\s+(?:-\S*\s+)*\.(?:\s|$)|stash\s+(?:drop|clear)|branch\s+-[a-z]*d[a-z]*\s+-?f|send-pack\b[^;|&\n]*--force)"),
             (Kind::DropData, r"\bdrop\s+(?:table|database|schema|collection|keyspace)\b|\btruncate\s+(?:table\s+)?\w|\bdelete\s+from\s+\w+\s*(?:;|$)|\bdropdb\b|\bflushall\b|\bflushdb\b|\bterraform\s+destroy\b|\bdocker\s+(?:volume\s+(?:rm|prune)|system\s+prune)|\bkubectl\s+delete\b|\bhelm\s+(?:delete|uninstall)\b|\bdb:(?:drop|reset)\b|\bmigrate\s+(?:reset|fresh)\b"),
             (Kind::Publish, r"\b(?:npm|pnpm|yarn|cargo|poetry|uv|flit|hatch)\s+(?:\S+\s+)*?publish\b|\btwine\s+upload\b|\bgem\s+push\b|\b(?:docker|podman)\s+push\b|\bgh\s+release\s+create\b|\bnpm\s+dist-tag\b|\bcargo\s+(?:yank|owner)\b|\bgh\s+gist\s+create\b|\bvsce\s+publish\b"),
-            (Kind::DecodedExec, r"(?:base64|base32|basenc|xxd|od|openssl\s+(?:enc|base64)|uudecode|rev|tr\s+\S*a-z\S*\s+\S*n-z)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|fi)?sh\b|\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh(?:\s+-\S*)*\s*(?:$|[;&)\n]|--)|\b(?:ba|z|da|k)?sh\s+<<<|(?:^|[\s;&|(`'\x22])eval\b|\b(?:ba|z|da|k)?sh\s+-c\s+\S*\$\(|\bsource\s+<\(|\.\s+<\(|\b(?:ba|z|da|k)?sh\s+-c\s+\$\{?\w|(?:^|[\s;&|(])(?:\.|source|(?:ba|z|da|k)?sh)\s+/dev/stdin\b|(?s:(?:^|[\s;&|(])(?:python[0-9.]*|perl|ruby|node|nodejs|php|lua|julia|deno|bun)\b[^\n]*<<.*?(?:exec|eval|system|spawn|popen|urlopen|subprocess|child_process|os\.execute|\$\())|(?:^|[\s;&|(])(?:python[0-9.]*|perl|ruby|node|nodejs|julia|lua|luajit|php|rscript|sbcl|racket|guile|elixir|erl|deno|bun|crystal)\b[^\n;&|]*?(?:\s-[a-z]*[cep][a-z]*|\s--(?:eval|print|command)|\seval)(?:[\s='\x22]|$)[^\n]*(?:exec|eval|decode|b64|fromcharcode|system|spawn|popen|child_process|subprocess|\$\(|\brun\s*\(|\bos\.cmd|\bcmd\s*\(|shell_exec|passthru|\bio\.popen)|\|\s*(?:sudo\s+)?(?:perl|ruby|python[0-9.]*|node|php|lua|osascript)\s*(?:$|[;&|)\n]|-\s*(?:$|[;&|)\n]))|\bxargs\b[^;|&\n]*\b(?:ba|z|da|k)?sh\s+-c\b|\|\s*iex\b|\biex\s*\(|invoke-expression|-enc(?:odedcommand)?\s+\S{16,}|\bbash\s+<\("),
+            (Kind::DecodedExec, r"(?:base64|base32|basenc|xxd|od|openssl\s+(?:enc|base64)|uudecode|rev|tr\s+\S*a-z\S*\s+\S*n-z)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|fi)?sh\b|\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k)?sh(?:\s+-\S*)*\s*(?:$|[;&)\n]|--)|\b(?:ba|z|da|k)?sh\s+<<<|(?:^|[\s;&|(`'\x22])eval\b|\b(?:ba|z|da|k)?sh\s+-c\s+\S*\$\(|\bsource\s+<\(|\.\s+<\(|\b(?:ba|z|da|k)?sh\s+-c\s+\$\{?\w|(?:^|[\s;&|(])(?:\.|source|(?:ba|z|da|k)?sh)\s+/dev/stdin\b|(?s:(?:^|[\s;&|(])(?:python[0-9.]*|perl|ruby|node|nodejs|php|lua|julia|deno|bun)\b[^\n]*<<.*?(?:exec|eval|system|spawn|popen|urlopen|subprocess|child_process|os\.execute|\$\())|(?:^|[\s;&|(])(?:python[0-9.]*|perl|ruby|node|nodejs|julia|lua|luajit|php|rscript|sbcl|racket|guile|elixir|erl|deno|bun|crystal)\b[^\n;&|]*?(?:\s-[a-z]*[cep][a-z]*|\s--(?:eval|print|command)|\seval)(?:[\s='\x22]|$)[^\n]*(?:exec|eval|decode|b64|fromcharcode|system|spawn|popen|child_process|subprocess|\$\(|\brun\s*\(|\bos\.cmd|\bcmd\s*\(|shell_exec|passthru|\bio\.popen)|\|\s*(?:sudo\s+)?(?:perl|ruby|python[0-9.]*|node|php|lua|osascript)\s*(?:$|[;&|)\n]|-\s*(?:$|[;&|)\n]))|\bxargs\b[^;|&\n]*\b(?:ba|z|da|k)?sh\s+-c\b|\|\s*iex\b|\biex\s*\(|invoke-expression|\[scriptblock\]::create|-join\s*\[char\[\]\]|-enc(?:odedcommand)?\s+\S{16,}|\bbash\s+<\("),
         ])
     });
     let mut out: Vec<Part> = table
@@ -3353,7 +3353,7 @@ fn acts_in(reading: &str, place: &Place) -> Vec<Part> {
         let what = c.get(1).map_or("database", |m| m.as_str());
         out.push(Part::new(Kind::DropData, what));
     }
-    if let Some(target) = recursive_delete_target(reading, place) {
+    for target in recursive_delete_targets(reading, place) {
         out.push(Part::new(Kind::RecursiveDelete, target));
     }
     out.extend(more_acts(reading));
@@ -3520,12 +3520,12 @@ fn more_acts(reading: &str) -> Vec<Part> {
         compile(&[
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b|\bjj\b[^;|&\n]*--allow-backwards\b"),
             (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*--source[=\s]\S+|\bbfg\b|bfg[\w.-]*\.jar\b|\bgit\b[^;|&\n]*\brestore\s+(?:--worktree\s+)?\$\(|\bgit\s+ls-files\b[^;&\n]*(?:--others|\s-o\b)[^;&\n]*\|\s*xargs\b[^;&\n]*\brm\b|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:\s:/|\s:\(|--worktree\s+\.(?:\s|$))|\bgit\b[^;|&\n]*\bswitch\b[^;|&\n]*(?:--discard-changes|\s-f\b|--force)|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:-s|--source)[\s=]\S+[^;|&\n]*\s(?:\.|:/)(?:\s|$)|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*--worktree\b|\brm\s+-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:\./)?\.git/?(?:\s|$)|\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
-            (Kind::RecursiveDelete, r"\b(?:rsync|aws\s+s3\s+sync|gsutil\s+(?:-m\s+)?rsync|azcopy\s+sync)\b[^;|&\n]*(?:--delete|\s-d\b)|\brclone\s+sync\b|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
+            (Kind::RecursiveDelete, r"\b(?:rd|rmdir)\s+/s\b|\btar\s+(?:-\S+\s+)*--absolute-names\b|\b(?:rsync|aws\s+s3\s+sync|gsutil\s+(?:-m\s+)?rsync|azcopy\s+sync)\b[^;|&\n]*(?:--delete|\s-d\b)|\brclone\s+sync\b|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
             (Kind::DropData, r"\bairflow\s+db\s+(?:clean|reset|downgrade)\b|\bterraform\s+taint\b|\.deletemany\s*\(|_delete_by_query\b|--reset-offsets\b[^;|&\n]*--execute\b|\balter\s+column\b[^;]*\busing\b|\bcat\s+/dev/null\s*>|\btee\s+(?:-\S+\s+)*\S+\s*<\s*/dev/null|\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\b(?:create|alter)\s+(?:role|user)\b[^;]*\b(?:superuser|createrole|bypassrls)\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bterragrunt\b[^;|&\n]*\bdestroy\b|\b(?:cdktf|sst|serverless|sls|copilot)\b[^;|&\n]*\b(?:destroy|remove)\b|\bpulumi\b[^;|&\n]*\s--replace\b|\bterraform\b[^;|&\n]*\s-replace=|\bdrop\s+(?:table|database|schema)\b|\bdrop\s+(?:type|view|function|index|sequence|extension|materialized\s+view|collection|keyspace)\b|\bcascade\b|\balembic\b[^;|&\n]*\bdowngrade\s+base\b|\becto\.(?:reset|drop|rollback)\b|\bschema:(?:drop|sync)\b|\bmigrate:(?:rollback|reset|fresh|refresh)\b|\bdjango-admin\s+(?:\S+\s+)*?(?:flush|reset_db|sqlflush)\b|\bdb:(?:drop|reset|purge|truncate_all|schema:load|migrate:reset)\b|\bversion=0(?:\s|$)|\bef\s+database\s+update\s+0\b|\bflushall\b|\bflushdb\b|\bremove_tree\b|\brmtree\b|\bfs\.rm(?:sync)?\b[^;\n]*recursive|\bdropdb\b|\bdb:rollback\b[^;|&\n]*\bstep=(?:[2-9]|\d\d)|\bdowngrade\s+-(?:[2-9]|\d\d)|\bmigrate\b[^;|&\n]*\sdown(?:\s+(?:-all|[2-9]|\d\d+))?(?:\s*$|\s*[;&|])|\bgoose\b[^;|&\n]*\s(?:reset|down-to)\b|\bflyway[:\s]clean\b|\bliquibase\w*\s*dropall\b|\bdropall\b|\bdb:migrate:undo\b|\bdrizzle-kit\s+push\b[^;|&\n]*--force\b|\btruncate\s+(?:-\S+\s+)*--size\b|\bcp\s+/dev/null\s+\S|\bshred\b|--remove-files\b|\bunlink\s*\(|\bdowngrade\s+base\b|\bmigrat\w*\s+revert\b|\bmigration:revert\b|\bseed:replant\b|\bdb:migrate\s+version=\d|\bmanage\.py\s+shell\s+-c\b[^;&\n]*\b(?:delete|update|create_superuser|set_password|is_superuser|is_staff|bulk_)|\bartisan\s+tinker\b[^;|&\n]*--execute[^;&\n]*(?:delete|update|truncate|destroy|forcedelete|create)|\b(?:knex|sequelize)\b[^;|&\n]*\bseed[^;|&\n]*\b(?:production|prod)\b|\bdb:push\b[^;|&\n]*--force\b"),
             (Kind::Publish, r"\bko\s+(?:build|publish|resolve|apply)\b|\bgradlew?\s+(?:\S+\s+)*jib\b|\bjib:build\b|build-image\.publish=true|\bpod\s+trunk\s+push\b|\bovsx\s+publish\b|\bgh-pages\s+(?:-d\s+)?\S|\bsurge\s+\S|deployapp\s*\(|\b(?:huggingface-cli|hf)\s+upload\b|\bsmart-release\b|\brelease:(?:prepare|perform)\b|\bfastlane\b[^;|&\n]*\b(?:deliver|pilot|supply|upload_to_\w+|appstore|playstore|submit_for_review|release|beta|deploy|store|production|publish|ship)\b|\bauto\s+shipit\b|\bshipit\b|\b(?:lerna|bun|changeset|changesets|rush|nx|jsr|deno|pdm|dart|flutter|hex|mix)\b[^;|&\n]*\bpublish\b|--acl\s+public-read|\bgoreleaser\s+release\s+(?:--clean\s*)?(?:$|[;&|\n])|\b(?:cabal|stack)\s+upload\b|\bnuget\s+push\b|\bcompose\s+push\b|\bgradlew?\b[^;|&\n]*\bpublish\w*|\bmvn\b[^;|&\n]*\bdeploy\b|\bbuildx\b[^;|&\n]*--push\b|\b(?:docker|podman)\s+image\s+push\b|\bgh\s+repo\s+edit\b[^;|&\n]*--visibility|\bgh\s+release\s+(?:create|upload|edit)\b|(?:^|[\s;&|(])(?:np|semantic-release|release-it)(?:\s|$)|\bnpm\s+(?:unpublish|deprecate)\b|\b(?:cargo|rake|nx|lerna|changeset)\s+(?:\S+\s+)*?release\b|\b(?:docker|podman|buildx)\b[^;|&\n]*(?:type=registry|push=true)|\bcompose\b[^;|&\n]*\bbuild\b[^;|&\n]*--push\b|\bjreleaser\w*|\bnexus-staging:(?:release|deploy|close)\b|\bbuildx\s+bake\b[^;|&\n]*(?:--push|\brelease\b)|\bhelm\s+push\b|\bmaturin\s+(?:publish|upload)\b|\bgh\s+release\s+delete\b"),
             (Kind::RemoteChange, r"\bgh\s+issue\s+delete\b|\bgh\s+repo\s+sync\b[^;|&\n]*--force\b|\bgh\s+codespace\s+ports\s+visibility\b[^;|&\n]*:public\b|\bgh\s+repo\s+edit\b[^;|&\n]*(?:=false\b|--visibility[=\s]+public\b|--add-collaborator|--delete-branch-on-merge=false)|\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*(?:-o|--push-option)[=\s]*merge_request\.(?:merge_when_pipeline_succeeds|auto_merge)|\bgrant\s+[^;]*\bto\s+(?:anon|public|authenticated)\b|\bcreate\s+policy\b[^;]*\bto\s+(?:anon|public)\b|\balter\s+(?:role|user)\b[^;]*\bpassword\b|\bcreate\s+(?:role|user)\s|\bgrant\s+pg_\w+|\binsert\s+into\s+\w*(?:roles?|admins?|permissions?|members?|grants?)\b|\bgh\s+api\b[^;|&\n]*(?:-x\s*|--method[ =])(?:post|put|patch|delete)\b|\bgh\s+api\b[^;|&\n]*\s-f\S*|\bgh\s+api\b[^;|&\n]*/dispatches\b|\bgh\s+(?:secret|variable)\s+(?:set|delete|remove)\b|\bgh\s+pr\s+(?:merge|review\s+[^;|&\n]*--approve)\b|\bgh\s+(?:issue|pr|gist)\s+(?:comment|create|edit)\b[^;|&\n]*(?:-r|--repo)[\s=]|\bgh\s+api\b[^;|&\n]*(?:--field|--raw-field|\s-f)|\bglab\s+mr\s+(?:merge|approve)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+workflow\s+(?:enable|disable)\b|\bgh\s+(?:auth|ssh-key|gpg-key)\s+(?:add|refresh|token)\b|\bgh\s+repo\s+(?:create|fork|rename|transfer)\b|\bgh_repo=\S+[^;|&\n]*\bgh\s+(?:issue|pr|gist|release|api)\b|\bgh\s+api\b[^;|&\n]*--input\b"),
             (Kind::AgentConfig, r"\bclaude\s+(?:mcp\s+(?:add|add-json|remove|add-from-claude-desktop)|config\s+(?:set|add|remove)|plugin\s+(?:install|enable|marketplace))\b"),
-            (Kind::ShellStartup, r"start\s*menu\W+programs\W+startup|currentversion\W+run(?:once)?\b|\|\s*crontab\s+-\s*(?:$|[;&)\n])|\bcrontab\s+-\s*$|\$profile\b|\bsetx\b|\bschtasks\b|\bregister-scheduledtask\b|\breg\s+add\b"),
+            (Kind::ShellStartup, r"setenvironmentvariable\s*\([^)]*['\x22](?:user|machine)['\x22]|specialfolder\]::startup|userinitmprlogonscript|\[environment\]::getfolderpath\([^)]*startup|start\s*menu\W+programs\W+startup|currentversion\W+run(?:once)?\b|\|\s*crontab\s+-\s*(?:$|[;&)\n])|\bcrontab\s+-\s*$|\$profile\b|\bsetx\b|\bschtasks\b|\bregister-scheduledtask\b|\breg\s+add\b"),
             (Kind::GitConfig, r"\bgit\s+(?:-\S+\s+)*config\s+(?:set|unset|(?:--file[ =]|-f\s+)\S+[ \t]+\S+[ \t]+\S|--type[ =])"),
         ])
     });
@@ -3537,7 +3537,8 @@ fn more_acts(reading: &str) -> Vec<Part> {
 }
 
 /// What `rm -r` (or `find … -delete`) removes, when it is outside build output.
-fn recursive_delete_target(reading: &str, place: &Place) -> Option<String> {
+fn recursive_delete_targets(reading: &str, place: &Place) -> Vec<String> {
+    let mut out = Vec::new();
     static RM: OnceLock<Regex> = OnceLock::new();
     let rm = RM.get_or_init(|| {
         ascii_rule(r"\brm\s+((?:-\S+\s+)*)([^;&|\n]*)|\bfind\s+(\S+)([^;&|\n]*)\s-(?:delete\b|exec(?:dir)?\s+rm\b)|\bremove-item\b[^;&|\n]*-recurse[^;&|\n]*")
@@ -3554,7 +3555,10 @@ fn recursive_delete_target(reading: &str, place: &Place) -> Option<String> {
                 }
                 ("-r", dir.as_str())
             }
-            _ => return Some("(recursive)".into()),
+            _ => {
+                out.push("(recursive)".into());
+                continue;
+            }
         };
         // Flags may follow the operands (`rm DIR -rf`).
         let recursive = flags
@@ -3575,15 +3579,17 @@ fn recursive_delete_target(reading: &str, place: &Place) -> Option<String> {
             .peekable();
         // No operand written: what it deletes comes from its input (`… | xargs rm -rf`).
         if operands.peek().is_none() {
-            return Some("(from input)".into());
+            out.push("(from input)".into());
+            continue;
         }
-        for t in operands {
-            if !is_build_output(t, place) {
-                return Some(t.to_string());
-            }
-        }
+        // Every operand: a build folder first does not vouch for what follows it.
+        out.extend(
+            operands
+                .filter(|t| !is_build_output(t, place))
+                .map(str::to_string),
+        );
     }
-    None
+    out
 }
 
 /// Does a `find` expression look only for build output (`-name __pycache__`, `-name '*.pyc'`)?
@@ -3642,6 +3648,7 @@ fn is_build_output(path: &str, place: &Place) -> bool {
         "bin",
         "obj",
         "tmp",
+        "temp",
         ".parcel-cache",
         "storybook-static",
         ".eggs",
@@ -7007,7 +7014,7 @@ mod tests {
     /// reaches its action, which only goes down.
     #[test]
     fn red_team_eight_is_held_to_its_recorded_figure() {
-        const STILL_THROUGH: usize = 66;
+        const STILL_THROUGH: usize = 59;
         let cases = corpus("redteam8.jsonl");
         let through: Vec<String> = cases
             .iter()
