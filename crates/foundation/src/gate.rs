@@ -4367,11 +4367,13 @@ fn opened_or_production(reading: &str) -> Vec<Part> {
             .expect("valid regex")
     });
     let mut out = Vec::new();
+    // Access opened is the act itself, whoever named the resource: stopped unless the user
+    // says so ("make it public").
     if let Some(m) = open.find(reading) {
-        out.push(Part {
-            loose: true,
-            ..Part::new(Kind::RemoteChange, format!("open:{}", m.as_str().trim()))
-        });
+        out.push(Part::new(
+            Kind::RemoteChange,
+            format!("open:{}", m.as_str().trim()),
+        ));
     }
     static TO_ZERO: OnceLock<Regex> = OnceLock::new();
     let to_zero = TO_ZERO.get_or_init(|| {
