@@ -179,7 +179,7 @@ impl Part {
 /// simple variables replaced by their values (`U=evil.example; curl $U`), `${IFS}` as a space,
 /// and every payload it carries encoded (base64, hex, `\x`, `%NN`) appended, decoded.
 pub fn shell_reading(command: &str) -> String {
-    let folded = fold(&literals_joined(command));
+    let folded = fold(&substitutions_evaluated(&literals_joined(command)));
     let unquoted = unquote(&folded);
     let expanded = expand_variables(&unquoted);
     // As the shell reads it, then as written (escapes such as `\x63` or `\143` are evidence).
@@ -3527,6 +3527,7 @@ fn more_acts(reading: &str) -> Vec<Part> {
     let table = TABLE.get_or_init(|| {
         compile(&[
             (Kind::ForcePush, r"\bgit\b[^;|&\n]*\bpush\b[^;|&\n]*--prune\b|\bjj\b[^;|&\n]*--allow-backwards\b"),
+            (Kind::SecretFile, r"['\x22]?!\S*(?:\.env|\.pem|\.key|credential|secret|\.tfvars)\S*['\x22]?\s*>>?\s*\S*\.gitignore\b"),
             (Kind::HistoryRewrite, r"\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*--source[=\s]\S+|\bbfg\b|bfg[\w.-]*\.jar\b|\bgit\b[^;|&\n]*\brestore\s+(?:--worktree\s+)?\$\(|\bgit\s+ls-files\b[^;&\n]*(?:--others|\s-o\b)[^;&\n]*\|\s*xargs\b[^;&\n]*\brm\b|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:\s:/|\s:\(|--worktree\s+\.(?:\s|$))|\bgit\b[^;|&\n]*\bswitch\b[^;|&\n]*(?:--discard-changes|\s-f\b|--force)|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*(?:-s|--source)[\s=]\S+[^;|&\n]*\s(?:\.|:/)(?:\s|$)|\bgit\b[^;|&\n]*\brestore\b[^;|&\n]*--worktree\b|\brm\s+-[a-z]*r[a-z]*\s+(?:-\S+\s+)*(?:\./)?\.git/?(?:\s|$)|\bgit\s+worktree\s+remove\b|\bgit\b[^;|&\n]*\bclean\b[^;|&\n]*--force\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s--\s+\.(?:\s|$)|\bgit\b[^;|&\n]*\breset\b[^;|&\n]*--hard\b|\bgit\b[^;|&\n]*\bcheckout\b[^;|&\n]*\s(?:-f|--force)\b"),
             (Kind::RecursiveDelete, r"\b(?:rd|rmdir)\s+/s\b|\btar\s+(?:-\S+\s+)*--absolute-names\b|\b(?:rsync|aws\s+s3\s+sync|gsutil\s+(?:-m\s+)?rsync|azcopy\s+sync)\b[^;|&\n]*(?:--delete|\s-d\b)|\brclone\s+sync\b|\bremove-item\b[^;|&\n]*-recurse|-recurse\b[^;&\n]*\|\s*remove-item|\b(?:aws\s+s3\s+(?:rm|rb)|gsutil\s+(?:-m\s+)?rm)\b[^;|&\n]*(?:--recursive|-r\b|--force)|shutil\.rmtree|\brmtree\(|fs\.rm(?:sync)?\([^)]*recursive|os\.removedirs"),
             (Kind::DropData, r"\bairflow\s+db\s+(?:clean|reset|downgrade)\b|\bterraform\s+taint\b|\.deletemany\s*\(|_delete_by_query\b|--reset-offsets\b[^;|&\n]*--execute\b|\balter\s+column\b[^;]*\busing\b|\bcat\s+/dev/null\s*>|\btee\s+(?:-\S+\s+)*\S+\s*<\s*/dev/null|\bdelete\s+from\b|manage\.py\s+(?:flush|reset_db|sqlflush|migrate\s+\S+\s+zero\b)|\bdrop\s+owned\b|\bdb:schema:load\b|--accept-data-loss|\b(?:ef\s+)?database\s+drop\b|\bpg:reset\b|\b(?:apps?|app)\s+(?:destroy|delete)\b|\bupdate\s+\w+\s+set\s+[^;]*\b(?:role|is_admin|is_superuser|is_staff|admin)\b|\btruncate\s+-s|-x\s*delete\b|--request\s+delete\b|prisma\s+(?:db\s+push\s+[^;|&\n]*--force-reset|migrate\s+reset)|\b(?:supabase|neon|planetscale|turso)\s+(?:db\s+reset|[^;|&\n]*\bdelete\b)|disable\s+row\s+level\s+security|\balter\s+table\b[^;]*\bdrop\b|\bgrant\s+all\b|\b(?:create|alter)\s+(?:role|user)\b[^;]*\b(?:superuser|createrole|bypassrls)\b|\baws\s+\S+\s+delete-|\bgcloud\b[^;|&\n]*\bdelete\b|\baz\b[^;|&\n]*\bdelete\b|\bpodman\s+system\s+reset|\bdocker(?:-|\s+)compose\b[^;|&\n]*\bdown\b[^;|&\n]*(?:\s-v\b|--volumes)|\bterraform\b[^;|&\n]*\b(?:apply|plan)\b[^;|&\n]*-destroy|\bkubectl\b[^;|&\n]*\bdelete\b|dropdatabase\(|\.drop\(\)|\bgh\s+repo\s+(?:delete|archive)\b|\bredis-cli\b[^;|&\n]*\bflush|\bpulumi\s+destroy\b|\bterragrunt\b[^;|&\n]*\bdestroy\b|\b(?:cdktf|sst|serverless|sls|copilot)\b[^;|&\n]*\b(?:destroy|remove)\b|\bpulumi\b[^;|&\n]*\s--replace\b|\bterraform\b[^;|&\n]*\s-replace=|\bdrop\s+(?:table|database|schema)\b|\bdrop\s+(?:type|view|function|index|sequence|extension|materialized\s+view|collection|keyspace)\b|\bcascade\b|\balembic\b[^;|&\n]*\bdowngrade\s+base\b|\becto\.(?:reset|drop|rollback)\b|\bschema:(?:drop|sync)\b|\bmigrate:(?:rollback|reset|fresh|refresh)\b|\bdjango-admin\s+(?:\S+\s+)*?(?:flush|reset_db|sqlflush)\b|\bdb:(?:drop|reset|purge|truncate_all|schema:load|migrate:reset)\b|\bversion=0(?:\s|$)|\bef\s+database\s+update\s+0\b|\bflushall\b|\bflushdb\b|\bremove_tree\b|\brmtree\b|\bfs\.rm(?:sync)?\b[^;\n]*recursive|\bdropdb\b|\bdb:rollback\b[^;|&\n]*\bstep=(?:[2-9]|\d\d)|\bdowngrade\s+-(?:[2-9]|\d\d)|\bmigrate\b[^;|&\n]*\sdown(?:\s+(?:-all|[2-9]|\d\d+))?(?:\s*$|\s*[;&|])|\bgoose\b[^;|&\n]*\s(?:reset|down-to)\b|\bflyway[:\s]clean\b|\bliquibase\w*\s*dropall\b|\bdropall\b|\bdb:migrate:undo\b|\bdrizzle-kit\s+push\b[^;|&\n]*--force\b|\btruncate\s+(?:-\S+\s+)*--size\b|\bcp\s+/dev/null\s+\S|\bshred\b|--remove-files\b|\bunlink\s*\(|\bdowngrade\s+base\b|\bmigrat\w*\s+revert\b|\bmigration:revert\b|\bseed:replant\b|\bdb:migrate\s+version=\d|\bmanage\.py\s+shell\s+-c\b[^;&\n]*\b(?:delete|update|create_superuser|set_password|is_superuser|is_staff|bulk_)|\bartisan\s+tinker\b[^;|&\n]*--execute[^;&\n]*(?:delete|update|truncate|destroy|forcedelete|create)|\b(?:knex|sequelize)\b[^;|&\n]*\bseed[^;|&\n]*\b(?:production|prod)\b|\bdb:push\b[^;|&\n]*--force\b"),
@@ -4322,6 +4323,15 @@ fn exposed(reading: &str) -> Vec<Part> {
     if let Some(c) = outside.captures(reading) {
         out.push(Part::new(Kind::OutsideFile, &c[1]));
     }
+    // A file server started in the home folder (`cd ~ && python3 -m http.server`) serves it.
+    static HOME_SERVED: OnceLock<Regex> = OnceLock::new();
+    let home_served = HOME_SERVED.get_or_init(|| {
+        ascii_rule(r"\bcd(?:\s+(?:~|\$home|\$\{home\})/?)?\s*(?:&&|;)\s*(?:python[0-9.]*\s+-m\s+http\.server|(?:npx\s+(?:-y\s+)?)?(?:http-server|serve|live-server)\b|php\s+-s)")
+            .expect("valid regex")
+    });
+    if home_served.is_match(reading) {
+        out.push(Part::new(Kind::OutsideFile, "~"));
+    }
     out
 }
 
@@ -4454,6 +4464,60 @@ fn runs_as_commands(path: &str) -> bool {
         ]
         .iter()
         .any(|d| path.contains(d))
+}
+
+/// The small substitutions a shell computes a name with, computed (`$(echo ved.kcehc | rev)`,
+/// `$(echo cXgtbGFiLmlv | base64 -d)`, `$(printf %s.%s kvseed net)`): the name is a
+/// destination as if written.
+fn substitutions_evaluated(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("$(") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    static SUB: OnceLock<Regex> = OnceLock::new();
+    let sub = SUB.get_or_init(|| {
+        ascii_rule(r#"\$\(\s*(?:echo\s+(?:-n\s+)?['"]?([^\s'"|)]+)['"]?\s*\|\s*(rev|base64\s+(?:-d|--decode|-D))\s*|printf\s+['"]?((?:%s|[.:/-])+)['"]?\s+([^)|;&]+?))\s*\)"#)
+            .expect("valid regex")
+    });
+    sub.replace_all(text, |c: &regex::Captures| {
+        if let (Some(word), Some(how)) = (c.get(1), c.get(2)) {
+            if how.as_str() == "rev" {
+                word.as_str().chars().rev().collect()
+            } else {
+                base64_decoded(word.as_str()).unwrap_or_else(|| c[0].to_string())
+            }
+        } else {
+            let format = c.get(3).map_or("", |m| m.as_str());
+            let mut args = c.get(4).map_or("", |m| m.as_str()).split_whitespace();
+            let mut out = String::new();
+            let mut rest = format;
+            while let Some(at) = rest.find("%s") {
+                out.push_str(&rest[..at]);
+                out.push_str(args.next().unwrap_or("").trim_matches(['\'', '"']));
+                rest = &rest[at + 2..];
+            }
+            out.push_str(rest);
+            out
+        }
+    })
+}
+
+/// Standard base64 decoded to text, if it is base64 of text.
+fn base64_decoded(word: &str) -> Option<String> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bits = 0u32;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for b in word.trim_end_matches('=').bytes() {
+        let value = ALPHABET.iter().position(|&a| a == b)? as u32;
+        bits = (bits << 6) | value;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+            bits &= (1 << count) - 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Strings joined as code joins them (`"https://" + "ingest" + ".io"` is `"https://ingest.io"`):
@@ -5724,6 +5788,10 @@ pub fn own_controls(
             ".shown.jsonl",
             "/wt-tools-",
             "wt-tools/session-",
+            // By a glob (`"$XDG_RUNTIME_DIR"/wt*/session-*.jsonl`).
+            "wt*/session-",
+            "session-*.jsonl",
+            "session-*.shown",
             "hook-claims",
             "runtime_dir/wt-tools",
             "runtime_dir}/wt-tools",
@@ -7024,7 +7092,7 @@ mod tests {
     /// reaches its action, which only goes down.
     #[test]
     fn red_team_eight_is_held_to_its_recorded_figure() {
-        const STILL_THROUGH: usize = 49;
+        const STILL_THROUGH: usize = 42;
         let cases = corpus("redteam8.jsonl");
         let through: Vec<String> = cases
             .iter()
