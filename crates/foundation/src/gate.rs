@@ -4575,7 +4575,7 @@ fn is_dependency_list(path: &str) -> bool {
 fn dependencies_added(path: &str, replaced: &str, written: &str) -> Vec<String> {
     static LINE: OnceLock<Regex> = OnceLock::new();
     let line = LINE.get_or_init(|| {
-        ascii_rule(r#"^\s*"(@?[a-z0-9][\w./@-]*)"\s*:\s*"(?:[\^~><=]*\d|\*|latest|git|github:|file:|npm:|https?:)|^\s*([a-z0-9][\w-]*)\s*=\s*(?:"[\^~><=]*\d[^"]*"|\{)|^\s*(?:from|FROM)\s+(?:--platform=\S+\s+)?([a-z0-9][\w./:@-]*)|^\s*gem\s+['"]([\w.-]+)|^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]{2,}/[\w./-]+)\s+v\d"#)
+        ascii_rule(r#"^\s*"(@?[a-z0-9][\w./@-]*)"\s*:\s*"(?:[\^~><=]*\d|\*|latest|git|github:|file:|npm:|https?:)|^\s*([a-z0-9][\w-]*)\s*=\s*(?:"[\^~><=]*\d[^"]*"|"\*"|\{)|^\s*(?:from|FROM)\s+(?:--platform=\S+\s+)?([a-z0-9][\w./:@-]*)|^\s*gem\s+['"]([\w.-]+)|^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]{2,}/[\w./-]+)\s+v\d|<groupid>\s*([\w.-]+)\s*</groupid>|<packagereference\s+include\s*=\s*"([\w.-]+)"|^\s*"([a-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:[<>=~!]=|@)[^"]*"\s*,?\s*$|^\s*-\s+([a-z0-9][\w.-]*)\s*(?:[=<>]|$)"#)
             .expect("valid regex")
     });
     const NOT_DEPENDENCIES: &[&str] = &[
@@ -4637,7 +4637,7 @@ fn dependencies_added(path: &str, replaced: &str, written: &str) -> Vec<String> 
                 continue;
             }
             let Some(c) = line.captures(l) else { continue };
-            (1..=5)
+            (1..=9)
                 .find_map(|i| c.get(i))
                 .map(|m| m.as_str().to_string())
                 .unwrap_or_default()
