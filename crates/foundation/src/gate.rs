@@ -678,8 +678,11 @@ impl Supplies {
             _ => {
                 // A secret the user's words ask about is the project's ("add it to .env"), not
                 // the keys and credentials of their home folder.
+                // Only an env file, though: "add it to .env" is no word about `master.key`.
                 (self.asked.contains(&part.kind)
-                    && !(part.outside && part.kind == Kind::SecretFile))
+                    && !(part.outside && part.kind == Kind::SecretFile)
+                    && (part.kind != Kind::SecretFile
+                        || file_name(&part.operand).is_some_and(|n| n.starts_with(".env"))))
                     || (!part.operand.is_empty()
                         && (self.words.contains(&part.operand)
                             || self.short.contains(&part.operand)
@@ -7092,7 +7095,7 @@ mod tests {
     /// reaches its action, which only goes down.
     #[test]
     fn red_team_eight_is_held_to_its_recorded_figure() {
-        const STILL_THROUGH: usize = 42;
+        const STILL_THROUGH: usize = 36;
         let cases = corpus("redteam8.jsonl");
         let through: Vec<String> = cases
             .iter()
