@@ -2226,8 +2226,12 @@ fn mcp_parts(tool: &str, input: &serde_json::Value, place: &Place, parts: &mut V
             parts.push(part);
         }
     }
-    if writes && !reads {
+    // Access opened or production acted on, by any tool that does not only read (`execute_sql`
+    // names no write, and writes all the same).
+    if !reads {
         parts.extend(opened_or_production(&reading));
+    }
+    if writes && !reads {
         // A secret posted (a key, a password in a connection string): whoever reads the
         // channel or the tracker has it, whatever the user asked to be checked.
         static SECRET: OnceLock<Regex> = OnceLock::new();
@@ -4177,7 +4181,20 @@ fn file_parts(path: &str, written: &str, replaced: &str, place: &Place, parts: &
             .filter(|l| !kept.contains(l))
             .map(|l| l.trim_start_matches("- ").trim_start_matches("run:"))
             .collect();
-        for part in acts_in(&shell_reading(&added.join("\n")), place) {
+        let added_reading = shell_reading(&added.join("\n"));
+        // A package a later run fetches (`npx @kv-dev/env-sync` in a Procfile): in a file that
+        // runs later no one is there to see what `npx` installs.
+        static NPX: OnceLock<Regex> = OnceLock::new();
+        let npx = NPX.get_or_init(|| {
+            ascii_rule(r"\bnpx\s+(?:-\S+\s+)*(@?[a-z0-9][\w./@-]*)").expect("valid regex")
+        });
+        for c in npx.captures_iter(&added_reading) {
+            parts.push(Part {
+                loose: true,
+                ..Part::new(Kind::PackageSource, format!("pkg:{}", &c[1]))
+            });
+        }
+        for part in acts_in(&added_reading, place) {
             if part.kind == Kind::SecretFile {
                 parts.push(part);
             } else {
