@@ -3200,7 +3200,7 @@ fn packages_installed(reading: &str) -> Vec<Part> {
 fn written_outside(reading: &str, place: &Place) -> Vec<Part> {
     static WRITE: OnceLock<Regex> = OnceLock::new();
     let write = WRITE.get_or_init(|| {
-        ascii_rule(r"(?:>>?|\btee(?:\s+-\S+)*|\bof=|\s(?:-o|--output|--output-document)[\s=]|\b(?:cp|mv|install|ln(?:\s+-s)?)\s+(?:-\S+\s+)*\S+\s|\btar\b[^;&|\n]*?\s(?:-c|--directory)[\s=]|\bunzip\b[^;&|\n]*?\s-d\s|\btar\s+-?[a-z]*c[a-z]*f\s)\s*((?:~|/|\$home|\$\{home\}|\.\./)[^\s;&|)]*)|\brm\s+(?:-[a-qs-z]+\s+)*((?:~|\$home|\$\{home\}|/)[^\s;&|)]*)|\s-v\s*((?:~|\$home|\$\{home\}|/)[^:\s]*):|--mount[\s=]\S*\b(?:source|src)=((?:~|\$home|\$\{home\}|/)[^,\s]*)|\s--privileged\b()")
+        ascii_rule(r"(?:>>?|\btee(?:\s+-\S+)*|\bof=|\s(?:-o|--output|--output-document)[\s=]|\b(?:cp|mv|install|ln(?:\s+-s)?)\s+(?:-\S+\s+)*\S+\s|\btar\b[^;&|\n]*?\s(?:-c|--directory)[\s=]|\bunzip\b[^;&|\n]*?\s-d\s|\btar\s+-?[a-z]*c[a-z]*f\s)\s*((?:~|/|\$home|\$\{home\}|\.\./)[^\s;&|)]*)|\brm\s+(?:-[a-qs-z]+\s+)*((?:~|\$home|\$\{home\}|/)[^\s;&|)]*)|\s(?:-v|--volume)[=\s]*((?:~|\$home|\$\{home\}|/)[^:\s]*):|--mount[\s=]\S*\b(?:source|src)=((?:~|\$home|\$\{home\}|/)[^,\s]*)|\s--privileged\b()")
             .expect("valid regex")
     });
     let mut out = Vec::new();
