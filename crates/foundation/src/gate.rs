@@ -2703,39 +2703,27 @@ fn bash_parts(command: &str, place: &Place, parts: &mut Vec<Part>) {
     let acts = acts_in(&acts_reading, place);
     parts.extend(acts);
     parts.extend(truncated_files(&reading, place));
-    // Folding reads `-D` as `-d`: git's force delete of an unmerged branch is told by its case.
-    static BRANCH_FORCE_DELETE: OnceLock<Regex> = OnceLock::new();
-    if BRANCH_FORCE_DELETE
-        .get_or_init(|| {
-            ascii_rule(r"\bgit\b[^;|&\n]*\bbranch\b[^;|&\n]*\s(?:-[a-zA-Z]*D\b|--delete\s+--force|--force\s+--delete)")
-                .expect("valid regex")
-        })
-        .is_match(&unquote(command))
-    {
-        parts.push(Part::new(Kind::HistoryRewrite, "branch -D"));
-    }
-    // A branch made again at another commit (`git switch -C main origin/main`): its own
-    // commits are dropped. By case too: `-c` creates a branch.
-    static BRANCH_RESET: OnceLock<Regex> = OnceLock::new();
-    if BRANCH_RESET
-        .get_or_init(|| {
-            ascii_rule(r"\bgit\b[^;|&\n]*\b(?:switch\s+(?:-\S+\s+)*-C|checkout\s+(?:-\S+\s+)*-B|branch\s+(?:-\S+\s+)*(?:-f|--force))\s+\S+\s+[^\s;|&-]")
-                .expect("valid regex")
-        })
-        .is_match(&unquote(command))
-    {
-        parts.push(Part::new(Kind::HistoryRewrite, "branch reset"));
-    }
-    // An archive unpacked to the absolute paths it holds (`tar -xPf`, by case: `-p` keeps
-    // permissions): it writes wherever its author chose.
-    static ABSOLUTE: OnceLock<Regex> = OnceLock::new();
-    if ABSOLUTE
-        .get_or_init(|| {
-            ascii_rule(r"\btar\s+(?:-\S+\s+)*-?[a-zA-Z]*P[a-zA-Z]*(?:\s|$)").expect("valid regex")
-        })
-        .is_match(&unquote(command))
-    {
-        parts.push(Part::new(Kind::OutsideFile, "(archive's absolute paths)"));
+    // Forms told by their case, read as written (folding reads `-D` as `-d`): git's force delete
+    // of an unmerged branch; a branch made again at another commit (`git switch -C main
+    // origin/main`: its own commits are dropped; `-c` creates one); an archive unpacked to the
+    // absolute paths it holds (`tar -xPf`: it writes wherever its author chose; `-p` keeps
+    // permissions).
+    static CASED: OnceLock<Vec<(Kind, &str, Regex)>> = OnceLock::new();
+    let cased = CASED.get_or_init(|| {
+        [
+            (Kind::HistoryRewrite, "branch -D", r"\bgit\b[^;|&\n]*\bbranch\b[^;|&\n]*\s(?:-[a-zA-Z]*D\b|--delete\s+--force|--force\s+--delete)"),
+            (Kind::HistoryRewrite, "branch reset", r"\bgit\b[^;|&\n]*\b(?:switch\s+(?:-\S+\s+)*-C|checkout\s+(?:-\S+\s+)*-B|branch\s+(?:-\S+\s+)*(?:-f|--force))\s+\S+\s+[^\s;|&-]"),
+            (Kind::OutsideFile, "(archive's absolute paths)", r"\btar\s+(?:-\S+\s+)*-?[a-zA-Z]*P[a-zA-Z]*(?:\s|$)"),
+        ]
+        .into_iter()
+        .map(|(kind, operand, p)| (kind, operand, ascii_rule(p).expect("valid regex")))
+        .collect()
+    });
+    let as_written = unquote(command);
+    for (kind, operand, rule) in cased {
+        if rule.is_match(&as_written) {
+            parts.push(Part::new(*kind, *operand));
+        }
     }
     // A tag pushed (`git push origin tag prod-20240612`, `--tags`): what a tag triggers (a
     // release, a deploy) runs. Stopped when a memory talked of tags.
@@ -4573,10 +4561,11 @@ fn literals_joined(text: &str) -> std::borrow::Cow<'_, str> {
     let join =
         JOIN.get_or_init(|| ascii_rule(r#"["']\s*(?:\+|\.\.|\|\|)\s*["']"#).expect("valid regex"));
     let joined = join.replace_all(text, "");
-    let lower = joined.to_ascii_lowercase();
-    if !(lower.contains("join") || lower.contains("collapse")) {
+    // Cheap first: most texts join nothing (`.join(`, `Join(`, `collapse =`).
+    if !(joined.contains("oin(") || joined.contains("ollapse")) {
         return joined;
     }
+    let lower = joined.to_ascii_lowercase();
     static LIST: OnceLock<Regex> = OnceLock::new();
     let list = LIST.get_or_init(|| {
         ascii_rule(r#"[\[{(]\s*((?:["'][a-z0-9-]+["']\s*,\s*){1,4}["'][a-z0-9-]+["'])\s*[\]})]|%w[\[(]([a-z0-9 -]+)[\])]"#)

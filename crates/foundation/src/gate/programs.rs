@@ -745,7 +745,7 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
         "curl" | "wget" | "http" | "https" | "xh" => true,
         // A board's firmware uploaded (`pio run -t upload`, `west flash`) goes to a device on
         // this machine's port, not a registry: an address given instead is a part of its own.
-        _ if TOOLCHAINS.contains(&p) => !cmd.args.iter().any(|a| {
+        _ if TOOLCHAINS.contains(&p) || FLASHERS.contains(&p) => !cmd.args.iter().any(|a| {
             TOOLCHAIN_DANGER.contains(&a.as_str())
                 || a.starts_with("publish")
                 || a.starts_with("upload") && !FLASHERS.contains(&p)
@@ -1029,15 +1029,7 @@ const TOOLCHAINS: &[&str] = &[
     "gcov",
     "gcovr",
     "make-dist",
-    // Embedded
-    "pio",
-    "platformio",
-    "arduino-cli",
-    "west",
-    "idf.py",
-    "openocd",
-    "avrdude",
-    "nrfjprog",
+    // (Embedded toolchains: `FLASHERS`.)
     // Documents and notebooks
     "latexmk",
     "pdflatex",
@@ -1060,7 +1052,7 @@ const TOOLCHAINS: &[&str] = &[
     "catkin",
 ];
 
-/// Toolchains that flash a board over a local port.
+/// Embedded toolchains, judged as [`TOOLCHAINS`] are, that also flash a board over a local port.
 const FLASHERS: &[&str] = &[
     "pio",
     "platformio",
