@@ -7,9 +7,21 @@ service running (cold, median of 5), a warm prompt hook (median of 15), and whet
 is gone after the idle exit (orphans).
 
 Usage: python3 bench/footprint.py [--projects 3] [--size 1000] [--personal 1000] [--bin DIR]
-       [--idle 20]
+       [--idle 20] [--churn N | --soak MINUTES [--pace SECONDS]]
 Run from the repository root after `cargo build --bins` (DIR defaults to target/debug; pass
 target/release for the figures docs/performance.md quotes). Linux only (it reads /proc).
+
+--churn N: N short sessions (start, a prompt, a tool call, Stop, end) across the projects, the
+binaries upgraded in place halfway (the engine written again at its own path, later); a sampler
+looks at our processes every 50 ms throughout. Reports the most engines alive at once (1 is the
+target: an upgrade replaces the old engine, never runs two), how many engines there were in all,
+and the processes left after the idle exit (0 is the target).
+--soak MINUTES: sessions across the projects, one every --pace seconds (each also remembers a
+note, so the stores grow as a user's do), for MINUTES; our processes' PSS sampled every minute.
+Reports PSS after a 10-minute warm-up, at the end, and the growth per hour (least-squares slope
+of the samples after the warm-up); the samples go to --samples FILE (JSON lines) if given.
+The binaries are copied to a folder of the run's own first, so a rebuild meanwhile changes
+nothing it measures.
 """
 
 import argparse
@@ -20,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,7 +61,7 @@ def our_processes(bin_dir):
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        name = " ".join(a.decode(errors="replace") for a in argv[:3] if a)
+        name = " ".join(a.decode(errors="replace") for a in argv[:4] if a)
         out.append((int(pid), rss, pss, os.path.basename(name)))
     return out
 
@@ -92,6 +105,17 @@ class World:
                        env={**self.env, "CLAUDE_PROJECT_DIR": repo},
                        input=json.dumps(payload), capture_output=True, text=True, timeout=30)
         return time.monotonic() - started
+
+    def short_session(self, repo):
+        """A session's start and end with the least between: a prompt, a tool call, a Stop."""
+        self.sessions += 1
+        self.hook(repo, "SessionStart", {"source": "startup"})
+        self.hook(repo, "UserPromptSubmit", {"prompt": "how are background jobs retried"})
+        self.hook(repo, "PreToolUse", {"tool_name": "Bash", "tool_use_id": "t1",
+                                       "permission_mode": "default",
+                                       "tool_input": {"command": "cargo test -p parser"}})
+        self.hook(repo, "Stop", {"stop_hook_active": False})
+        self.hook(repo, "SessionEnd", {"reason": "prompt_input_exit"})
 
     def session(self, repo):
         """One scripted session: every event a session makes, an MCP recall, a Stop."""
@@ -159,6 +183,108 @@ def seed(world, repo, size, scope=None):
         world.wt(repo, "--no-daemon", *scope_args, "import", doc)
 
 
+def engines(procs):
+    return [p for p in procs if p[3].endswith(" serve --engine")]
+
+
+def copy_bins(src, dst):
+    os.makedirs(dst, exist_ok=True)
+    for name in ("wt-memory", "wt-memory-engine", "wt-hook-memory", "wt-mcp-server"):
+        shutil.copy2(f"{src}/{name}", f"{dst}/{name}")
+
+
+def upgrade_in_place(bin_dir):
+    """The engine written again at its own path, a minute later: what a package manager or a
+    rebuild does (the running engine's file is replaced, not edited)."""
+    path = f"{bin_dir}/wt-memory-engine"
+    data = open(path, "rb").read()
+    os.remove(path)
+    with open(path, "wb") as f:
+        f.write(data)
+    os.chmod(path, 0o755)
+    later = time.time() + 60
+    os.utime(path, (later, later))
+
+
+class Sampler(threading.Thread):
+    """Our processes every `every` seconds: the most engines seen at once, every engine pid."""
+
+    def __init__(self, bin_dir, every=0.05):
+        super().__init__(daemon=True)
+        self.bin, self.every = bin_dir, every
+        self.most, self.pids, self.done = 0, set(), False
+
+    def run(self):
+        while not self.done:
+            seen = engines(our_processes(self.bin))
+            self.most = max(self.most, len(seen))
+            self.pids.update(p[0] for p in seen)
+            time.sleep(self.every)
+
+
+def churn(w, repos, n):
+    sampler = Sampler(w.bin)
+    sampler.start()
+    before = None
+    for i in range(n):
+        if i == n // 2:
+            before = set(sampler.pids)
+            upgrade_in_place(w.bin)
+            print(f"session {i}: the engine binary upgraded in place", file=sys.stderr)
+        w.short_session(repos[i % len(repos)])
+        if (i + 1) % 20 == 0:
+            print(f"{i + 1} sessions", file=sys.stderr)
+    after = sampler.pids - (before or set())
+    sampler.done = True
+    sampler.join()
+    print(f"{n} sessions across {len(repos)} projects, upgraded in place after {n // 2}: "
+          f"at most {sampler.most} engine(s) alive at once; {len(sampler.pids)} engine(s) in all "
+          f"({len(before or ())} before the upgrade, {len(after)} after)")
+    old_left = [p for p in engines(our_processes(w.bin)) if p[0] in (before or set())]
+    print(f"engines of the old binary alive after the upgrade's sessions: {len(old_left)}")
+
+
+def soak(w, repos, minutes, pace, samples_file):
+    started = time.monotonic()
+    samples = []
+    next_sample = started
+    i = 0
+    out = open(samples_file, "w") if samples_file else None
+    while time.monotonic() - started < minutes * 60:
+        repo = repos[i % len(repos)]
+        w.short_session(repo)
+        w.wt(repo, "remember", "--type", "Context",
+             stdin=f"Soak note {i}: the worker pool of service {i % 17} retries after {i % 9} s",
+             check=False)
+        i += 1
+        now = time.monotonic()
+        if now >= next_sample:
+            procs = our_processes(w.bin)
+            served = [p for p in procs if " serve" in p[3]]
+            sample = {"minute": round((now - started) / 60, 2), "sessions": i,
+                      "pss_mb": round(sum(p[2] for p in served) / 1024, 1),
+                      "rss_mb": round(sum(p[1] for p in served) / 1024, 1),
+                      "processes": len(procs)}
+            samples.append(sample)
+            if out:
+                out.write(json.dumps(sample) + "\n")
+                out.flush()
+            print(json.dumps(sample), file=sys.stderr)
+            next_sample += 60
+        time.sleep(max(0.0, pace - (time.monotonic() - now)))
+    warm = [s for s in samples if s["minute"] >= 10]
+    if len(warm) < 2:
+        print("too short to tell growth (needs samples after the 10-minute warm-up)")
+        return
+    xs = [s["minute"] / 60 for s in warm]
+    ys = [s["pss_mb"] for s in warm]
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    print(f"soak: {minutes} min, {i} sessions across {len(repos)} projects; services' PSS "
+          f"{warm[0]['pss_mb']:.0f} MB after warm-up, {warm[-1]['pss_mb']:.0f} MB at the end, "
+          f"max {max(ys):.0f} MB; growth {slope:+.1f} MB per hour (least squares after warm-up)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--projects", type=int, default=3)
@@ -166,8 +292,14 @@ def main():
     ap.add_argument("--personal", type=int, default=1000)
     ap.add_argument("--bin", default=f"{os.environ.get('CARGO_TARGET_DIR', 'target')}/debug")
     ap.add_argument("--idle", type=int, default=20, help="the services' idle exit, seconds")
+    ap.add_argument("--churn", type=int, help="N session starts and ends, upgraded halfway")
+    ap.add_argument("--soak", type=float, help="minutes of sessions, PSS sampled each minute")
+    ap.add_argument("--pace", type=float, default=20, help="seconds between soak sessions")
+    ap.add_argument("--samples", help="a JSON-lines file for the soak's samples")
     a = ap.parse_args()
     w = World(a.bin, a.idle)
+    copy_bins(w.bin, f"{w.tmp}/bin")
+    w.bin = f"{w.tmp}/bin"
     try:
         repos = [w.repo(f"project-{i}") for i in range(a.projects)]
         print(f"seeding {a.projects} project store(s) of {a.size} and a personal store of "
@@ -176,9 +308,18 @@ def main():
             seed(w, repo, a.size)
         seed(w, repos[0], a.personal, scope="personal")
         w.stop_services(repos)
-        if our_processes(w.bin):
-            print("note: processes of this build were running before the benchmark",
-                  file=sys.stderr)
+        if a.churn or a.soak:
+            if a.churn:
+                churn(w, repos, a.churn)
+            else:
+                soak(w, repos, a.soak, a.pace, a.samples)
+            deadline = time.monotonic() + a.idle + 30
+            while our_processes(w.bin) and time.monotonic() < deadline:
+                time.sleep(1)
+            left = our_processes(w.bin)
+            print(f"after the idle exit ({a.idle} s): {len(left)} process(es) left"
+                  + (f": {[p[3] for p in left]}" if left else ""))
+            return
 
         cold = []
         for _ in range(5):
@@ -196,7 +337,7 @@ def main():
             rss = sum(p[1] for p in procs) / 1024
             pss = sum(p[2] for p in procs) / 1024
             # The resident services alone (a Stop worker still finishing is counted above).
-            served = sum(p[2] for p in procs if p[3].endswith("serve")) / 1024
+            served = sum(p[2] for p in procs if " serve" in p[3]) / 1024
             kinds = sorted(p[3] for p in procs)
             # And once the session has been quiet a few seconds (the Stop worker done, the
             # services' quiet-time work done): what stays resident while the user reads.

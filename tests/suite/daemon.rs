@@ -192,7 +192,7 @@ fn a_daemon_killed_mid_burst_loses_no_acknowledged_write_and_is_replaced() {
 }
 
 #[test]
-fn a_stale_socket_is_replaced_and_another_copy_of_one_version_shares_the_service() {
+fn a_stale_socket_is_replaced_and_so_is_a_service_whose_binary_was_upgraded_in_place() {
     let env = TestEnv::new();
     // Our own copy of the binaries, so "upgrading" it touches nothing other tests use.
     let bin = env.path().join("bin");
@@ -224,20 +224,39 @@ fn a_stale_socket_is_replaced_and_another_copy_of_one_version_shares_the_service
     ));
     let first = daemon_pids(&name);
     assert_eq!(first.len(), 1);
-    // Another copy of the binaries (written later, elsewhere) is the same version: it uses the
-    // running service. (A newer version replacing an older one is `wire`'s unit test.)
-    let copy = bin.join("wt-memory-engine");
-    let bytes = std::fs::read(&copy).unwrap();
-    std::fs::remove_file(&copy).unwrap();
-    std::fs::write(&copy, &bytes).unwrap();
-    std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // The engine binary replaced at its own path (an upgrade or rebuild in place, here the same
+    // bytes written a minute later): the service started from the old file is replaced, not
+    // kept running old code beside the new one. (Another installation of one version elsewhere
+    // shares the service: `two_installations_of_one_version_share_one_service`; a newer version
+    // replacing an older one is `wire`'s unit test.)
+    let engine = bin.join("wt-memory-engine");
+    let bytes = std::fs::read(&engine).unwrap();
+    std::fs::remove_file(&engine).unwrap();
+    std::fs::write(&engine, &bytes).unwrap();
+    std::fs::set_permissions(&engine, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&engine)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + Duration::from_secs(60))
+        .unwrap();
     ok(wt(
         &["remember", "--type", "Learning"],
-        Some("A second installation shares the service"),
+        Some("An upgrade in place replaces the service"),
     ));
     let found: Value = serde_json::from_str(&ok(wt(&["recall", "stale sockets"], None))).unwrap();
-    assert_eq!(found.as_array().unwrap().len(), 2);
-    assert_eq!(daemon_pids(&name), first);
+    assert_eq!(found.as_array().unwrap().len(), 2, "{found}");
+    let now = daemon_pids(&name);
+    assert_eq!(now.len(), 1, "one service after the upgrade: {now:?}");
+    assert_ne!(
+        now, first,
+        "the service of the replaced binary still serves"
+    );
+    wait_until(
+        "the replaced service exits",
+        Duration::from_secs(15),
+        || !alive(first[0]),
+    );
 }
 
 #[test]

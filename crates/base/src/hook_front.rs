@@ -79,6 +79,27 @@ pub fn main() {
     run_engine(ENGINE_HOOK_FLAG, &args, &input, &event);
 }
 
+/// The engine's hook process (`wt-memory-engine --hook`) hands the event to the store's service
+/// it has just started (no service answered the front: a cold start), so the event runs where
+/// the rules are compiled beside the model's load rather than compiled a second time in the hook
+/// process (docs/performance.md, "The cold first hook"). Returns whether the service took it
+/// (its output, if any, printed); `false`: the caller runs the event itself.
+pub fn hand_over(args: &[String], input: &[u8], deadline: Instant) -> bool {
+    let event = args.first().map_or("", String::as_str);
+    match through_service(args, input, deadline) {
+        Ok(line) => {
+            if let Some(line) = line {
+                print_line(&line);
+            }
+            true
+        }
+        Err(Fallback(why) | Unanswered(why)) => {
+            crate::log::debug(event, &format!("not handed over: {why}"));
+            false
+        }
+    }
+}
+
 /// Claude Code writes a hook's whole input at once (a 2 MB tool response arrives in
 /// milliseconds); a hook still without its input after this long will not get it in time to use,
 /// and the agent has waited on memory its whole budget (1 s, as for a service's hello).

@@ -207,10 +207,20 @@ impl Hello {
         }
     }
 
+    /// This hello as a running service says it: its build is the binary the process started
+    /// from, read once, not the file at that path now (which an upgrade in place replaces).
+    pub fn as_served(mut self) -> Hello {
+        static STARTED_AS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        self.build = STARTED_AS.get_or_init(|| self.build.clone()).clone();
+        self
+    }
+
     /// Whether to use `peer`, the service that answered. Compatible builds (the same protocol
     /// and model) share a service whatever their binary's path or time, so two installations
     /// of one version never replace each other; a newer version replaces an older service, and
-    /// an older client never replaces a newer one.
+    /// an older client never replaces a newer one. A service whose binary was replaced at its
+    /// own path since it started (an upgrade or rebuild in place) is replaced: otherwise a user
+    /// who works without a pause keeps the old code running for days.
     pub fn judge(&self, peer: &Hello) -> Verdict {
         if peer.store != self.store {
             return Verdict::Refuse(format!(
@@ -223,6 +233,12 @@ impl Hello {
         }
         let newer = |a: &str, b: &str| version_key(a) > version_key(b);
         if newer(&self.version, &peer.version) {
+            return Verdict::Replace;
+        }
+        // `self.build` is read from the file now, `peer.build` when the service started: at
+        // one path they differ only if the file was replaced since.
+        let replaced_in_place = peer.exe == self.exe && peer.build != self.build;
+        if replaced_in_place && !self.build.is_empty() && !peer.build.is_empty() {
             return Verdict::Replace;
         }
         if peer.protocol == self.protocol && peer.model == self.model {
@@ -499,6 +515,27 @@ mod tests {
             mine.judge(&hello("0.2.0", PROTOCOL, "/r/b")),
             Verdict::Refuse(_)
         ));
+    }
+
+    #[test]
+    fn a_service_whose_binary_was_replaced_in_place_is_replaced() {
+        let built = |build: &str| Hello {
+            build: build.into(),
+            ..hello("0.2.0", PROTOCOL, "/r/a")
+        };
+        let mine = built("0.2.0 9000 1700000200");
+        // The file at the service's own path is another build now: an upgrade in place.
+        assert_eq!(
+            mine.judge(&built("0.2.0 8000 1700000100")),
+            Verdict::Replace
+        );
+        assert_eq!(mine.judge(&built("0.2.0 9000 1700000200")), Verdict::Use);
+        // Another installation's binary of the same version is shared, whatever its build.
+        let elsewhere = Hello {
+            exe: "/elsewhere/wt-memory-engine".into(),
+            ..built("0.2.0 8000 1700000100")
+        };
+        assert_eq!(mine.judge(&elsewhere), Verdict::Use);
     }
 
     #[test]

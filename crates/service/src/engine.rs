@@ -157,7 +157,7 @@ pub fn serve_engine(first: Project, hosted: &'static dyn Hosted) -> Result<()> {
         stores: Mutex::new(HashMap::new()),
         closing: AtomicBool::new(false),
         shutdown: AtomicBool::new(false),
-        hello: engine_hello(),
+        hello: engine_hello().as_served(),
         socket: socket.clone(),
     });
     // The store it was started for: a store that cannot be served ends the engine with its

@@ -69,7 +69,8 @@ pub fn log_path(project: &Project) -> PathBuf {
     wt_memory_base::paths::log_dir().join(format!("daemon-{}.log", store_key(&project.store_dir)))
 }
 
-/// What this process says on a connection: the service it would start for `project`.
+/// What this process says on a connection: the service it would start for `project` (a
+/// service says [`Hello::as_served`]).
 fn hello_here(project: &Project) -> Hello {
     Hello::here(
         &project.store_dir,

@@ -514,7 +514,7 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
         direct: Mutex::new(direct),
         store_dir: project.store_dir.clone(),
         socket: socket.clone(),
-        hello: hello_here(&project),
+        hello: hello_here(&project).as_served(),
         started: Instant::now(),
         last_request: Mutex::new(Instant::now()),
         requests: AtomicU64::new(0),
