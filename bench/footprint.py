@@ -11,8 +11,9 @@ Usage: python3 bench/footprint.py [--projects 3] [--size 1000] [--personal 1000]
 Run from the repository root after `cargo build --bins` (DIR defaults to target/debug; pass
 target/release for the figures docs/performance.md quotes). Linux only (it reads /proc).
 
---churn N: N short sessions (start, a prompt, a tool call, Stop, end) across the projects, the
-binaries upgraded in place halfway (the engine written again at its own path, later); a sampler
+--churn N: N short sessions (start, a prompt, a tool call, Stop, end) across the projects, a
+pause past the idle exit after every 25 (so everything starts cold again), the binaries upgraded
+in place halfway (the engine written again at its own path, later); a sampler
 looks at our processes every 50 ms throughout. Reports the most engines alive at once (1 is the
 target: an upgrade replaces the old engine, never runs two), how many engines there were in all,
 and the processes left after the idle exit (0 is the target).
@@ -222,22 +223,26 @@ class Sampler(threading.Thread):
             time.sleep(self.every)
 
 
-def churn(w, repos, n):
+def churn(w, repos, n, idle):
     sampler = Sampler(w.bin)
     sampler.start()
     before = None
+    # Halfway, a few sessions after a pause: the engine of the old binary is running.
+    upgrade_at = n // 2 + 3
     for i in range(n):
-        if i == n // 2:
+        if i == upgrade_at:
             before = set(sampler.pids)
             upgrade_in_place(w.bin)
             print(f"session {i}: the engine binary upgraded in place", file=sys.stderr)
         w.short_session(repos[i % len(repos)])
-        if (i + 1) % 20 == 0:
-            print(f"{i + 1} sessions", file=sys.stderr)
+        if (i + 1) % 25 == 0:
+            # A pause past the idle exit: the next session starts everything cold again.
+            print(f"{i + 1} sessions; pausing past the idle exit", file=sys.stderr)
+            time.sleep(idle + 5)
     after = sampler.pids - (before or set())
     sampler.done = True
     sampler.join()
-    print(f"{n} sessions across {len(repos)} projects, upgraded in place after {n // 2}: "
+    print(f"{n} sessions across {len(repos)} projects, upgraded in place after {upgrade_at}: "
           f"at most {sampler.most} engine(s) alive at once; {len(sampler.pids)} engine(s) in all "
           f"({len(before or ())} before the upgrade, {len(after)} after)")
     old_left = [p for p in engines(our_processes(w.bin)) if p[0] in (before or set())]
@@ -310,7 +315,7 @@ def main():
         w.stop_services(repos)
         if a.churn or a.soak:
             if a.churn:
-                churn(w, repos, a.churn)
+                churn(w, repos, a.churn, a.idle)
             else:
                 soak(w, repos, a.soak, a.pace, a.samples)
             deadline = time.monotonic() + a.idle + 30

@@ -48,9 +48,9 @@ impl MiniLm {
             // "2026-11-27, evening: memory that fits (10^5, fourth session)").
             .and_then(|b| b.with_memory_pattern(false))
             // ONNX Runtime's own arena keeps the largest run's buffers for the life of the
-            // process (an import's batch, for a service that lives for days); the system
-            // allocator reuses freed blocks as fast and gives them back when the service is quiet
-            // (`alloc::give_back_freed_memory`).
+            // process (an import's batch, for a service that lives for days); the process's
+            // allocator (jemalloc, linked by RocksDB for every allocation in the process) reuses
+            // freed blocks as fast and returns them to the system after its decay time.
             .and_then(|b| {
                 b.with_execution_providers([ort::ep::CPU::default()
                     .with_arena_allocator(false)

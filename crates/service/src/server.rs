@@ -477,7 +477,6 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
     let listener = wt_memory_base::os::socket::listen(&socket)
         .map_err(|e| daemon_err(format!("cannot listen on {}: {e}", socket.display())))?;
     let socket_identity = endpoint_identity(&socket);
-    wt_memory_base::os::alloc::keep_freed_memory();
     wt_memory_base::os::process::on_stop_signals(on_signal);
     let mut direct = Direct::new(
         project.clone(),
@@ -622,8 +621,6 @@ pub fn serve(project: Project, hosted: &'static dyn Hosted) -> Result<()> {
                     }
                 }
                 shared.recorder.flush_or_warn();
-                // Quiet now: what the burst of requests freed goes back to the system.
-                wt_memory_base::os::alloc::give_back_freed_memory();
                 shared.checkpointing.store(false, Ordering::SeqCst);
             });
             if spawned.is_err() {

@@ -12,10 +12,8 @@
 //!   Windows): listening, connecting to and admitting only this user, a peer that hung up;
 //! - [`files`]: advisory locks, private files and folders, never following links, descriptors;
 //! - [`dirs`]: the default home, data, state and runtime folders;
-//! - [`alloc`]: the allocator's tuning for the service;
 //! - [`platform`]: which of the supported platforms this build is for, and its file names.
 
-pub mod alloc;
 pub mod dirs;
 pub mod files;
 pub mod platform;
