@@ -851,6 +851,44 @@ fn the_running_service_handles_hook_events_as_a_hook_process_would() {
     assert_eq!(daemon_pids(&name), [pid]);
 }
 
+/// A cold start (no service running): the hook process the front falls back to starts the
+/// store's service and hands it the event, so the hook runs where the rules are compiled once
+/// (docs/performance.md, "The allocator, the rules and the cold first hook"), printing what a
+/// hook process of its own prints.
+#[test]
+fn a_cold_first_hook_starts_the_service_and_hands_it_the_event() {
+    let env = TestEnv::new();
+    let repo = env.git_repo("proj");
+    let name = project_name(&env, &repo);
+    ok(wtd(
+        &env,
+        &repo,
+        &["--no-daemon", "remember", "--type", "Context"],
+        Some("Login sessions are stored in an HttpOnly cookie set by src/auth/session.rs"),
+    ));
+    assert!(daemon_pids(&name).is_empty(), "no service before the hook");
+    let prompt = "how are login sessions stored?";
+    let cold = prompt_hook_in(&env, &repo, prompt, "session-a", &[]);
+    assert!(cold.contains("HttpOnly cookie"), "{cold}");
+    assert_eq!(daemon_pids(&name).len(), 1, "the hook started the service");
+    assert_eq!(
+        served_count(&env, &repo, "hook"),
+        1,
+        "the service ran the event"
+    );
+    let in_process = prompt_hook_in(
+        &env,
+        &repo,
+        prompt,
+        "session-b",
+        &[("WT_MEMORY_DAEMON", "0")],
+    );
+    assert_eq!(
+        cold, in_process,
+        "the same output as a hook process of its own"
+    );
+}
+
 /// A commit made in `repo` and the PostToolUse hook that saves it.
 fn commit_save_hook(env: &TestEnv, repo: &Path) -> Duration {
     std::fs::write(repo.join("cookie.rs"), "// cookie\n").unwrap();
