@@ -184,6 +184,16 @@ def seed(world, repo, size, scope=None):
         world.wt(repo, "--no-daemon", *scope_args, "import", doc)
 
 
+def report_idle_exit(w, idle):
+    """Wait past the services' idle exit and report what is left of ours (0 is the target)."""
+    deadline = time.monotonic() + idle + 30
+    while our_processes(w.bin) and time.monotonic() < deadline:
+        time.sleep(1)
+    left = our_processes(w.bin)
+    print(f"after the idle exit ({idle} s): {len(left)} process(es) left"
+          + (f": {[p[3] for p in left]}" if left else ""))
+
+
 def engines(procs):
     return [p for p in procs if p[3].endswith(" serve --engine")]
 
@@ -318,12 +328,7 @@ def main():
                 churn(w, repos, a.churn, a.idle)
             else:
                 soak(w, repos, a.soak, a.pace, a.samples)
-            deadline = time.monotonic() + a.idle + 30
-            while our_processes(w.bin) and time.monotonic() < deadline:
-                time.sleep(1)
-            left = our_processes(w.bin)
-            print(f"after the idle exit ({a.idle} s): {len(left)} process(es) left"
-                  + (f": {[p[3] for p in left]}" if left else ""))
+            report_idle_exit(w, a.idle)
             return
 
         cold = []
@@ -360,12 +365,7 @@ def main():
               f"(min {round(min(cold) * 1000)}, 5 runs)")
         print(f"warm prompt hook: median {median_ms(warm)} ms (15 runs)")
 
-        deadline = time.monotonic() + a.idle + 30
-        while our_processes(w.bin) and time.monotonic() < deadline:
-            time.sleep(1)
-        left = our_processes(w.bin)
-        print(f"after the idle exit ({a.idle} s): {len(left)} process(es) left"
-              + (f": {[p[3] for p in left]}" if left else ""))
+        report_idle_exit(w, a.idle)
     finally:
         w.stop_services([f"{w.tmp}/{d}" for d in os.listdir(w.tmp) if d.startswith(("project-", "seed-"))])
         shutil.rmtree(w.tmp, ignore_errors=True)

@@ -233,11 +233,10 @@ fn started_service_took(args: &[String], raw: &[u8], started: Instant) -> bool {
     if !config.daemon || runs(event) != Runs::Service {
         return false;
     }
-    let cwd = serde_json::from_slice::<serde_json::Value>(raw)
-        .ok()
-        .and_then(|v| v.get("cwd")?.as_str().map(std::path::PathBuf::from));
-    let project_dir = wt_memory_base::config::project_dir(cwd.as_deref()).path;
-    let project = wt_memory_base::project::resolve(&project_dir, None);
+    let Ok(input) = std::str::from_utf8(raw) else {
+        return false;
+    };
+    let project = wt_memory_base::hook_front::hook_project(input);
     if let Err(e) = wt_memory_service::connect(&project, started + memory::MEMORY_BUDGET) {
         log::debug(event, &format!("no service to hand the event to: {e}"));
         return false;

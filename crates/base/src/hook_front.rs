@@ -207,8 +207,7 @@ fn through_service(
         .map_err(|_| Fallback("input is not UTF-8".into()))?
         .to_string();
     let here = config::CallEnv::here();
-    let project_dir = config::project_dir(payload_cwd(&stdin).as_deref()).path;
-    let project = crate::project::resolve(&project_dir, None);
+    let project = hook_project(&stdin);
     let (mut conn, mine) = wire::say_hello(&project.store_dir, HELLO_WAIT)?;
     let hello = match answer(&mut conn) {
         Ok(mut hello) => hello.remove("hello"),
@@ -264,6 +263,12 @@ fn through_service(
         return Err(Fallback(done.why));
     }
     Ok(done.stdout)
+}
+
+/// The project whose service runs a hook given `input`: the hook process's project directory.
+pub fn hook_project(input: &str) -> crate::project::Project {
+    let project_dir = config::project_dir(payload_cwd(input).as_deref()).path;
+    crate::project::resolve(&project_dir, None)
 }
 
 /// The input's `cwd`, needed only when `CLAUDE_PROJECT_DIR` names no directory (the rest of the
