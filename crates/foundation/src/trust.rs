@@ -186,11 +186,11 @@ fn negated(before: &str, after: &str) -> bool {
     static BEFORE: OnceLock<Regex> = OnceLock::new();
     static AFTER: OnceLock<Regex> = OnceLock::new();
     let before_re = BEFORE.get_or_init(|| {
-        Regex::new(r"(?:\bnever\b|\bnobody\b|\bno one\b|\bdon't\b|\bdo not\b|\bnot\b|\bno\b|\bavoid\b|\bwithout\b|\bnicht\b|\bnie\b|\bniemals\b|\bjamais\b|\bnunca\b|\bmai\b|\bникогда\b|\bне\b|\bnigdy\b|\bnooit\b|\bsoha\b|不要|禁止|しない)[^.;\n]{0,40}$")
+        word_rule(r"(?:\bnever\b|\bnobody\b|\bno one\b|\bdon't\b|\bdo not\b|\bnot\b|\bno\b|\bavoid\b|\bwithout\b|\bnicht\b|\bnie\b|\bniemals\b|\bjamais\b|\bnunca\b|\bmai\b|\bникогда\b|\bне\b|\bnigdy\b|\bnooit\b|\bsoha\b|不要|禁止|しない)[^.;\n]{0,40}$")
             .expect("valid regex")
     });
     let after_re = AFTER.get_or_init(|| {
-        Regex::new(r"^[^.;\n]{0,60}\b(?:only (?:in|inside|on|within)|(?:in|inside|within) (?:a|the) (?:temp|tmp|temporary|sandbox|sandboxed|container|vm|throwaway|disposable|test|scratch)|outside (?:of )?(?:the |a )?(?:\w+ )?(?:sandbox|container|devcontainer|vm))\b")
+        word_rule(r"^[^.;\n]{0,60}\b(?:only (?:in|inside|on|within)|(?:in|inside|within) (?:a|the) (?:temp|tmp|temporary|sandbox|sandboxed|container|vm|throwaway|disposable|test|scratch)|outside (?:of )?(?:the |a )?(?:\w+ )?(?:sandbox|container|devcontainer|vm))\b")
             .expect("valid regex")
     });
     before_re.is_match(before) || after_re.is_match(after)
@@ -202,10 +202,61 @@ fn reported(before: &str) -> bool {
     static REPORTED: OnceLock<Regex> = OnceLock::new();
     REPORTED
         .get_or_init(|| {
-            Regex::new(r"\b(?:tells?|told|instructs?|instructed|asks?|asked|prompts?|trains?|trained|teaches|taught|forces?|reminds?)\s+(?:the |our |each |every )?(?:model|assistant|agent|llm|bot|it|them|claude|summari[sz]er)s?\s+(?:to|that it should|never to|not to)\s*$")
+            word_rule(r"\b(?:tells?|told|instructs?|instructed|asks?|asked|prompts?|trains?|trained|teaches|taught|forces?|reminds?)\s+(?:the |our |each |every )?(?:model|assistant|agent|llm|bot|it|them|claude|summari[sz]er)s?\s+(?:to|that it should|never to|not to)\s*$")
                 .expect("valid regex")
         })
         .is_match(before)
+}
+
+/// The letters, marks and digits of the scripts people write notes in, as a few ranges: what `\w`
+/// reads in the rules. Unicode's own `\w` is some 700 ranges, and the rules repeat it in their word
+/// gaps (`\W{1,3}(?:\w+\W{1,3}){0,3}`): compiled, it was most of the content check's memory (25
+/// MB of automata, measured with `regex_automata`'s `memory_usage`; 10 MB with this). The text is
+/// NFKC-folded first, so what this leaves out (symbols' letters, historic scripts, the
+/// supplementary planes' letters but CJK) reaches the rules as no word: at worst a gap too wide.
+/// ASCII reads exactly as before (tested).
+const WORD_RANGES: &str = r"0-9A-Za-z_\x{AA}\x{B2}\x{B3}\x{B5}\x{B9}\x{BA}\x{BC}-\x{BE}\x{C0}-\x{D6}\x{D8}-\x{F6}\x{F8}-\x{60B}\x{60D}-\x{61A}\x{620}-\x{963}\x{966}-\x{1FFF}\x{2070}-\x{209F}\x{3040}-\x{30FA}\x{30FC}-\x{30FF}\x{3105}-\x{31FF}\x{3400}-\x{4DBF}\x{4E00}-\x{9FFF}\x{A000}-\x{A4CF}\x{AC00}-\x{D7AF}\x{F900}-\x{FAFF}\x{20000}-\x{2FFFF}";
+
+/// `pattern` with `\w` and `\W` read as [`WORD_RANGES`], inside classes too.
+fn compact_word_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    let mut class_depth = 0usize;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('w') if class_depth > 0 => out.push_str(WORD_RANGES),
+                Some('w') => out.push_str(&format!("[{WORD_RANGES}]")),
+                Some('W') => out.push_str(&format!("[^{WORD_RANGES}]")),
+                Some(next) => {
+                    out.push('\\');
+                    out.push(next);
+                }
+                None => out.push('\\'),
+            },
+            '[' => {
+                class_depth += 1;
+                out.push(c);
+            }
+            ']' if class_depth > 0 => {
+                class_depth -= 1;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A rule of the content check, compiled with [`compact_word_classes`] and a small lazy-DFA
+/// cache: the check runs when a memory is written, never on a hook's read path, and the default
+/// cache (up to 10 MB a rule, used by a service for days) held 12 MB after a store's notes passed
+/// through; with 64 KB, 5 MB, and a memory takes about 0.5 ms more (release,
+/// `tests/rules_memory.rs`).
+fn word_rule(pattern: &str) -> Result<Regex, regex::Error> {
+    regex::RegexBuilder::new(&compact_word_classes(pattern))
+        .dfa_size_limit(64 << 10)
+        .build()
 }
 
 struct Rule {
@@ -220,7 +271,7 @@ struct Rule {
 fn rule(concern: Concern, pattern: &str) -> Rule {
     Rule {
         concern,
-        regex: Regex::new(pattern).expect("valid trust rule"),
+        regex: word_rule(pattern).expect("valid trust rule"),
         negatable: false,
         download: false,
     }
@@ -383,10 +434,10 @@ fn despace(text: &str) -> String {
     static SPACED: OnceLock<Regex> = OnceLock::new();
     static INWORD: OnceLock<Regex> = OnceLock::new();
     let spaced = SPACED
-        .get_or_init(|| Regex::new(r"\b(?:\pL[ .\-_*·•]{1,2}){3,}\pL\b").expect("valid regex"));
+        .get_or_init(|| word_rule(r"\b(?:\pL[ .\-_*·•]{1,2}){3,}\pL\b").expect("valid regex"));
     // Quotes, backslashes and decoration inside a word: what a shell or a reader skips.
     let inword =
-        INWORD.get_or_init(|| Regex::new(r#"(\w)(?:''|""|\\|[*·•^])(\w)"#).expect("valid regex"));
+        INWORD.get_or_init(|| word_rule(r#"(\w)(?:''|""|\\|[*·•^])(\w)"#).expect("valid regex"));
     let joined = spaced.replace_all(text, |caps: &regex::Captures| {
         caps[0]
             .chars()
@@ -406,10 +457,10 @@ pub(crate) fn decoded_payloads(text: &str) -> Vec<String> {
     static B64: OnceLock<Regex> = OnceLock::new();
     static HEX: OnceLock<Regex> = OnceLock::new();
     static PCT: OnceLock<Regex> = OnceLock::new();
-    let b64 = B64.get_or_init(|| Regex::new(r"[A-Za-z0-9+/_-]{16,}={0,2}").expect("valid regex"));
-    let hex = HEX.get_or_init(|| Regex::new(r"(?:\\x[0-9a-fA-F]{2}){6,}").expect("valid regex"));
+    let b64 = B64.get_or_init(|| word_rule(r"[A-Za-z0-9+/_-]{16,}={0,2}").expect("valid regex"));
+    let hex = HEX.get_or_init(|| word_rule(r"(?:\\x[0-9a-fA-F]{2}){6,}").expect("valid regex"));
     let pct =
-        PCT.get_or_init(|| Regex::new(r"\S*(?:%[0-9a-fA-F]{2}\S*?){3,}\S*").expect("valid regex"));
+        PCT.get_or_init(|| word_rule(r"\S*(?:%[0-9a-fA-F]{2}\S*?){3,}\S*").expect("valid regex"));
     let mut out = Vec::new();
     for m in b64.find_iter(text).take(20) {
         if let Some(plain) = base64_text(m.as_str()) {
@@ -418,7 +469,7 @@ pub(crate) fn decoded_payloads(text: &str) -> Vec<String> {
     }
     static BARE_HEX: OnceLock<Regex> = OnceLock::new();
     let bare_hex =
-        BARE_HEX.get_or_init(|| Regex::new(r"\b(?:[0-9a-fA-F]{2}){12,}\b").expect("valid regex"));
+        BARE_HEX.get_or_init(|| word_rule(r"\b(?:[0-9a-fA-F]{2}){12,}\b").expect("valid regex"));
     for m in bare_hex.find_iter(text).take(20) {
         let hex = m.as_str();
         let bytes: Vec<u8> = (0..hex.len())
@@ -456,15 +507,15 @@ fn more_payloads(text: &str) -> Vec<String> {
     static SPACED_HEX: OnceLock<Regex> = OnceLock::new();
     static BASE32: OnceLock<Regex> = OnceLock::new();
     static ROT13: OnceLock<Regex> = OnceLock::new();
-    let octal = OCTAL.get_or_init(|| Regex::new(r"(?:\\[0-7]{3}){6,}").expect("valid regex"));
+    let octal = OCTAL.get_or_init(|| word_rule(r"(?:\\[0-7]{3}){6,}").expect("valid regex"));
     let unicode =
-        UNICODE.get_or_init(|| Regex::new(r"(?:\\u[0-9a-fA-F]{4}){6,}").expect("valid regex"));
+        UNICODE.get_or_init(|| word_rule(r"(?:\\u[0-9a-fA-F]{4}){6,}").expect("valid regex"));
     let spaced_hex = SPACED_HEX.get_or_init(|| {
-        Regex::new(r"\b[0-9a-fA-F]{2}(?:[ :,.-][0-9a-fA-F]{2}){11,}\b").expect("valid regex")
+        word_rule(r"\b[0-9a-fA-F]{2}(?:[ :,.-][0-9a-fA-F]{2}){11,}\b").expect("valid regex")
     });
-    let base32 = BASE32.get_or_init(|| Regex::new(r"\b[A-Z2-7]{16,}=*").expect("valid regex"));
+    let base32 = BASE32.get_or_init(|| word_rule(r"\b[A-Z2-7]{16,}=*").expect("valid regex"));
     let rot13 = ROT13.get_or_init(|| {
-        Regex::new(r"(?i)rot-?13|\btr\s+\S*a-z\S*\s+\S*n-za-m").expect("valid regex")
+        word_rule(r"(?i)rot-?13|\btr\s+\S*a-z\S*\s+\S*n-za-m").expect("valid regex")
     });
     let printable = |bytes: Vec<u8>| {
         String::from_utf8(bytes)
@@ -588,7 +639,7 @@ fn readings(text: &str) -> Vec<String> {
 /// Strip the hosts of known installers' URLs, so a pipe from them is not read as fetch-and-run.
 fn without_known_installers(reading: &str) -> String {
     static URL: OnceLock<Regex> = OnceLock::new();
-    let url = URL.get_or_init(|| Regex::new(r"(?:https?://)?[a-z0-9.-]+\.[a-z]{2,}(?::\d+)?(?:/[^\s|;&)]*)?|localhost(?::\d+)?(?:/[^\s|;&)]*)?|127\.0\.0\.1(?::\d+)?(?:/[^\s|;&)]*)?").expect("valid regex"));
+    let url = URL.get_or_init(|| word_rule(r"(?:https?://)?[a-z0-9.-]+\.[a-z]{2,}(?::\d+)?(?:/[^\s|;&)]*)?|localhost(?::\d+)?(?:/[^\s|;&)]*)?|127\.0\.0\.1(?::\d+)?(?:/[^\s|;&)]*)?").expect("valid regex"));
     let mut found_known = false;
     let out = url.replace_all(reading, |caps: &regex::Captures| {
         let u = caps[0]
@@ -661,7 +712,7 @@ fn excused(concern: Concern, matched: &str) -> bool {
     concern == Concern::Exfiltration
         && FEATURE
             .get_or_init(|| {
-                Regex::new(r"\b(?:password|token|key|secret|credential|session)s?[ _-]?(?:reset|policy|field|length|hash|hashing|strength|manager|rotation|expiry|expiration|prompt|form|validation|endpoint|flow|refresh|limit|scopes?)\b")
+                word_rule(r"\b(?:password|token|key|secret|credential|session)s?[ _-]?(?:reset|policy|field|length|hash|hashing|strength|manager|rotation|expiry|expiration|prompt|form|validation|endpoint|flow|refresh|limit|scopes?)\b")
                     .expect("valid regex")
             })
             .is_match(matched)
@@ -677,20 +728,20 @@ fn exfiltration(reading: &str) -> Option<Finding> {
     static FROM_RE: OnceLock<Regex> = OnceLock::new();
     const WINDOW: usize = 300;
     let send = SEND_RE.get_or_init(|| {
-        Regex::new(&format!(
+        word_rule(&format!(
             r"\b{SEND}\b|发送|发到|发给|上传|送信|送って|アップロード|올리|보내|업로드"
         ))
         .expect("valid regex")
     });
     let secret = SECRET_RE.get_or_init(|| {
-        Regex::new(&format!(
+        word_rule(&format!(
             r"{SECRET}|\$\{{?\w*(?:token|secret|password|api_?key|private_?key)\w*|printenv"
         ))
         .expect("valid regex")
     });
-    let dest = DEST_RE.get_or_init(|| Regex::new(DESTINATION).expect("valid regex"));
+    let dest = DEST_RE.get_or_init(|| word_rule(DESTINATION).expect("valid regex"));
     let from = FROM_RE.get_or_init(|| {
-        Regex::new(r"(?:\bfrom|\bvon|\bdesde|\bdepuis|\bda|\bиз|\bz|\bvan|从|から|\bvia|\bat the|\bin the)\s*$")
+        word_rule(r"(?:\bfrom|\bvon|\bdesde|\bdepuis|\bda|\bиз|\bz|\bvan|从|から|\bvia|\bat the|\bin the)\s*$")
             .expect("valid regex")
     });
     let positions = |re: &Regex, keep: &dyn Fn(regex::Match) -> bool| -> Vec<usize> {
@@ -719,7 +770,7 @@ fn exfiltration(reading: &str) -> Option<Finding> {
     // Any other host the action gate would call remote: names under every public suffix, IPs.
     static HOST_RE: OnceLock<Regex> = OnceLock::new();
     let host = HOST_RE.get_or_init(|| {
-        Regex::new(r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\b").expect("valid regex")
+        word_rule(r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+\b").expect("valid regex")
     });
     // Not a file's name (`.env.local`, `config/app.local`): a host is never a path's part.
     let in_path = |m: regex::Match| {
@@ -755,7 +806,7 @@ fn exfiltration(reading: &str) -> Option<Finding> {
 /// Does the (installer-stripped) text still name a network location?
 fn has_unknown_url(text: &str) -> bool {
     static URL: OnceLock<Regex> = OnceLock::new();
-    URL.get_or_init(|| Regex::new(r"https?://|\b[a-z0-9-]+\.(?:com|net|org|io|xyz|ru|cn|tk|top|site|dev|app|me|co|cc|pw|su|click|link|live|nl|de)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b").expect("valid regex"))
+    URL.get_or_init(|| word_rule(r"https?://|\b[a-z0-9-]+\.(?:com|net|org|io|xyz|ru|cn|tk|top|site|dev|app|me|co|cc|pw|su|click|link|live|nl|de)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b").expect("valid regex"))
         .is_match(text)
 }
 
@@ -764,14 +815,14 @@ fn has_unknown_url(text: &str) -> bool {
 fn without_mentions(text: &str) -> String {
     static QUOTED: OnceLock<Regex> = OnceLock::new();
     let quoted = QUOTED.get_or_init(|| {
-        Regex::new(&format!(
+        word_rule(&format!(
             r#"(\b{MENTION_CUE}\W{{0,3}}(?:\w+\W{{1,2}}){{0,2}}?)(?:'[^'\n]{{3,90}}'|"[^"\n]{{3,90}}"|`[^`\n]{{3,90}}`|«[^»\n]{{3,90}}»|“[^”\n]{{3,90}}”)"#
         ))
         .expect("valid regex")
     });
     static QUOTED_BEFORE: OnceLock<Regex> = OnceLock::new();
     let quoted_before = QUOTED_BEFORE.get_or_init(|| {
-        Regex::new(r#"(?:'[^'\n]{3,90}'|"[^"\n]{3,90}"|`[^`\n]{3,90}`|«[^»\n]{3,90}»|“[^”\n]{3,90}”)(\s*-?\s*(?:style|like|type|kind|phrases?|strings?|payloads?|patterns?|attacks?|injections?|examples?)\b)"#)
+        word_rule(r#"(?:'[^'\n]{3,90}'|"[^"\n]{3,90}"|`[^`\n]{3,90}`|«[^»\n]{3,90}»|“[^”\n]{3,90}”)(\s*-?\s*(?:style|like|type|kind|phrases?|strings?|payloads?|patterns?|attacks?|injections?|examples?)\b)"#)
             .expect("valid regex")
     });
     let text = quoted.replace_all(text, "$1\"…\"");
@@ -865,6 +916,38 @@ fn assess_at(text: &str, strict: bool, depth: usize) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The compact `\w` reads ASCII exactly as Unicode's does, and holds every letter the rules
+    /// themselves are written in (so no rule's word stops being a word).
+    #[test]
+    fn the_compact_word_class_reads_ascii_and_the_rules_letters_as_unicode_does() {
+        let unicode = Regex::new(r"^\w$").unwrap();
+        let compact = word_rule(r"^\w$").unwrap();
+        let not_compact = word_rule(r"^\W$").unwrap();
+        let mut letters: Vec<char> = (0u8..128).map(char::from).collect();
+        for rule in text_rules()
+            .iter()
+            .chain(dense_rules())
+            .chain(strict_rules())
+        {
+            letters.extend(rule.regex.as_str().chars().filter(|c| !c.is_ascii()));
+        }
+        letters.extend("ø ß ł ő ű ı ş ğ ư ơ ệ ё ї ع ש ह ि ก ა ա ㄅ 漢 ひ カ 한".chars());
+        for c in letters {
+            let s = c.to_string();
+            assert_eq!(
+                compact.is_match(&s),
+                unicode.is_match(&s),
+                "{c:?} ({:X})",
+                c as u32
+            );
+            assert_eq!(not_compact.is_match(&s), !unicode.is_match(&s), "{c:?}");
+        }
+        // Inside a class, and escapes left as they are.
+        assert!(word_rule(r"^[\w.-]+$").unwrap().is_match("über-straße.de"));
+        assert!(!word_rule(r"^[^\w]$").unwrap().is_match("é"));
+        assert_eq!(compact_word_classes(r"\\w\[\]\b"), r"\\w\[\]\b");
+    }
 
     fn held(text: &str) -> Option<Concern> {
         assess(text, false).map(|f| f.concern)
