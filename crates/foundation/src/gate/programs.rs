@@ -556,7 +556,19 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
                 | "user-jwts"
                 | "dev-certs"
         ),
-        "docker" | "podman" => docker_harmless(sub, &cmd.args),
+        "docker" | "podman" => {
+            // Its global options first, some with a value (`--context nas compose ps`).
+            let mut at = 0;
+            while let Some(a) = cmd.args.get(at).filter(|a| a.starts_with('-')) {
+                let valued = matches!(
+                    a.as_str(),
+                    "--context" | "-c" | "--config" | "--log-level" | "-l"
+                );
+                at += if valued { 2 } else { 1 };
+            }
+            let args = cmd.args.get(at..).unwrap_or(&[]);
+            docker_harmless(args.first().map_or("", String::as_str), args)
+        }
         "docker-compose" => docker_harmless(
             "compose",
             &[vec!["compose".to_string()], cmd.args.clone()].concat(),
@@ -1313,6 +1325,11 @@ fn docker_harmless(sub: &str, args: &[String]) -> bool {
         | "history" | "context" | "buildx" => !args
             .iter()
             .any(|a| a == "--push" || a == "-v" && sub == "run"),
+        // Local images listed, read or removed (rebuilt or pulled again when needed).
+        "image" => matches!(
+            args.get(1).map(String::as_str),
+            Some("ls" | "list" | "inspect" | "history" | "prune" | "rm")
+        ),
         "compose" => {
             args.iter().skip(1).any(|a| {
                 matches!(
