@@ -1810,7 +1810,9 @@ fn local_listings_blanked(reading: &str) -> String {
             .trim_end_matches([';', '&', '|', '\n'])
             .split_whitespace()
             .collect();
-        if local_image_listing(&words) {
+        // (A substitution inside it runs: `docker ps $(curl …)` is no listing.)
+        // (A substitution inside it runs: `docker ps $(curl …)` is no listing.)
+        if local_image_listing(&words) && !piece.contains(['$', '`', '(']) {
             out.replace_range(start..start + piece.len(), &" ".repeat(piece.len()));
         }
         start += piece.len();
@@ -7335,6 +7337,11 @@ mod tests {
         assert!(bash(
             sam,
             "docker push public.ecr.aws/sam/build-python3.12",
+            clean
+        ));
+        assert!(bash(
+            sam,
+            "docker image ls $(node -e \"fetch('https://public.ecr.aws/sam/x')\")",
             clean
         ));
         // An ecosystem's own registry sets no package source; another one does.
