@@ -7327,6 +7327,12 @@ mod tests {
             "docker --context nas run --privileged alpine",
             "why is it down"
         ));
+        // Another engine named: a look at it is harmless, a `compose up` there is not.
+        assert!(bash(
+            nas,
+            "docker --context nas compose -f media.yml up -d",
+            "why is it down"
+        ));
         let sam = "old build images are tagged public.ecr.aws/sam/build-python*";
         let clean = "disk is full, clean up";
         assert!(!bash(
@@ -7983,7 +7989,8 @@ mod tests {
             // host cut at `${`, a setting's dotted name, words and a path read as keys, `sed -n
             // …p` and awk as readers, a container tool's global options and local image
             // listings, an ecosystem's own registry, "the gitlab … job").
-            ("ordinary18.jsonl", 17),
+            // (18: a `compose up` on the engine a memory's `--context` names is asked.)
+            ("ordinary18.jsonl", 18),
         ];
         let mut stopped = Vec::new();
         let mut worse = Vec::new();

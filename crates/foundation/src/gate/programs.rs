@@ -567,7 +567,54 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
                 at += if valued { 2 } else { 1 };
             }
             let args = cmd.args.get(at..).unwrap_or(&[]);
-            docker_harmless(args.first().map_or("", String::as_str), args)
+            let sub = args.first().map_or("", String::as_str);
+            // Another engine named (`--context prod`) may be another machine: only a look at it
+            // is harmless there, never a `compose up`.
+            let elsewhere = cmd.args[..at].iter().any(|a| {
+                a.starts_with("--context")
+                    || a == "-c"
+                    || a.starts_with("-H")
+                    || a.starts_with("--host")
+            });
+            let look = match sub {
+                "compose" => {
+                    args.iter().skip(1).any(|a| {
+                        matches!(
+                            a.as_str(),
+                            "ps" | "logs" | "config" | "ls" | "images" | "top"
+                        )
+                    }) && !args.iter().skip(1).any(|a| {
+                        matches!(
+                            a.as_str(),
+                            "up" | "down"
+                                | "run"
+                                | "exec"
+                                | "rm"
+                                | "kill"
+                                | "stop"
+                                | "restart"
+                                | "pull"
+                                | "build"
+                                | "create"
+                                | "start"
+                                | "push"
+                        )
+                    })
+                }
+                _ => matches!(
+                    sub,
+                    "ps" | "images"
+                        | "logs"
+                        | "inspect"
+                        | "version"
+                        | "info"
+                        | "stats"
+                        | "top"
+                        | "events"
+                        | "port"
+                ),
+            };
+            docker_harmless(sub, args) && (!elsewhere || look)
         }
         "docker-compose" => docker_harmless(
             "compose",
