@@ -7327,6 +7327,8 @@ mod tests {
             "docker --context nas run --privileged alpine",
             "why is it down"
         ));
+        // A global option's value missing ends the call (no panic).
+        assert!(bash(nas, "docker --context", "why is it down"));
         // Another engine named: a look at it is harmless, a `compose up` there is not.
         assert!(bash(
             nas,

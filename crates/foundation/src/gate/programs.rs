@@ -556,66 +556,7 @@ pub fn harmless(cmd: &Simple, project_file: &dyn Fn(&str) -> bool) -> bool {
                 | "user-jwts"
                 | "dev-certs"
         ),
-        "docker" | "podman" => {
-            // Its global options first, some with a value (`--context nas compose ps`).
-            let mut at = 0;
-            while let Some(a) = cmd.args.get(at).filter(|a| a.starts_with('-')) {
-                let valued = matches!(
-                    a.as_str(),
-                    "--context" | "-c" | "--config" | "--log-level" | "-l"
-                );
-                at += if valued { 2 } else { 1 };
-            }
-            let args = cmd.args.get(at..).unwrap_or(&[]);
-            let sub = args.first().map_or("", String::as_str);
-            // Another engine named (`--context prod`) may be another machine: only a look at it
-            // is harmless there, never a `compose up`.
-            let elsewhere = cmd.args[..at].iter().any(|a| {
-                a.starts_with("--context")
-                    || a == "-c"
-                    || a.starts_with("-H")
-                    || a.starts_with("--host")
-            });
-            let look = match sub {
-                "compose" => {
-                    args.iter().skip(1).any(|a| {
-                        matches!(
-                            a.as_str(),
-                            "ps" | "logs" | "config" | "ls" | "images" | "top"
-                        )
-                    }) && !args.iter().skip(1).any(|a| {
-                        matches!(
-                            a.as_str(),
-                            "up" | "down"
-                                | "run"
-                                | "exec"
-                                | "rm"
-                                | "kill"
-                                | "stop"
-                                | "restart"
-                                | "pull"
-                                | "build"
-                                | "create"
-                                | "start"
-                                | "push"
-                        )
-                    })
-                }
-                _ => matches!(
-                    sub,
-                    "ps" | "images"
-                        | "logs"
-                        | "inspect"
-                        | "version"
-                        | "info"
-                        | "stats"
-                        | "top"
-                        | "events"
-                        | "port"
-                ),
-            };
-            docker_harmless(sub, args) && (!elsewhere || look)
-        }
+        "docker" | "podman" => docker_call_harmless(cmd),
         "docker-compose" => docker_harmless(
             "compose",
             &[vec!["compose".to_string()], cmd.args.clone()].concat(),
@@ -1363,6 +1304,67 @@ fn serves_the_project_locally(args: &[String]) -> bool {
     let local = value(&["--bind", "-b"])
         .is_none_or(|a| a.starts_with("127.") || matches!(a, "localhost" | "::1"));
     inside && local
+}
+
+/// A docker or podman call: its global options read first, some with a value (`--context nas
+/// compose ps`); the rest judged by [`docker_harmless`].
+fn docker_call_harmless(cmd: &Simple) -> bool {
+    // Its global options first, some with a value (`--context nas compose ps`).
+    let mut at = 0;
+    while let Some(a) = cmd.args.get(at).filter(|a| a.starts_with('-')) {
+        let valued = matches!(
+            a.as_str(),
+            "--context" | "-c" | "--config" | "--log-level" | "-l"
+        );
+        at += if valued { 2 } else { 1 };
+    }
+    let args = cmd.args.get(at..).unwrap_or(&[]);
+    let sub = args.first().map_or("", String::as_str);
+    // Another engine named (`--context prod`) may be another machine: only a look at it
+    // is harmless there, never a `compose up`.
+    // (`at` may pass the end: `docker --context` alone.)
+    let elsewhere = cmd.args[..at.min(cmd.args.len())].iter().any(|a| {
+        a.starts_with("--context") || a == "-c" || a.starts_with("-H") || a.starts_with("--host")
+    });
+    let look = match sub {
+        "compose" => {
+            args.iter().skip(1).any(|a| {
+                matches!(
+                    a.as_str(),
+                    "ps" | "logs" | "config" | "ls" | "images" | "top"
+                )
+            }) && !args.iter().skip(1).any(|a| {
+                matches!(
+                    a.as_str(),
+                    "up" | "down"
+                        | "run"
+                        | "exec"
+                        | "rm"
+                        | "kill"
+                        | "stop"
+                        | "restart"
+                        | "pull"
+                        | "build"
+                        | "create"
+                        | "start"
+                        | "push"
+                )
+            })
+        }
+        _ => matches!(
+            sub,
+            "ps" | "images"
+                | "logs"
+                | "inspect"
+                | "version"
+                | "info"
+                | "stats"
+                | "top"
+                | "events"
+                | "port"
+        ),
+    };
+    docker_harmless(sub, args) && (!elsewhere || look)
 }
 
 fn docker_harmless(sub: &str, args: &[String]) -> bool {
